@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* dpverbs compile-time limits, in one place (as rxe_param.h). */
+#ifndef DPV_LIMITS_H
+#define DPV_LIMITS_H
+
+#define DPV_NAME_MAX 64
+#define DPV_DEVARGS_MAX 512
+#define DPV_PATH_MAX 4096
+#define DPV_MAX_PORTS 8
+#define DPV_MAX_IPV6_PER_PORT 4
+#define DPV_MAX_LCORES 16
+#define DPV_MAX_EAL_ARGS 32
+#define DPV_MAX_QUEUES 8
+
+/* GID table: 0 link-local, 1 IPv4-mapped, then configured IPv6 */
+#define DPV_GID_TABLE_LEN 16
+#define DPV_PKEY_TABLE_LEN 1
+#define DPV_DEFAULT_PKEY 0xffff
+
+/* Defaults of the "limits" section (ibv_query_device) */
+#define DPV_DEF_MAX_QP 4096
+#define DPV_DEF_MAX_CQ 4096
+#define DPV_DEF_MAX_MR 65536
+#define DPV_DEF_MAX_PD 4096
+#define DPV_DEF_MAX_AH 65536
+#define DPV_DEF_MAX_SRQ 1024
+#define DPV_DEF_MAX_QP_WR 16384
+#define DPV_DEF_MAX_CQE 65536
+#define DPV_DEF_MAX_SGE 32
+#define DPV_MAX_SGE_LIMIT 64 /* hard upper bound of limits.max_sge */
+#define DPV_DEF_MAX_INLINE 512
+#define DPV_DEF_MAX_MR_SIZE (1ULL << 40)
+
+#define DPV_QPN_FIRST 0x11 /* QPNs 0/1 are special (SMI/GSI) as on rxe */
+#define DPV_NEIGH_MAX 256
+#define DPV_NEIGH_PENDING_MAX 64 /* packets held while resolving */
+#define DPV_BURST 32
+
+#endif

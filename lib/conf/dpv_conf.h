@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dpverbs configuration: one JSON file read with jansson.
+ *
+ * Selected by the environment variable DPVERBS_CONFIG=<file>; without it the
+ * built-in default applies (two virtual ports "dpv0"/"dpv1" on a net_ring
+ * pair wired back to back in one process). Every field is validated; unknown
+ * fields are rejected. An error message names the file, the field (as a JSON
+ * path such as "ports[1].mtu") and the reason.
+ */
+#ifndef DPV_CONF_H
+#define DPV_CONF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <netinet/in.h>
+
+#include "dpv_limits.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Defaults and ranges of the per-port and EAL fields (config/README.md). */
+#define DPV_CONF_DEF_MTU 1500
+#define DPV_CONF_MIN_MTU 256
+#define DPV_CONF_MAX_MTU 9000
+#define DPV_CONF_DEF_DESC 1024          /* rx_desc, tx_desc */
+#define DPV_CONF_MIN_DESC 64            /* power of two */
+#define DPV_CONF_MAX_DESC 16384
+#define DPV_CONF_DEF_QUEUES 1           /* 1 .. DPV_MAX_QUEUES */
+#define DPV_CONF_DEF_MBUFS 8191
+#define DPV_CONF_MIN_MBUFS 128
+#define DPV_CONF_MAX_MBUFS (1u << 24)
+#define DPV_CONF_MAX_LCORE 127          /* lcore ids 0 .. 127 */
+#define DPV_CONF_DEF_LOG_LEVEL 4        /* RTE_LOG_ERR */
+#define DPV_CONF_MAX_LOG_LEVEL 8        /* RTE_LOG_DEBUG */
+#define DPV_CONF_MAX_MEMORY_MB (1u << 20)
+#define DPV_CONF_DEF_SEED 1
+/* Upper bounds of the "limits" section (lower bound 1, max_inline_data 0). */
+#define DPV_CONF_LIM_MAX_QP (1u << 18)
+#define DPV_CONF_LIM_MAX_CQ (1u << 18)
+#define DPV_CONF_LIM_MAX_MR (1u << 24)
+#define DPV_CONF_LIM_MAX_PD (1u << 18)
+#define DPV_CONF_LIM_MAX_AH (1u << 24)
+#define DPV_CONF_LIM_MAX_SRQ (1u << 18)
+#define DPV_CONF_LIM_MAX_QP_WR (1u << 20)
+#define DPV_CONF_LIM_MAX_CQE (1u << 22)
+#define DPV_CONF_LIM_MAX_SGE 256
+#define DPV_CONF_LIM_MAX_INLINE 4096
+#define DPV_CONF_LIM_MIN_MR_SIZE 4096ULL
+#define DPV_CONF_LIM_MAX_MR_SIZE (1ULL << 48)
+
+enum dpv_dev_type {
+	DPV_DEV_RING = 1,   /* software pair: "peer" names the other port */
+	DPV_DEV_VDEV,       /* any DPDK vdev string, e.g. "net_memif0,role=server,..." */
+	DPV_DEV_PCI,        /* a PCI address "0000:03:00.0" (+ optional devargs) */
+};
+
+enum dpv_progress {
+	DPV_PROGRESS_INLINE = 1, /* run to completion on the caller's thread */
+	DPV_PROGRESS_LCORE,      /* dedicated lcores */
+};
+
+enum dpv_mode {
+	DPV_MODE_EMBEDDED = 1,
+	DPV_MODE_SHARED,
+};
+
+struct dpv_conf_ipv6 {
+	struct in6_addr addr;
+	uint8_t prefix;
+};
+
+struct dpv_conf_port {
+	char name[DPV_NAME_MAX];         /* verbs device name, "dpv0" */
+	enum dpv_dev_type type;
+	char devargs[DPV_DEVARGS_MAX];   /* vdev string, or PCI address[,args] */
+	char peer[DPV_NAME_MAX];         /* ring: name of the peer port */
+	uint8_t mac[6];
+	bool mac_set;                    /* false: use the PMD's MAC */
+	struct in_addr ipv4;             /* 0.0.0.0: none */
+	uint8_t ipv4_prefix;
+	struct dpv_conf_ipv6 ipv6[DPV_MAX_IPV6_PER_PORT]; /* extra GIDs */
+	unsigned int n_ipv6;
+	uint16_t mtu;                    /* Ethernet MTU, 256+ .. 9000 */
+	uint16_t rx_desc, tx_desc;
+	uint16_t n_queues;               /* engine contexts (RX/TX queue pairs) */
+	int lcores[DPV_MAX_LCORES];      /* progress=lcore: lcore per queue */
+	unsigned int n_lcores;
+	uint32_t mbufs;                  /* mbufs in the port's pool */
+};
+
+struct dpv_conf_fault {
+	double drop, duplicate, reorder, corrupt; /* probabilities 0..1 */
+	uint64_t seed;
+};
+
+struct dpv_conf {
+	char source[DPV_PATH_MAX];       /* file name or "<built-in default>" */
+	enum dpv_mode mode;
+	enum dpv_progress progress;
+	bool sw_loopback;                /* loop local GIDs in software */
+	/* EAL */
+	char *eal_args[DPV_MAX_EAL_ARGS];/* extra EAL arguments (strdup'd) */
+	unsigned int n_eal_args;
+	char file_prefix[DPV_NAME_MAX];  /* "" : dpv-<pid> */
+	bool huge;                       /* false: --no-huge */
+	uint32_t memory_mb;              /* -m / --socket-mem, 0: EAL default */
+	int log_level;                   /* 0..8, DPDK log level */
+	/* ports */
+	struct dpv_conf_port ports[DPV_MAX_PORTS];
+	unsigned int n_ports;
+	/* limits reported by ibv_query_device */
+	uint32_t max_qp, max_cq, max_mr, max_pd, max_ah, max_srq;
+	uint32_t max_qp_wr, max_cqe, max_sge, max_inline;
+	uint64_t max_mr_size;
+	struct dpv_conf_fault fault;
+};
+
+/*
+ * Load a configuration: from path if not NULL, else from $DPVERBS_CONFIG if
+ * set, else the built-in default. On error returns -1 and writes a message
+ * "FILE: FIELD: REASON" into err (errlen bytes). Returns 0 on success.
+ * An empty $DPVERBS_CONFIG counts as unset. On failure *conf is left all
+ * zeros (dpv_conf_free() on it is harmless); on success release it with
+ * dpv_conf_free().
+ */
+int dpv_conf_load(const char *path, struct dpv_conf *conf, char *err, size_t errlen);
+/* Parse from a string (source names the origin in messages). */
+int dpv_conf_parse_string(const char *json, const char *source, struct dpv_conf *conf,
+			  char *err, size_t errlen);
+/* The built-in default configuration as JSON text. */
+const char *dpv_conf_default_json(void);
+/* Free what dpv_conf_load allocated (EAL argument strings). */
+void dpv_conf_free(struct dpv_conf *conf);
+/* Find a port by name; NULL if none. */
+const struct dpv_conf_port *dpv_conf_port_by_name(const struct dpv_conf *conf, const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DPV_CONF_H */

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Engine contexts: RX burst, classification (ARP/ND vs RoCEv2), receive
+ * checks that need no QP (parse, ICRC, destination), dispatch to the
+ * transport, software loopback and transmission.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_launch.h>
+
+#include "dpv_engine.h"
+#include "dpv_fault.h"
+
+static dpv_roce_rx_fn g_rx_fn;
+static dpv_poll_fn g_poll_fn;
+static bool g_lcore_mode;
+static _Atomic bool g_stop;
+static pthread_t g_assist;
+static bool g_assist_running;
+
+void dpv_port_set_rx_handler(dpv_roce_rx_fn fn) { g_rx_fn = fn; }
+void dpv_port_set_poll_handler(dpv_poll_fn fn) { g_poll_fn = fn; }
+bool dpv_engine_lcore_mode(void) { return g_lcore_mode; }
+
+static const enum dpv_drop_reason parse_drop[DPV_PARSE_NERR] = {
+	[1] = DPV_DROP_NOT_ROCE, [2] = DPV_DROP_SHORT, [3] = DPV_DROP_BAD_IP,
+	[4] = DPV_DROP_BAD_UDP, [5] = DPV_DROP_BAD_OPCODE, [6] = DPV_DROP_BAD_TVER,
+	[7] = DPV_DROP_BAD_PAD, [8] = DPV_DROP_BAD_ICRC,
+};
+
+void dpv_port_tx_raw(struct dpv_qctx *qc, struct rte_mbuf *m)
+{
+	struct dpv_port *p = qc->port;
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	uint16_t n;
+
+	if (dpv_fault_tx(qc, &m))
+		return; /* dropped or held by fault injection */
+	rte_spinlock_lock(&qc->tx_lock);
+	n = rte_eth_tx_burst(p->eth_port, qc->qid, &m, 1);
+	rte_spinlock_unlock(&qc->tx_lock);
+	if (n != 1) {
+		dpv_stat_add(&p->stats.drop[DPV_DROP_TX_FULL], 1);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	dpv_stat_add(&p->stats.tx_pkts, 1);
+	dpv_stat_add(&p->stats.tx_bytes, len);
+}
+
+int dpv_port_xmit(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16])
+{
+	struct dpv_port *p = qc->port;
+	struct dpv_runtime *rt = dpv_runtime_peek();
+	uint8_t *eth = rte_pktmbuf_mtod(m, uint8_t *);
+
+	dpv_stat_add(&p->stats.tx_roce, 1);
+	if (rt && rt->conf.sw_loopback) {
+		struct dpv_port *lp = dpv_port_find_local_gid(dgid);
+		if (lp) {
+			struct dpv_qctx *lq = &lp->qctx[0];
+			memcpy(eth, lp->mac, 6);
+			dpv_stat_add(&p->stats.tx_loopback, 1);
+			if (rte_ring_mp_enqueue(lq->lo_ring, m) != 0) {
+				dpv_stat_add(&p->stats.drop[DPV_DROP_TX_FULL], 1);
+				rte_pktmbuf_free(m);
+				return -ENOBUFS;
+			}
+			return 0;
+		}
+	}
+	uint8_t mac[6];
+	int r = dpv_neigh_resolve_or_queue(qc, dgid, m, mac);
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return 0; /* queued until the neighbour answers */
+	memcpy(eth, mac, 6);
+	dpv_port_tx_raw(qc, m);
+	return 0;
+}
+
+static bool frame_for_us(const struct dpv_port *p, const struct dpv_pkt_info *pi)
+{
+	if (memcmp(pi->dst_mac, p->mac, 6) != 0)
+		return false;
+	return dpv_port_gid_find(p, pi->dgid) >= 0;
+}
+
+static void rx_one(struct dpv_qctx *qc, struct rte_mbuf *m, bool from_lo)
+{
+	struct dpv_port *p = qc->port;
+	struct dpv_pkt_info pi;
+	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m);
+
+	dpv_stat_add(&p->stats.rx_pkts, 1);
+	dpv_stat_add(&p->stats.rx_bytes, len);
+	if (m->nb_segs != 1) {
+		/* frames larger than one mbuf are not expected at our MTU */
+		if (rte_pktmbuf_linearize(m) != 0) {
+			dpv_stat_add(&p->stats.drop[DPV_DROP_SHORT], 1);
+			rte_pktmbuf_free(m);
+			return;
+		}
+		frame = rte_pktmbuf_mtod(m, const uint8_t *);
+		len = rte_pktmbuf_data_len(m);
+	}
+	if (!from_lo && dpv_neigh_rx(qc, m))
+		return;
+	int r = dpv_pkt_parse_check(frame, len, &pi);
+	if (r != 0) {
+		dpv_stat_add(&p->stats.drop[parse_drop[-r]], 1);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (!frame_for_us(p, &pi)) {
+		dpv_stat_add(&p->stats.drop[DPV_DROP_NOT_FOR_US], 1);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	dpv_stat_add(&p->stats.rx_roce, 1);
+	if (from_lo)
+		dpv_stat_add(&p->stats.rx_loopback, 1);
+	if (!g_rx_fn) {
+		dpv_stat_add(&p->stats.drop[DPV_DROP_NO_QP], 1);
+		rte_pktmbuf_free(m);
+		return;
+	}
+	g_rx_fn(qc, m, &pi);
+}
+
+/* Must hold qc->rx_lock. */
+static int qctx_poll_locked(struct dpv_qctx *qc)
+{
+	struct rte_mbuf *pkts[DPV_BURST];
+	struct dpv_port *p = qc->port;
+	int total = 0;
+	uint16_t n;
+
+	n = rte_eth_rx_burst(p->eth_port, qc->qid, pkts, DPV_BURST);
+	for (uint16_t i = 0; i < n; i++) {
+		if (dpv_fault_rx(qc, &pkts[i]))
+			continue;
+		rx_one(qc, pkts[i], false);
+	}
+	total += n;
+	n = (uint16_t)rte_ring_sc_dequeue_burst(qc->lo_ring, (void **)pkts, DPV_BURST, NULL);
+	for (uint16_t i = 0; i < n; i++)
+		rx_one(qc, pkts[i], true);
+	total += n;
+	dpv_fault_flush(qc);
+	dpv_neigh_timer(qc);
+	if (g_poll_fn)
+		g_poll_fn(qc);
+	return total;
+}
+
+int dpv_qctx_poll(struct dpv_qctx *qc)
+{
+	int n;
+	if (!rte_spinlock_trylock(&qc->rx_lock))
+		return 0;
+	atomic_store_explicit(&qc->last_poll_tsc, rte_get_tsc_cycles(), memory_order_relaxed);
+	n = qctx_poll_locked(qc);
+	rte_spinlock_unlock(&qc->rx_lock);
+	return n;
+}
+
+int dpv_progress_all(void)
+{
+	struct dpv_runtime *rt = dpv_runtime_peek();
+	int n = 0;
+	if (!rt || g_lcore_mode)
+		return 0;
+	for (unsigned int i = 0; i < rt->n_ports; i++)
+		for (uint16_t q = 0; q < rt->ports[i].n_qctx; q++)
+			n += dpv_qctx_poll(&rt->ports[i].qctx[q]);
+	return n;
+}
+
+static void *assist_main(void *arg)
+{
+	struct dpv_runtime *rt = arg;
+	uint64_t idle = rt->tsc_hz / 1000000 * DPV_ASSIST_IDLE_US;
+	struct timespec ts = {0, DPV_ASSIST_IDLE_US * 1000};
+
+	pthread_setname_np(pthread_self(), "dpv-assist");
+	while (!atomic_load(&g_stop)) {
+		uint64_t now = rte_get_tsc_cycles();
+		int busy = 0;
+		for (unsigned int i = 0; i < rt->n_ports; i++)
+			for (uint16_t q = 0; q < rt->ports[i].n_qctx; q++) {
+				struct dpv_qctx *qc = &rt->ports[i].qctx[q];
+				uint64_t last = atomic_load_explicit(&qc->last_poll_tsc,
+								     memory_order_relaxed);
+				if (now - last >= idle)
+					busy += dpv_qctx_poll(qc);
+			}
+		if (!busy)
+			nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static int lcore_main(void *arg)
+{
+	struct dpv_qctx *qc = arg;
+	while (!atomic_load(&g_stop)) {
+		rte_spinlock_lock(&qc->rx_lock);
+		atomic_store_explicit(&qc->last_poll_tsc, rte_get_tsc_cycles(), memory_order_relaxed);
+		qctx_poll_locked(qc);
+		rte_spinlock_unlock(&qc->rx_lock);
+	}
+	return 0;
+}
+
+static void engine_stop(void)
+{
+	atomic_store(&g_stop, true);
+	if (g_assist_running)
+		pthread_join(g_assist, NULL);
+	g_assist_running = false;
+	if (g_lcore_mode)
+		rte_eal_mp_wait_lcore();
+}
+
+int dpv_engine_start(struct dpv_runtime *rt)
+{
+	dpv_fault_init(&rt->conf.fault);
+	if (rt->conf.progress == DPV_PROGRESS_LCORE) {
+		unsigned int lc = rte_get_next_lcore(-1, 1, 0);
+		for (unsigned int i = 0; i < rt->n_ports; i++)
+			for (uint16_t q = 0; q < rt->ports[i].n_qctx; q++) {
+				if (lc >= RTE_MAX_LCORE)
+					return -ENODEV;
+				struct dpv_qctx *qc = &rt->ports[i].qctx[q];
+				qc->lcore = (int)lc;
+				if (rte_eal_remote_launch(lcore_main, qc, lc) != 0)
+					return -EBUSY;
+				lc = rte_get_next_lcore(lc, 1, 0);
+			}
+		g_lcore_mode = true;
+	} else {
+		if (pthread_create(&g_assist, NULL, assist_main, rt) != 0)
+			return -errno;
+		g_assist_running = true;
+	}
+	atexit(engine_stop);
+	return 0;
+}

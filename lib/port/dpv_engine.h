@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Engine: who drives progress.
+ *
+ * progress "inline": the application's own calls drive it (ibv_post_send
+ * transmits, ibv_poll_cq polls RX on the caller's thread); an assist thread
+ * polls contexts nobody has polled for DPV_ASSIST_IDLE_US so that a process
+ * blocked elsewhere (TCP, ibv_get_cq_event) still answers ARP, receives and
+ * runs timers.
+ * progress "lcore": one EAL lcore per engine context polls it forever.
+ */
+#ifndef DPV_ENGINE_H
+#define DPV_ENGINE_H
+
+#include "dpv_port.h"
+
+#define DPV_ASSIST_IDLE_US 50
+
+int dpv_engine_start(struct dpv_runtime *rt);
+/* true when the contexts are driven by service lcores */
+bool dpv_engine_lcore_mode(void);
+
+#endif

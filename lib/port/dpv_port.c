@@ -1,0 +1,501 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Runtime bring-up: configuration -> EAL -> ports -> engine contexts.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_eth_ring.h>
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+#include <rte_malloc.h>
+#include <rte_mempool.h>
+
+#include "dpv_port.h"
+#include "dpv_engine.h"
+
+const char *const dpv_drop_reason_names[DPV_DROP_NR] = {
+	[DPV_DROP_NOT_ROCE] = "not_roce",
+	[DPV_DROP_SHORT] = "short",
+	[DPV_DROP_BAD_IP] = "bad_ip",
+	[DPV_DROP_BAD_UDP] = "bad_udp",
+	[DPV_DROP_BAD_OPCODE] = "bad_opcode",
+	[DPV_DROP_BAD_TVER] = "bad_tver",
+	[DPV_DROP_BAD_PAD] = "bad_pad",
+	[DPV_DROP_BAD_ICRC] = "bad_icrc",
+	[DPV_DROP_NOT_FOR_US] = "not_for_us",
+	[DPV_DROP_NO_QP] = "no_qp",
+	[DPV_DROP_QP_STATE] = "qp_state",
+	[DPV_DROP_BAD_QKEY] = "bad_qkey",
+	[DPV_DROP_BAD_PKEY] = "bad_pkey",
+	[DPV_DROP_BAD_TRANSPORT] = "bad_transport",
+	[DPV_DROP_NO_RECV_WQE] = "no_recv_wqe",
+	[DPV_DROP_NEIGH] = "neigh",
+	[DPV_DROP_TX_FULL] = "tx_full",
+	[DPV_DROP_NOMEM] = "nomem",
+	[DPV_DROP_FAULT] = "fault",
+};
+
+static struct dpv_runtime g_rt;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static _Atomic(struct dpv_runtime *) g_rt_ready;
+
+uint8_t dpv_eth_mtu_to_ib(uint16_t eth_mtu, uint8_t ip_ver)
+{
+	/* IP + UDP + BTH + largest ext header set + ICRC must fit (IBA A16/A17) */
+	uint32_t ovh = (ip_ver == 6 ? DPV_IPV6_HLEN : DPV_IPV4_HLEN) + DPV_UDP_HLEN +
+		       DPV_BTH_LEN + DPV_RETH_LEN + DPV_IMMDT_LEN + DPV_ICRC_LEN + 4 /* XRCETH */;
+	uint8_t ib = 0;
+	for (uint8_t m = 1; m <= 5; m++) /* IBV_MTU_256 .. IBV_MTU_4096 */
+		if ((128u << m) + ovh <= eth_mtu)
+			ib = m;
+	return ib ? ib : 1;
+}
+
+static void set_gid_v4(struct dpv_gid_entry *e, struct in_addr a)
+{
+	memset(e->gid, 0, 16);
+	e->gid[10] = 0xff;
+	e->gid[11] = 0xff;
+	memcpy(&e->gid[12], &a, 4);
+	e->valid = true;
+	e->ip_ver = 4;
+}
+
+static void set_gid_v6(struct dpv_gid_entry *e, const struct in6_addr *a)
+{
+	memcpy(e->gid, a, 16);
+	e->valid = true;
+	e->ip_ver = 6;
+}
+
+/* GID 0: fe80::/64 with the modified EUI-64 of the MAC (RFC 4291 2.5.1). */
+static void set_gid_linklocal(struct dpv_gid_entry *e, const uint8_t mac[6])
+{
+	memset(e->gid, 0, 16);
+	e->gid[0] = 0xfe;
+	e->gid[1] = 0x80;
+	e->gid[8] = mac[0] ^ 0x02;
+	e->gid[9] = mac[1];
+	e->gid[10] = mac[2];
+	e->gid[11] = 0xff;
+	e->gid[12] = 0xfe;
+	e->gid[13] = mac[3];
+	e->gid[14] = mac[4];
+	e->gid[15] = mac[5];
+	e->valid = true;
+	e->ip_ver = 6;
+}
+
+static void build_gid_table(struct dpv_port *p)
+{
+	const struct dpv_conf_port *c = p->conf;
+	memset(p->gids, 0, sizeof(p->gids));
+	set_gid_linklocal(&p->gids[0], p->mac);
+	if (c->ipv4.s_addr)
+		set_gid_v4(&p->gids[1], c->ipv4);
+	for (unsigned int i = 0; i < c->n_ipv6 && 2 + i < DPV_GID_TABLE_LEN; i++)
+		set_gid_v6(&p->gids[2 + i], &c->ipv6[i].addr);
+	/* rxe exposes a fixed-size table; empty entries read back as zero GIDs */
+	p->n_gids = DPV_GID_TABLE_LEN;
+}
+
+int dpv_port_gid_find(const struct dpv_port *port, const uint8_t gid[16])
+{
+	for (unsigned int i = 0; i < DPV_GID_TABLE_LEN; i++)
+		if (port->gids[i].valid && !memcmp(port->gids[i].gid, gid, 16))
+			return (int)i;
+	return -1;
+}
+
+struct dpv_port *dpv_port_find_local_gid(const uint8_t gid[16])
+{
+	struct dpv_runtime *rt = atomic_load(&g_rt_ready);
+	if (!rt)
+		return NULL;
+	for (unsigned int i = 0; i < rt->n_ports; i++)
+		if (dpv_port_gid_find(&rt->ports[i], gid) >= 0)
+			return &rt->ports[i];
+	return NULL;
+}
+
+struct dpv_port *dpv_port_by_name(const char *name)
+{
+	struct dpv_runtime *rt = atomic_load(&g_rt_ready);
+	if (!rt)
+		return NULL;
+	for (unsigned int i = 0; i < rt->n_ports; i++)
+		if (!strcmp(rt->ports[i].name, name))
+			return &rt->ports[i];
+	return NULL;
+}
+
+struct rte_mbuf *dpv_port_alloc_mbuf(struct dpv_port *port)
+{
+	return rte_pktmbuf_alloc(port->pool);
+}
+
+static void fail(struct dpv_runtime *rt, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void fail(struct dpv_runtime *rt, int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(rt->init_msg, sizeof(rt->init_msg), fmt, ap);
+	va_end(ap);
+	rt->init_err = err;
+	fprintf(stderr, "dpverbs: %s\n", rt->init_msg);
+}
+
+/* The calling thread's CPU set as an EAL cpuset string "(0-1)" so that the
+ * main lcore is not pinned to one CPU behind the application's back. */
+static void cpuset_str(char *buf, size_t len)
+{
+	cpu_set_t set;
+	size_t off = 0;
+	int first = 1;
+	if (pthread_getaffinity_np(pthread_self(), sizeof(set), &set) != 0) {
+		snprintf(buf, len, "0");
+		return;
+	}
+	off += snprintf(buf + off, len - off, "(");
+	for (int c = 0; c < CPU_SETSIZE && off + 8 < len; c++) {
+		if (!CPU_ISSET(c, &set))
+			continue;
+		off += snprintf(buf + off, len - off, "%s%d", first ? "" : ",", c);
+		first = 0;
+	}
+	snprintf(buf + off, len - off, ")");
+}
+
+static int eal_up(struct dpv_runtime *rt)
+{
+	struct dpv_conf *c = &rt->conf;
+	char *argv[DPV_MAX_EAL_ARGS + 32];
+	char prefix[DPV_NAME_MAX + 32], mem[32], lcores[512], loglvl[32], cpus[256];
+	char vdevs[DPV_MAX_PORTS][DPV_DEVARGS_MAX + 8];
+	char pcis[DPV_MAX_PORTS][DPV_DEVARGS_MAX + 8];
+	int argc = 0;
+	bool has_pci = false;
+
+	argv[argc++] = (char *)"dpverbs";
+	if (c->file_prefix[0])
+		snprintf(prefix, sizeof(prefix), "--file-prefix=%s", c->file_prefix);
+	else
+		snprintf(prefix, sizeof(prefix), "--file-prefix=dpv-%d", (int)getpid());
+	argv[argc++] = prefix;
+	cpuset_str(cpus, sizeof(cpus));
+	int off = snprintf(lcores, sizeof(lcores), "--lcores=0@%s", cpus);
+	if (c->progress == DPV_PROGRESS_LCORE) {
+		int id = 1;
+		for (unsigned int p = 0; p < c->n_ports; p++)
+			for (unsigned int q = 0; q < c->ports[p].n_lcores; q++)
+				off += snprintf(lcores + off, sizeof(lcores) - off, ",%d@%d", id++,
+						c->ports[p].lcores[q]);
+	}
+	argv[argc++] = lcores;
+	if (!c->huge)
+		argv[argc++] = (char *)"--no-huge";
+	if (c->memory_mb) {
+		snprintf(mem, sizeof(mem), "-m%u", c->memory_mb);
+		argv[argc++] = mem;
+	}
+	snprintf(loglvl, sizeof(loglvl), "--log-level=%d", c->log_level);
+	argv[argc++] = loglvl;
+	argv[argc++] = (char *)"--no-telemetry";
+	for (unsigned int p = 0; p < c->n_ports; p++) {
+		if (c->ports[p].type == DPV_DEV_VDEV) {
+			snprintf(vdevs[p], sizeof(vdevs[p]), "--vdev=%s", c->ports[p].devargs);
+			argv[argc++] = vdevs[p];
+		} else if (c->ports[p].type == DPV_DEV_PCI) {
+			snprintf(pcis[p], sizeof(pcis[p]), "-a%s", c->ports[p].devargs);
+			argv[argc++] = pcis[p];
+			has_pci = true;
+		}
+	}
+	/* Safety: never touch the machine's own PCI devices unless named. */
+	if (!has_pci)
+		argv[argc++] = (char *)"--no-pci";
+	for (unsigned int i = 0; i < c->n_eal_args; i++)
+		argv[argc++] = c->eal_args[i];
+	argv[argc] = NULL;
+
+	if (getenv("DPVERBS_DEBUG")) {
+		fprintf(stderr, "dpverbs: EAL args:");
+		for (int i = 0; i < argc; i++)
+			fprintf(stderr, " %s", argv[i]);
+		fprintf(stderr, "\n");
+	}
+	int r = rte_eal_init(argc, argv);
+	if (r < 0) {
+		if (rte_errno == EALREADY) {
+			rt->eal_ours = false;
+			return 0;
+		}
+		fail(rt, rte_errno ? rte_errno : EINVAL, "EAL initialisation failed: %s (config %s)",
+		     rte_strerror(rte_errno), c->source);
+		return -1;
+	}
+	rt->eal_ours = true;
+	return 0;
+}
+
+static int find_eth_port(struct dpv_runtime *rt, const struct dpv_conf_port *cp, uint16_t *out)
+{
+	uint16_t pid;
+	if (cp->type == DPV_DEV_VDEV) {
+		char name[DPV_DEVARGS_MAX];
+		snprintf(name, sizeof(name), "%s", cp->devargs);
+		char *comma = strchr(name, ',');
+		if (comma)
+			*comma = 0;
+		if (rte_eth_dev_get_port_by_name(name, &pid) == 0) {
+			*out = pid;
+			return 0;
+		}
+		fail(rt, ENODEV, "%s: port %s: DPDK device %s not found", rt->conf.source, cp->name, name);
+		return -1;
+	}
+	if (cp->type == DPV_DEV_PCI) {
+		char addr[DPV_DEVARGS_MAX];
+		snprintf(addr, sizeof(addr), "%s", cp->devargs);
+		char *comma = strchr(addr, ',');
+		if (comma)
+			*comma = 0;
+		RTE_ETH_FOREACH_DEV(pid) {
+			struct rte_eth_dev_info info;
+			if (rte_eth_dev_info_get(pid, &info) == 0 && info.device &&
+			    strstr(rte_dev_name(info.device), addr)) {
+				*out = pid;
+				return 0;
+			}
+		}
+		fail(rt, ENODEV, "%s: port %s: PCI device %s not found", rt->conf.source, cp->name, addr);
+		return -1;
+	}
+	return -1;
+}
+
+/* Ring pairs: both ends are created when the first of the two is set up. */
+static int make_ring_pair(struct dpv_runtime *rt, unsigned int pi)
+{
+	struct dpv_conf *c = &rt->conf;
+	const struct dpv_conf_port *cp = &c->ports[pi];
+	unsigned int peer = 0;
+	char n1[64], n2[64];
+	for (peer = 0; peer < c->n_ports; peer++)
+		if (!strcmp(c->ports[peer].name, cp->peer))
+			break;
+	if (peer == c->n_ports) {
+		fail(rt, EINVAL, "%s: ports[%u].device.peer: no port %s", c->source, pi, cp->peer);
+		return -1;
+	}
+	if (peer < pi)
+		return 0; /* made with the peer */
+	unsigned int nq = cp->n_queues;
+	struct rte_ring *a[DPV_MAX_QUEUES], *b[DPV_MAX_QUEUES];
+	for (unsigned int q = 0; q < nq; q++) {
+		snprintf(n1, sizeof(n1), "dpv_w_%s_%u", cp->name, q);
+		snprintf(n2, sizeof(n2), "dpv_w_%s_%u", cp->peer, q);
+		a[q] = rte_ring_create(n1, 4096, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+		b[q] = rte_ring_create(n2, 4096, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (!a[q] || !b[q]) {
+			fail(rt, ENOMEM, "cannot create ring pair %s: %s", n1, rte_strerror(rte_errno));
+			return -1;
+		}
+	}
+	/* port pi receives from a, sends into b; the peer the other way round */
+	int e1 = rte_eth_from_rings(cp->name, a, nq, b, nq, (unsigned int)rte_socket_id());
+	int e2 = rte_eth_from_rings(c->ports[peer].name, b, nq, a, nq, (unsigned int)rte_socket_id());
+	if (e1 < 0 || e2 < 0) {
+		fail(rt, ENODEV, "cannot create net_ring pair %s/%s: %s", cp->name, cp->peer,
+		     rte_strerror(rte_errno));
+		return -1;
+	}
+	rt->ports[pi].eth_port = (uint16_t)e1;
+	rt->ports[peer].eth_port = (uint16_t)e2;
+	return 0;
+}
+
+static int port_start(struct dpv_runtime *rt, struct dpv_port *p)
+{
+	const struct dpv_conf_port *cp = p->conf;
+	struct rte_eth_conf ec;
+	struct rte_eth_dev_info info;
+	char name[64];
+	int r;
+
+	r = rte_eth_dev_info_get(p->eth_port, &info);
+	if (r) {
+		fail(rt, -r, "port %s: dev_info: %s", p->name, rte_strerror(-r));
+		return -1;
+	}
+	uint16_t nq = cp->n_queues;
+	if (nq > info.max_rx_queues || nq > info.max_tx_queues) {
+		fail(rt, EINVAL, "%s: port %s: queues: %u requested, PMD %s supports %u",
+		     rt->conf.source, p->name, nq, info.driver_name,
+		     RTE_MIN(info.max_rx_queues, info.max_tx_queues));
+		return -1;
+	}
+	memset(&ec, 0, sizeof(ec));
+	/* Use the PMD's IPv4 checksum offload where it has it. */
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM) {
+		ec.txmode.offloads |= RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
+		p->tx_ip_cksum_offload = true;
+	}
+	if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM)
+		ec.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_IPV4_CKSUM;
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+		ec.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	r = rte_eth_dev_configure(p->eth_port, nq, nq, &ec);
+	if (r) {
+		fail(rt, -r, "port %s: configure: %s", p->name, rte_strerror(-r));
+		return -1;
+	}
+	uint16_t nrx = cp->rx_desc, ntx = cp->tx_desc;
+	rte_eth_dev_adjust_nb_rx_tx_desc(p->eth_port, &nrx, &ntx);
+
+	/* mbufs sized for one frame of the port MTU */
+	uint32_t room = RTE_PKTMBUF_HEADROOM + RTE_MAX((uint32_t)cp->mtu + 64u, 2048u);
+	snprintf(name, sizeof(name), "dpv_pool_%s", p->name);
+	p->pool = rte_pktmbuf_pool_create(name, cp->mbufs, 256, 0, (uint16_t)room,
+					  (int)rte_eth_dev_socket_id(p->eth_port) < 0 ? (int)rte_socket_id()
+					  : rte_eth_dev_socket_id(p->eth_port));
+	if (!p->pool) {
+		fail(rt, ENOMEM, "port %s: cannot create mbuf pool (%u mbufs): %s", p->name, cp->mbufs,
+		     rte_strerror(rte_errno));
+		return -1;
+	}
+	for (uint16_t q = 0; q < nq; q++) {
+		r = rte_eth_rx_queue_setup(p->eth_port, q, nrx, (unsigned int)rte_eth_dev_socket_id(p->eth_port),
+					   NULL, p->pool);
+		if (!r)
+			r = rte_eth_tx_queue_setup(p->eth_port, q, ntx,
+						   (unsigned int)rte_eth_dev_socket_id(p->eth_port), NULL);
+		if (r) {
+			fail(rt, -r, "port %s: queue %u setup: %s", p->name, q, rte_strerror(-r));
+			return -1;
+		}
+	}
+	if (cp->mac_set) {
+		struct rte_ether_addr ea;
+		memcpy(ea.addr_bytes, cp->mac, 6);
+		r = rte_eth_dev_default_mac_addr_set(p->eth_port, &ea);
+		if (r && r != -ENOTSUP) {
+			fail(rt, -r, "port %s: cannot set MAC: %s", p->name, rte_strerror(-r));
+			return -1;
+		}
+		memcpy(p->mac, cp->mac, 6);
+	} else {
+		struct rte_ether_addr ea;
+		rte_eth_macaddr_get(p->eth_port, &ea);
+		memcpy(p->mac, ea.addr_bytes, 6);
+	}
+	p->mtu = cp->mtu;
+	r = rte_eth_dev_set_mtu(p->eth_port, cp->mtu);
+	if (r && r != -ENOTSUP && r != -EINVAL) {
+		fail(rt, -r, "port %s: cannot set MTU %u: %s", p->name, cp->mtu, rte_strerror(-r));
+		return -1;
+	}
+	/* receive our unicast MAC; multicast for IPv6 ND */
+	rte_eth_promiscuous_enable(p->eth_port);
+	rte_eth_allmulticast_enable(p->eth_port);
+	r = rte_eth_dev_start(p->eth_port);
+	if (r) {
+		fail(rt, -r, "port %s: start: %s", p->name, rte_strerror(-r));
+		return -1;
+	}
+	struct rte_eth_link link;
+	memset(&link, 0, sizeof(link));
+	rte_eth_link_get_nowait(p->eth_port, &link);
+	p->link_up = true; /* virtual links (memif) come up late: report ACTIVE */
+	p->eth_speed_mbps = link.link_speed && link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN
+			    ? link.link_speed : 10000;
+
+	p->active_mtu = dpv_eth_mtu_to_ib(p->mtu, 6);
+	p->path_mtu_bytes = 128u << p->active_mtu;
+	p->ipv4 = cp->ipv4;
+	p->ipv4_prefix = cp->ipv4_prefix;
+	build_gid_table(p);
+	rte_spinlock_init(&p->neigh_lock);
+
+	p->n_qctx = nq;
+	for (uint16_t q = 0; q < nq; q++) {
+		struct dpv_qctx *qc = &p->qctx[q];
+		qc->port = p;
+		qc->qid = q;
+		rte_spinlock_init(&qc->rx_lock);
+		rte_spinlock_init(&qc->tx_lock);
+		qc->lcore = -1;
+		snprintf(name, sizeof(name), "dpv_lo_%s_%u", p->name, q);
+		qc->lo_ring = rte_ring_create(name, 4096, (int)rte_socket_id(), RING_F_SC_DEQ);
+		snprintf(name, sizeof(name), "dpv_db_%s_%u", p->name, q);
+		qc->db_ring = rte_ring_create(name, 8192, (int)rte_socket_id(), RING_F_SC_DEQ);
+		if (!qc->lo_ring || !qc->db_ring) {
+			fail(rt, ENOMEM, "port %s: cannot create rings", p->name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void runtime_init(void)
+{
+	struct dpv_runtime *rt = &g_rt;
+	char err[1024];
+
+	if (dpv_conf_load(NULL, &rt->conf, err, sizeof(err)) != 0) {
+		fail(rt, EINVAL, "%s", err);
+		return;
+	}
+	if (eal_up(rt))
+		return;
+	rt->tsc_hz = rte_get_tsc_hz();
+	rt->n_ports = rt->conf.n_ports;
+	for (unsigned int i = 0; i < rt->n_ports; i++) {
+		struct dpv_port *p = &rt->ports[i];
+		p->conf = &rt->conf.ports[i];
+		p->index = i;
+		snprintf(p->name, sizeof(p->name), "%s", p->conf->name);
+	}
+	for (unsigned int i = 0; i < rt->n_ports; i++) {
+		const struct dpv_conf_port *cp = &rt->conf.ports[i];
+		int r = cp->type == DPV_DEV_RING ? make_ring_pair(rt, i)
+						 : find_eth_port(rt, cp, &rt->ports[i].eth_port);
+		if (r)
+			return;
+	}
+	for (unsigned int i = 0; i < rt->n_ports; i++)
+		if (port_start(rt, &rt->ports[i]))
+			return;
+	atomic_store(&g_rt_ready, rt);
+	if (dpv_engine_start(rt)) {
+		atomic_store(&g_rt_ready, NULL);
+		fail(rt, EIO, "cannot start the engine");
+		return;
+	}
+}
+
+struct dpv_runtime *dpv_runtime_get(void)
+{
+	pthread_once(&g_once, runtime_init);
+	struct dpv_runtime *rt = atomic_load(&g_rt_ready);
+	if (!rt)
+		errno = g_rt.init_err ? g_rt.init_err : EIO;
+	return rt;
+}
+
+struct dpv_runtime *dpv_runtime_peek(void)
+{
+	return atomic_load(&g_rt_ready);
+}

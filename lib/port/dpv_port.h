@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dpverbs port layer: EAL bring-up from the configuration, DPDK ethdev ports,
+ * GID tables, ARP / IPv6 neighbour discovery, software loopback and the
+ * engine contexts (one RX + one TX queue each) that the transport runs on.
+ *
+ * Internal API (not installed). Functions return 0 or a negative errno value
+ * unless stated otherwise.
+ */
+#ifndef DPV_PORT_H
+#define DPV_PORT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <netinet/in.h>
+
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+#include <rte_spinlock.h>
+
+#include "dpv_conf.h"
+#include "dpv_limits.h"
+#include "dpv_wire.h"
+
+struct dpv_port;
+
+/* Why a received frame was dropped; counted per port. */
+enum dpv_drop_reason {
+	DPV_DROP_NOT_ROCE = 0,   /* not ARP/ND/RoCEv2: other traffic */
+	DPV_DROP_SHORT,
+	DPV_DROP_BAD_IP,
+	DPV_DROP_BAD_UDP,
+	DPV_DROP_BAD_OPCODE,
+	DPV_DROP_BAD_TVER,
+	DPV_DROP_BAD_PAD,
+	DPV_DROP_BAD_ICRC,
+	DPV_DROP_NOT_FOR_US,     /* destination IP/MAC not ours */
+	DPV_DROP_NO_QP,          /* destination QP does not exist */
+	DPV_DROP_QP_STATE,       /* QP not in a state that receives */
+	DPV_DROP_BAD_QKEY,
+	DPV_DROP_BAD_PKEY,
+	DPV_DROP_BAD_TRANSPORT,  /* opcode transport does not match QP type */
+	DPV_DROP_NO_RECV_WQE,    /* UD: receive queue empty */
+	DPV_DROP_NEIGH,          /* unresolved neighbour, queue full or timed out */
+	DPV_DROP_TX_FULL,        /* TX queue full */
+	DPV_DROP_NOMEM,          /* no mbuf */
+	DPV_DROP_FAULT,          /* fault injection */
+	DPV_DROP_NR,
+};
+extern const char *const dpv_drop_reason_names[DPV_DROP_NR];
+
+struct dpv_port_stats {
+	_Atomic uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
+	_Atomic uint64_t rx_roce, tx_roce, rx_loopback, tx_loopback;
+	_Atomic uint64_t arp_rx, arp_tx, nd_rx, nd_tx;
+	_Atomic uint64_t drop[DPV_DROP_NR];
+};
+
+/* Engine context: one RX and one TX queue of a port. */
+struct dpv_qctx {
+	struct dpv_port *port;
+	uint16_t qid;
+	rte_spinlock_t rx_lock;   /* held while polling RX */
+	rte_spinlock_t tx_lock;   /* held around rte_eth_tx_burst */
+	struct rte_ring *lo_ring; /* software loopback input (MP/SC) */
+	struct rte_ring *db_ring; /* QPs with work for the service lcore */
+	_Atomic uint64_t last_poll_tsc; /* last time someone polled this context */
+	int lcore;                /* service lcore, -1 in inline mode */
+};
+
+struct dpv_gid_entry {
+	uint8_t gid[16];
+	bool valid;
+	uint8_t ip_ver;           /* 4 for IPv4-mapped, 6 otherwise */
+};
+
+#define DPV_NEIGH_FREE 0
+#define DPV_NEIGH_INCOMPLETE 1
+#define DPV_NEIGH_REACHABLE 2
+
+struct dpv_neigh {
+	uint8_t ip[16];           /* IPv4-mapped or IPv6 */
+	uint8_t mac[6];
+	uint8_t state;
+	uint8_t tries;
+	uint64_t next_tsc;        /* when to resend the request */
+	struct rte_mbuf *pending[DPV_NEIGH_PENDING_MAX];
+	unsigned int n_pending;
+};
+
+struct dpv_port {
+	const struct dpv_conf_port *conf;
+	char name[DPV_NAME_MAX];
+	unsigned int index;       /* index in the process' port table */
+	uint16_t eth_port;        /* DPDK port id */
+	struct rte_mempool *pool;
+	uint8_t mac[6];
+	uint16_t mtu;             /* Ethernet MTU */
+	uint8_t active_mtu;       /* enum ibv_mtu from the Ethernet MTU */
+	uint32_t path_mtu_bytes;  /* IB path MTU in bytes */
+	struct in_addr ipv4;
+	uint8_t ipv4_prefix;
+	struct dpv_gid_entry gids[DPV_GID_TABLE_LEN];
+	unsigned int n_gids;      /* table length reported (gid_tbl_len) */
+	bool link_up;
+	bool tx_ip_cksum_offload; /* PMD checksum offloads in use */
+	uint64_t eth_speed_mbps;
+	uint16_t n_qctx;
+	struct dpv_qctx qctx[DPV_MAX_QUEUES];
+	rte_spinlock_t neigh_lock;
+	struct dpv_neigh neigh[DPV_NEIGH_MAX];
+	struct dpv_port_stats stats;
+};
+
+/* The process' runtime: configuration, EAL, ports. */
+struct dpv_runtime {
+	struct dpv_conf conf;
+	struct dpv_port ports[DPV_MAX_PORTS];
+	unsigned int n_ports;
+	bool eal_ours;            /* we called rte_eal_init */
+	uint64_t tsc_hz;
+	int init_err;             /* errno of a failed init, 0 if fine */
+	char init_msg[512];
+};
+
+/*
+ * Bring the runtime up once per process (thread-safe, idempotent): load the
+ * configuration, initialise EAL unless the application already did, start
+ * the ports. Returns NULL with errno set on failure (the reason is printed
+ * once to stderr and kept in the runtime's init_msg).
+ */
+struct dpv_runtime *dpv_runtime_get(void);
+/* The runtime if it is up, else NULL (no initialisation). */
+struct dpv_runtime *dpv_runtime_peek(void);
+
+struct dpv_port *dpv_port_by_name(const char *name);
+
+/* GID helpers. Returns the GID table index or -1. */
+int dpv_port_gid_find(const struct dpv_port *port, const uint8_t gid[16]);
+/* Is this GID (IPv4-mapped or IPv6) one of a local port? Returns it or NULL. */
+struct dpv_port *dpv_port_find_local_gid(const uint8_t gid[16]);
+static inline bool dpv_gid_is_v4mapped(const uint8_t *gid)
+{
+	static const uint8_t pfx[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	for (int i = 0; i < 12; i++)
+		if (gid[i] != pfx[i])
+			return false;
+	return true;
+}
+
+/*
+ * Receive hook: the transport registers one function that takes every valid
+ * RoCEv2 packet (ICRC checked). It owns the mbuf afterwards.
+ */
+typedef void (*dpv_roce_rx_fn)(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi);
+void dpv_port_set_rx_handler(dpv_roce_rx_fn fn);
+
+/* Per-poll hook run by each engine context after RX (timers, doorbells). */
+typedef void (*dpv_poll_fn)(struct dpv_qctx *qc);
+void dpv_port_set_poll_handler(dpv_poll_fn fn);
+
+/*
+ * Transmit a fully built RoCEv2 frame (Ethernet header's dst MAC may be
+ * unset): resolves the neighbour of dgid, or loops back in software when dgid
+ * is local. Consumes the mbuf in every case. Returns 0 if sent or queued
+ * (pending neighbour resolution), negative errno if dropped.
+ */
+int dpv_port_xmit(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16]);
+
+/* Poll one engine context (RX burst, loopback ring, ARP/ND, hooks).
+ * Returns the number of packets processed. Takes rx_lock (trylock: returns 0
+ * if another thread is polling). */
+int dpv_qctx_poll(struct dpv_qctx *qc);
+/* Poll every context of every port (inline progress). */
+int dpv_progress_all(void);
+
+/* Allocate an mbuf from the port's pool. */
+struct rte_mbuf *dpv_port_alloc_mbuf(struct dpv_port *port);
+
+/* Neighbour layer (dpv_neigh.c). */
+int dpv_neigh_rx(struct dpv_qctx *qc, struct rte_mbuf *m); /* 1: consumed, 0: not ARP/ND */
+int dpv_neigh_resolve_or_queue(struct dpv_qctx *qc, const uint8_t ip[16], struct rte_mbuf *m,
+			       uint8_t mac_out[6]); /* 1: mac_out valid, 0: queued, <0 dropped */
+void dpv_neigh_timer(struct dpv_qctx *qc);
+void dpv_port_tx_raw(struct dpv_qctx *qc, struct rte_mbuf *m); /* send as is, consumes */
+
+/* Map an Ethernet MTU to the IB MTU enum (1..5) the port can carry. */
+uint8_t dpv_eth_mtu_to_ib(uint16_t eth_mtu, uint8_t ip_ver);
+
+static inline void dpv_stat_add(_Atomic uint64_t *c, uint64_t v)
+{
+	atomic_fetch_add_explicit(c, v, memory_order_relaxed);
+}
+
+#endif /* DPV_PORT_H */

@@ -1,0 +1,715 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Queue pairs: creation with capability checks, the IBA QP state machine
+ * with attribute-mask checks (IBA 10.3.1, table 91 "QP state transition
+ * properties"), queries, posting and error flushing. Transports live in
+ * dpv_ud.c (UD); RC/UC/XRC are not created yet (EOPNOTSUPP).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+
+#include "dpv_verbs.h"
+#include "dpv_engine.h"
+
+#define QP_TABLE_SIZE (1u << 16)
+
+static _Atomic(struct dpv_qp *) g_qps[QP_TABLE_SIZE];
+static rte_spinlock_t g_qp_lock = RTE_SPINLOCK_INITIALIZER;
+static uint32_t g_qp_next = DPV_QPN_FIRST;
+static uint32_t g_n_qps;
+
+struct dpv_qp *dpv_qp_lookup(uint32_t qpn)
+{
+	if (qpn >= QP_TABLE_SIZE)
+		return NULL;
+	return atomic_load_explicit(&g_qps[qpn], memory_order_acquire);
+}
+
+/* ---- receive queues ---- */
+
+static inline struct dpv_recv_wqe *rq_slot(uint8_t *ring, uint32_t wqe_size, uint32_t size, uint32_t i)
+{
+	return (struct dpv_recv_wqe *)(ring + (size_t)(i & (size - 1)) * wqe_size);
+}
+
+static uint32_t pow2(uint32_t v)
+{
+	uint32_t s = 1;
+	while (s < v)
+		s <<= 1;
+	return s;
+}
+
+bool dpv_qp_pop_recv(struct dpv_qp *qp, uint64_t *wr_id, struct ibv_sge *sge, uint32_t *nsge,
+		     struct dpv_pd **pd)
+{
+	struct dpv_recv_wqe *w;
+	if (qp->srq) {
+		struct dpv_srq *s = qp->srq;
+		bool limit_ev = false;
+		rte_spinlock_lock(&s->lock);
+		if (s->head == s->tail) {
+			rte_spinlock_unlock(&s->lock);
+			return false;
+		}
+		w = rq_slot(s->wqes, s->wqe_size, pow2(s->max_wr), s->head);
+		*wr_id = w->wr_id;
+		*nsge = w->num_sge;
+		memcpy(sge, w->sge, w->num_sge * sizeof(*sge));
+		s->head++;
+		if (s->limit && s->tail - s->head < s->limit) {
+			s->limit = 0; /* IBA 10.2.9.3: the limit disarms when it fires */
+			limit_ev = true;
+		}
+		rte_spinlock_unlock(&s->lock);
+		*pd = s->pd;
+		if (limit_ev) {
+			struct ibv_async_event ev = {.event_type = IBV_EVENT_SRQ_LIMIT_REACHED};
+			ev.element.srq = &s->ibsrq;
+			dpv_async_event(to_dctx(s->ibsrq.context), &ev);
+		}
+		return true;
+	}
+	rte_spinlock_lock(&qp->rq_lock);
+	if (qp->rq_head == qp->rq_tail) {
+		rte_spinlock_unlock(&qp->rq_lock);
+		return false;
+	}
+	w = rq_slot(qp->rq, qp->rq_wqe_size, qp->rq_size, qp->rq_head);
+	*wr_id = w->wr_id;
+	*nsge = w->num_sge;
+	memcpy(sge, w->sge, w->num_sge * sizeof(*sge));
+	qp->rq_head++;
+	rte_spinlock_unlock(&qp->rq_lock);
+	*pd = qp->pd;
+	return true;
+}
+
+static void flush_rq(struct dpv_qp *qp)
+{
+	struct ibv_wc wc;
+	if (qp->srq)
+		return; /* SRQ WQEs stay in the SRQ (IBA 10.2.9.5) */
+	rte_spinlock_lock(&qp->rq_lock);
+	while (qp->rq_head != qp->rq_tail) {
+		struct dpv_recv_wqe *w = rq_slot(qp->rq, qp->rq_wqe_size, qp->rq_size, qp->rq_head++);
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = w->wr_id;
+		wc.status = IBV_WC_WR_FLUSH_ERR;
+		wc.opcode = IBV_WC_RECV;
+		wc.qp_num = qp->ibqp.qp_base.qp_num;
+		rte_spinlock_unlock(&qp->rq_lock);
+		dpv_cq_push(qp->rcq, &wc, false);
+		rte_spinlock_lock(&qp->rq_lock);
+	}
+	rte_spinlock_unlock(&qp->rq_lock);
+}
+
+void dpv_qp_to_error(struct dpv_qp *qp)
+{
+	qp->state = IBV_QPS_ERR;
+	qp->ibqp.qp_base.state = IBV_QPS_ERR;
+	flush_rq(qp);
+}
+
+/* ---- create / destroy ---- */
+
+static int check_cap(const struct dpv_conf *c, struct ibv_qp_cap *cap, bool has_srq, enum ibv_qp_type t)
+{
+	if (cap->max_send_wr > c->max_qp_wr || cap->max_send_sge > c->max_sge ||
+	    cap->max_inline_data > c->max_inline)
+		return EINVAL;
+	if (!has_srq && (cap->max_recv_wr > c->max_qp_wr || cap->max_recv_sge > c->max_sge))
+		return EINVAL;
+	return 0;
+}
+
+struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *a)
+{
+	struct dpv_runtime *rt = dpv_runtime_peek();
+	if (!context || !a || !rt) {
+		errno = EINVAL;
+		return NULL;
+	}
+	uint32_t known = IBV_QP_INIT_ATTR_PD;
+	if (a->comp_mask & ~known) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd || a->pd->context != context) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (a->qp_type != IBV_QPT_UD) {
+		/* RC, UC and XRC arrive with the reliable-transport issue */
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!a->send_cq || !a->recv_cq || a->send_cq->context != context ||
+	    a->recv_cq->context != context || (a->srq && a->srq->context != context)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct ibv_qp_cap cap = a->cap;
+	if (check_cap(&rt->conf, &cap, a->srq != NULL, a->qp_type)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct dpv_qp *qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* report what we really provide (>= what was asked) */
+	if (!cap.max_send_sge)
+		cap.max_send_sge = 1;
+	if (!a->srq) {
+		if (!cap.max_recv_sge)
+			cap.max_recv_sge = 1;
+		cap.max_recv_wr = RTE_MAX(cap.max_recv_wr, 1u);
+		qp->rq_size = pow2(cap.max_recv_wr);
+		cap.max_recv_wr = qp->rq_size;
+		qp->rq_wqe_size = (uint32_t)(sizeof(struct dpv_recv_wqe) + cap.max_recv_sge * sizeof(struct ibv_sge));
+		qp->rq = calloc(qp->rq_size, qp->rq_wqe_size);
+		if (!qp->rq) {
+			free(qp);
+			errno = ENOMEM;
+			return NULL;
+		}
+	} else {
+		cap.max_recv_wr = 0;
+		cap.max_recv_sge = 0;
+	}
+	cap.max_send_wr = RTE_MAX(cap.max_send_wr, 1u);
+	cap.max_inline_data = RTE_MAX(cap.max_inline_data, (uint32_t)DPV_DEF_MAX_INLINE < rt->conf.max_inline ?
+				      (uint32_t)DPV_DEF_MAX_INLINE : rt->conf.max_inline);
+	qp->cap = cap;
+	a->cap = cap;
+
+	rte_spinlock_lock(&g_qp_lock);
+	uint32_t qpn = 0;
+	if (g_n_qps < rt->conf.max_qp) {
+		for (uint32_t k = 0; k < QP_TABLE_SIZE; k++) {
+			uint32_t n = g_qp_next + k;
+			if (n >= QP_TABLE_SIZE)
+				n = DPV_QPN_FIRST + (n - QP_TABLE_SIZE) % (QP_TABLE_SIZE - DPV_QPN_FIRST);
+			if (n >= DPV_QPN_FIRST && !atomic_load(&g_qps[n])) {
+				qpn = n;
+				break;
+			}
+		}
+	}
+	if (!qpn) {
+		rte_spinlock_unlock(&g_qp_lock);
+		free(qp->rq);
+		free(qp);
+		errno = ENOMEM;
+		return NULL;
+	}
+	g_qp_next = qpn + 1 >= QP_TABLE_SIZE ? DPV_QPN_FIRST : qpn + 1;
+	g_n_qps++;
+
+	struct ibv_qp *ib = &qp->ibqp.qp_base;
+	ib->context = context;
+	ib->qp_context = a->qp_context;
+	ib->pd = a->pd;
+	ib->send_cq = a->send_cq;
+	ib->recv_cq = a->recv_cq;
+	ib->srq = a->srq;
+	ib->handle = qpn;
+	ib->qp_num = qpn;
+	ib->state = IBV_QPS_RESET;
+	ib->qp_type = a->qp_type;
+	pthread_mutex_init(&ib->mutex, NULL);
+	pthread_cond_init(&ib->cond, NULL);
+	qp->ctx = to_dctx(context);
+	qp->pd = to_dpd(a->pd);
+	qp->scq = to_dcq(a->send_cq);
+	qp->rcq = to_dcq(a->recv_cq);
+	qp->srq = a->srq ? to_dsrq(a->srq) : NULL;
+	qp->port = qp->ctx->dev->port;
+	qp->qc = &qp->port->qctx[qpn % qp->port->n_qctx];
+	qp->type = a->qp_type;
+	qp->state = IBV_QPS_RESET;
+	qp->sq_sig_all = a->sq_sig_all != 0;
+	rte_spinlock_init(&qp->sq_lock);
+	rte_spinlock_init(&qp->rq_lock);
+	qp->attr.qp_state = IBV_QPS_RESET;
+	qp->attr.cur_qp_state = IBV_QPS_RESET;
+	qp->attr.path_mtu = (enum ibv_mtu)qp->port->active_mtu;
+	qp->attr.port_num = 1;
+	qp->attr.cap = cap;
+	atomic_fetch_add(&qp->pd->users, 1);
+	atomic_fetch_add(&qp->scq->users, 1);
+	atomic_fetch_add(&qp->rcq->users, 1);
+	if (qp->srq)
+		atomic_fetch_add(&qp->srq->users, 1);
+	atomic_store_explicit(&g_qps[qpn], qp, memory_order_release);
+	rte_spinlock_unlock(&g_qp_lock);
+	return ib;
+}
+
+/**
+ * ibv_create_qp: RETURN VALUE: the QP, or NULL with errno: EINVAL (NULL
+ * pd/attr/CQs, objects of another context, capabilities above the device
+ * limits), EOPNOTSUPP (QP types other than UD in this version), ENOMEM.
+ */
+DPV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	if (!pd || !attr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct ibv_qp_init_attr_ex ex;
+	memset(&ex, 0, sizeof(ex));
+	memcpy(&ex, attr, sizeof(*attr));
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd;
+	struct ibv_qp *qp = dpv_create_qp_ex(pd->context, &ex);
+	if (qp)
+		attr->cap = ex.cap;
+	return qp;
+}
+
+/** ibv_destroy_qp: 0, or EINVAL for NULL. Outstanding WRs are discarded. */
+DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ib)
+{
+	if (!ib)
+		return EINVAL;
+	struct dpv_qp *qp = to_dqp(ib);
+	rte_spinlock_lock(&g_qp_lock);
+	atomic_store_explicit(&g_qps[ib->qp_num], NULL, memory_order_release);
+	g_n_qps--;
+	rte_spinlock_unlock(&g_qp_lock);
+	/* wait until no engine context is inside this QP's receive path */
+	struct dpv_port *p = qp->port;
+	for (uint16_t q = 0; q < p->n_qctx; q++) {
+		rte_spinlock_lock(&p->qctx[q].rx_lock);
+		rte_spinlock_unlock(&p->qctx[q].rx_lock);
+	}
+	atomic_fetch_sub(&qp->pd->users, 1);
+	atomic_fetch_sub(&qp->scq->users, 1);
+	atomic_fetch_sub(&qp->rcq->users, 1);
+	if (qp->srq)
+		atomic_fetch_sub(&qp->srq->users, 1);
+	pthread_mutex_destroy(&ib->mutex);
+	pthread_cond_destroy(&ib->cond);
+	free(qp->rq);
+	free(qp);
+	return 0;
+}
+
+/* ---- state machine ---- */
+
+struct qp_trans {
+	uint32_t req;
+	uint32_t opt;
+};
+
+/* IBA 10.3.1 table 91 (RC/UC/UD columns), modify-QP attribute masks. */
+static const struct qp_trans *trans_for(enum ibv_qp_type t, enum ibv_qp_state from, enum ibv_qp_state to)
+{
+	static const struct qp_trans ud[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
+		[IBV_QPS_RESET] = {
+			[IBV_QPS_RESET] = {0, 0},
+			[IBV_QPS_INIT] = {IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, 0},
+		},
+		[IBV_QPS_INIT] = {
+			[IBV_QPS_INIT] = {0, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY},
+			[IBV_QPS_RTR] = {0, IBV_QP_PKEY_INDEX | IBV_QP_QKEY},
+		},
+		[IBV_QPS_RTR] = {
+			[IBV_QPS_RTS] = {IBV_QP_SQ_PSN, IBV_QP_CUR_STATE | IBV_QP_QKEY},
+		},
+		[IBV_QPS_RTS] = {
+			[IBV_QPS_RTS] = {0, IBV_QP_CUR_STATE | IBV_QP_QKEY},
+			[IBV_QPS_SQD] = {0, IBV_QP_EN_SQD_ASYNC_NOTIFY},
+		},
+		[IBV_QPS_SQD] = {
+			[IBV_QPS_RTS] = {0, IBV_QP_CUR_STATE | IBV_QP_QKEY},
+			[IBV_QPS_SQD] = {0, IBV_QP_PKEY_INDEX | IBV_QP_QKEY},
+		},
+		[IBV_QPS_SQE] = {
+			[IBV_QPS_RTS] = {0, IBV_QP_CUR_STATE | IBV_QP_QKEY},
+		},
+	};
+	static const struct qp_trans any_reset = {0, 0};
+	static const struct qp_trans any_err = {0, 0};
+	if (to == IBV_QPS_RESET)
+		return &any_reset;
+	if (to == IBV_QPS_ERR)
+		return &any_err;
+	if (t != IBV_QPT_UD || from > IBV_QPS_ERR || to > IBV_QPS_ERR)
+		return NULL;
+	const struct qp_trans *tr = &ud[from][to];
+	/* a zero entry means "not allowed" except for the explicit RESET->RESET */
+	if (!tr->req && !tr->opt && !(from == IBV_QPS_RESET && to == IBV_QPS_RESET) &&
+	    !(from == IBV_QPS_INIT && to == IBV_QPS_RTR) && !(from == IBV_QPS_RTS && to == IBV_QPS_SQD))
+		return NULL;
+	return tr;
+}
+
+static void qp_reset(struct dpv_qp *qp)
+{
+	rte_spinlock_lock(&qp->rq_lock);
+	qp->rq_head = qp->rq_tail = 0;
+	rte_spinlock_unlock(&qp->rq_lock);
+	qp->sq_outstanding = 0;
+}
+
+/**
+ * ibv_modify_qp: RETURN VALUE: 0, or EINVAL (unknown mask bits, a required
+ * attribute missing, an attribute not allowed in this transition, an illegal
+ * transition, cur_qp_state that does not match, port_num != 1, pkey_index out
+ * of range), EOPNOTSUPP for unsupported attributes.
+ */
+DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ib, struct ibv_qp_attr *attr, int mask)
+{
+	if (!ib || !attr)
+		return EINVAL;
+	struct dpv_qp *qp = to_dqp(ib);
+	const uint32_t all = (IBV_QP_RATE_LIMIT << 1) - 1;
+	if ((uint32_t)mask & ~all)
+		return EINVAL;
+	rte_spinlock_lock(&qp->sq_lock);
+	enum ibv_qp_state cur = qp->state;
+	if (mask & IBV_QP_CUR_STATE) {
+		if (attr->cur_qp_state != cur) {
+			rte_spinlock_unlock(&qp->sq_lock);
+			return EINVAL;
+		}
+	}
+	enum ibv_qp_state to = (mask & IBV_QP_STATE) ? attr->qp_state : cur;
+	const struct qp_trans *tr = trans_for(qp->type, cur, to);
+	uint32_t m = (uint32_t)mask & ~(uint32_t)IBV_QP_STATE;
+	if (!tr || (m & tr->req) != tr->req || (m & ~(tr->req | tr->opt | IBV_QP_CUR_STATE))) {
+		rte_spinlock_unlock(&qp->sq_lock);
+		return EINVAL;
+	}
+	if (((mask & IBV_QP_PORT) && attr->port_num != 1) ||
+	    ((mask & IBV_QP_PKEY_INDEX) && attr->pkey_index >= DPV_PKEY_TABLE_LEN)) {
+		rte_spinlock_unlock(&qp->sq_lock);
+		return EINVAL;
+	}
+	if (mask & IBV_QP_QKEY)
+		qp->attr.qkey = attr->qkey;
+	if (mask & IBV_QP_PKEY_INDEX)
+		qp->attr.pkey_index = attr->pkey_index;
+	if (mask & IBV_QP_PORT)
+		qp->attr.port_num = attr->port_num;
+	if (mask & IBV_QP_SQ_PSN) {
+		qp->attr.sq_psn = attr->sq_psn & 0xffffff;
+		qp->sq_psn = qp->attr.sq_psn;
+	}
+	if (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY)
+		qp->attr.en_sqd_async_notify = attr->en_sqd_async_notify;
+	bool sqd_event = false;
+	if (mask & IBV_QP_STATE) {
+		qp->state = to;
+		qp->attr.qp_state = to;
+		qp->attr.cur_qp_state = to;
+		ib->state = to;
+		if (to == IBV_QPS_RESET)
+			qp_reset(qp);
+		if (to == IBV_QPS_SQD && qp->attr.en_sqd_async_notify)
+			sqd_event = true; /* UD sends complete at once: drained now */
+	}
+	rte_spinlock_unlock(&qp->sq_lock);
+	if ((mask & IBV_QP_STATE) && to == IBV_QPS_ERR)
+		dpv_qp_to_error(qp);
+	if (sqd_event) {
+		struct ibv_async_event ev = {.event_type = IBV_EVENT_SQ_DRAINED};
+		ev.element.qp = ib;
+		dpv_async_event(qp->ctx, &ev);
+	}
+	return 0;
+}
+
+/** ibv_query_qp: 0 and the current attributes, or EINVAL for NULL arguments. */
+DPV_EXPORT int ibv_query_qp(struct ibv_qp *ib, struct ibv_qp_attr *attr, int mask,
+			    struct ibv_qp_init_attr *init_attr)
+{
+	if (!ib || !attr || !init_attr)
+		return EINVAL;
+	struct dpv_qp *qp = to_dqp(ib);
+	rte_spinlock_lock(&qp->sq_lock);
+	*attr = qp->attr;
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->cap = qp->cap;
+	attr->sq_draining = 0;
+	rte_spinlock_unlock(&qp->sq_lock);
+	memset(init_attr, 0, sizeof(*init_attr));
+	init_attr->qp_context = ib->qp_context;
+	init_attr->send_cq = ib->send_cq;
+	init_attr->recv_cq = ib->recv_cq;
+	init_attr->srq = ib->srq;
+	init_attr->cap = qp->cap;
+	init_attr->qp_type = ib->qp_type;
+	init_attr->sq_sig_all = qp->sq_sig_all;
+	return 0;
+}
+
+/** ibv_query_qp_data_in_order: UD messages are single packets, delivered whole. */
+DPV_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags)
+{
+	return 0;
+}
+
+/** ibv_qp_to_qp_ex: the extended QP view (the ibv_wr_* API is not wired yet). */
+DPV_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
+{
+	return qp ? &to_dqp(qp)->ibqp : NULL;
+}
+
+/* ---- posting ---- */
+
+static void send_error_cqe(struct dpv_qp *qp, struct ibv_send_wr *wr, enum ibv_wc_status st)
+{
+	struct ibv_wc wc;
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = wr->wr_id;
+	wc.status = st;
+	wc.opcode = wr->opcode == IBV_WR_SEND_WITH_IMM || wr->opcode == IBV_WR_SEND ? IBV_WC_SEND
+		    : IBV_WC_SEND;
+	wc.qp_num = qp->ibqp.qp_base.qp_num;
+	dpv_cq_push(qp->scq, &wc, false);
+}
+
+/**
+ * post_send (ibv_post_send): RETURN VALUE: 0, or an errno value with *bad_wr
+ * set to the first WR not posted: EINVAL (QP not in RTS/SQD, more SGEs than
+ * max_send_sge, inline data above max_inline_data, opcode not valid for the
+ * QP type, NULL or foreign AH), ENOMEM (send queue full).
+ * Local errors found while executing a WR (bad lkey, an lkey of another PD,
+ * message longer than the path MTU) complete it with an error status.
+ */
+int dpv_post_send(struct ibv_qp *ib, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	struct dpv_qp *qp = to_dqp(ib);
+	int ret = 0;
+	if (!wr) {
+		return EINVAL;
+	}
+	rte_spinlock_lock(&qp->sq_lock);
+	for (; wr; wr = wr->next) {
+		if (qp->state == IBV_QPS_ERR || qp->state == IBV_QPS_SQE) {
+			/* IBA 10.8.3.3: flushed */
+			send_error_cqe(qp, wr, IBV_WC_WR_FLUSH_ERR);
+			continue;
+		}
+		if (qp->state != IBV_QPS_RTS) {
+			ret = EINVAL;
+			break;
+		}
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge ||
+		    (wr->num_sge && !wr->sg_list)) {
+			ret = EINVAL;
+			break;
+		}
+		if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM) {
+			ret = EINVAL;
+			break;
+		}
+		if ((wr->send_flags & IBV_SEND_INLINE) &&
+		    dpv_sge_total(wr->sg_list, (uint32_t)wr->num_sge) > qp->cap.max_inline_data) {
+			ret = EINVAL;
+			break;
+		}
+		if (!wr->wr.ud.ah || wr->wr.ud.ah->context != ib->context) {
+			ret = EINVAL;
+			break;
+		}
+		int st = dpv_ud_send_one(qp, wr);
+		if (st < 0) {
+			ret = -st;
+			break;
+		}
+		if (st != IBV_WC_SUCCESS) {
+			send_error_cqe(qp, wr, (enum ibv_wc_status)st);
+			qp->state = IBV_QPS_SQE; /* IBA 10.3.1: UD send errors move to SQE */
+			ib->state = IBV_QPS_SQE;
+			qp->attr.qp_state = IBV_QPS_SQE;
+			continue;
+		}
+		if (qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED)) {
+			struct ibv_wc wc;
+			memset(&wc, 0, sizeof(wc));
+			wc.wr_id = wr->wr_id;
+			wc.status = IBV_WC_SUCCESS;
+			wc.opcode = IBV_WC_SEND;
+			wc.byte_len = dpv_sge_total(wr->sg_list, (uint32_t)wr->num_sge);
+			wc.qp_num = ib->qp_num;
+			dpv_cq_push(qp->scq, &wc, false);
+		}
+	}
+	rte_spinlock_unlock(&qp->sq_lock);
+	if (ret && bad)
+		*bad = wr;
+	return ret;
+}
+
+static int post_recv_ring(uint8_t *ring, uint32_t wqe_size, uint32_t size, uint32_t *head,
+			  uint32_t *tail, uint32_t max_sge, struct ibv_recv_wr *wr)
+{
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge || (wr->num_sge && !wr->sg_list))
+		return EINVAL;
+	if (*tail - *head >= size)
+		return ENOMEM;
+	struct dpv_recv_wqe *w = rq_slot(ring, wqe_size, size, *tail);
+	w->wr_id = wr->wr_id;
+	w->num_sge = (uint32_t)wr->num_sge;
+	memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(struct ibv_sge));
+	(*tail)++;
+	return 0;
+}
+
+/**
+ * post_recv (ibv_post_recv): RETURN VALUE: 0, or an errno value with *bad_wr
+ * set: EINVAL (QP in RESET, QP attached to an SRQ, more SGEs than
+ * max_recv_sge), ENOMEM (receive queue full). In the error state the WRs are
+ * completed at once with IBV_WC_WR_FLUSH_ERR.
+ */
+int dpv_post_recv(struct ibv_qp *ib, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct dpv_qp *qp = to_dqp(ib);
+	int ret = 0;
+	if (!wr)
+		return EINVAL;
+	if (qp->srq || qp->state == IBV_QPS_RESET) {
+		if (bad)
+			*bad = wr;
+		return EINVAL;
+	}
+	rte_spinlock_lock(&qp->rq_lock);
+	for (; wr; wr = wr->next) {
+		ret = post_recv_ring(qp->rq, qp->rq_wqe_size, qp->rq_size, &qp->rq_head, &qp->rq_tail,
+				     qp->cap.max_recv_sge, wr);
+		if (ret)
+			break;
+	}
+	rte_spinlock_unlock(&qp->rq_lock);
+	if (ret && bad)
+		*bad = wr;
+	if (qp->state == IBV_QPS_ERR)
+		flush_rq(qp);
+	return ret;
+}
+
+/* ---- SRQ ---- */
+
+/**
+ * ibv_create_srq: RETURN VALUE: the SRQ, or NULL with errno EINVAL (NULL
+ * arguments, max_wr or max_sge above the device limits, srq_limit > max_wr)
+ * or ENOMEM.
+ */
+DPV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
+{
+	struct dpv_runtime *rt = dpv_runtime_peek();
+	if (!pd || !attr || !rt || !attr->attr.max_wr || attr->attr.max_wr > rt->conf.max_qp_wr ||
+	    attr->attr.max_sge > rt->conf.max_sge || attr->attr.srq_limit > attr->attr.max_wr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct dpv_srq *s = calloc(1, sizeof(*s));
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->max_wr = pow2(attr->attr.max_wr);
+	s->max_sge = RTE_MAX(attr->attr.max_sge, 1u);
+	s->wqe_size = (uint32_t)(sizeof(struct dpv_recv_wqe) + s->max_sge * sizeof(struct ibv_sge));
+	s->wqes = calloc(s->max_wr, s->wqe_size);
+	if (!s->wqes) {
+		free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->limit = attr->attr.srq_limit;
+	s->pd = to_dpd(pd);
+	rte_spinlock_init(&s->lock);
+	s->ibsrq.context = pd->context;
+	s->ibsrq.srq_context = attr->srq_context;
+	s->ibsrq.pd = pd;
+	pthread_mutex_init(&s->ibsrq.mutex, NULL);
+	pthread_cond_init(&s->ibsrq.cond, NULL);
+	attr->attr.max_wr = s->max_wr;
+	attr->attr.max_sge = s->max_sge;
+	atomic_fetch_add(&s->pd->users, 1);
+	return &s->ibsrq;
+}
+
+/** ibv_modify_srq: 0, or EINVAL (bad mask, resize not supported, limit > max_wr). */
+DPV_EXPORT int ibv_modify_srq(struct ibv_srq *ib, struct ibv_srq_attr *attr, int mask)
+{
+	if (!ib || !attr)
+		return EINVAL;
+	struct dpv_srq *s = to_dsrq(ib);
+	if (mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT) || (mask & IBV_SRQ_MAX_WR))
+		return EINVAL;
+	if ((mask & IBV_SRQ_LIMIT) && attr->srq_limit > s->max_wr)
+		return EINVAL;
+	rte_spinlock_lock(&s->lock);
+	if (mask & IBV_SRQ_LIMIT)
+		s->limit = attr->srq_limit;
+	rte_spinlock_unlock(&s->lock);
+	return 0;
+}
+
+/** ibv_query_srq: 0 and the attributes, or EINVAL. */
+DPV_EXPORT int ibv_query_srq(struct ibv_srq *ib, struct ibv_srq_attr *attr)
+{
+	if (!ib || !attr)
+		return EINVAL;
+	struct dpv_srq *s = to_dsrq(ib);
+	attr->max_wr = s->max_wr;
+	attr->max_sge = s->max_sge;
+	attr->srq_limit = s->limit;
+	return 0;
+}
+
+/** ibv_destroy_srq: 0, EINVAL for NULL, EBUSY while QPs use it. */
+DPV_EXPORT int ibv_destroy_srq(struct ibv_srq *ib)
+{
+	if (!ib)
+		return EINVAL;
+	struct dpv_srq *s = to_dsrq(ib);
+	if (atomic_load(&s->users) > 0)
+		return EBUSY;
+	atomic_fetch_sub(&s->pd->users, 1);
+	free(s->wqes);
+	free(s);
+	return 0;
+}
+
+int dpv_post_srq_recv(struct ibv_srq *ib, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct dpv_srq *s = to_dsrq(ib);
+	int ret = 0;
+	if (!wr)
+		return EINVAL;
+	rte_spinlock_lock(&s->lock);
+	for (; wr; wr = wr->next) {
+		ret = post_recv_ring(s->wqes, s->wqe_size, s->max_wr, &s->head, &s->tail, s->max_sge, wr);
+		if (ret)
+			break;
+	}
+	rte_spinlock_unlock(&s->lock);
+	if (ret && bad)
+		*bad = wr;
+	return ret;
+}
+
+/** ibv_attach_mcast / ibv_detach_mcast: multicast is not supported: EOPNOTSUPP. */
+DPV_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	return EOPNOTSUPP;
+}
+
+DPV_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	return EOPNOTSUPP;
+}

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dpverbs verbs façade: internal object layouts. Each object embeds the
+ * rdma-core verbs struct and converts back with container_of (as rxe.h
+ * to_rqp does). Not installed.
+ */
+#ifndef DPV_VERBS_H
+#define DPV_VERBS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#include <rte_spinlock.h>
+
+#include "dpv_port.h"
+
+#define DPV_EXPORT __attribute__((visibility("default")))
+
+#ifndef container_of
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#endif
+
+#define DPV_VENDOR_ID 0          /* unknown vendor: perftest uses plain verbs */
+#define DPV_VENDOR_PART_ID 0x4450 /* "DP" */
+#define DPV_HW_VER 1
+#define DPV_MAX_MSG_SZ (1u << 31)
+
+struct dpv_device {
+	struct ibv_device ibdev;
+	struct dpv_port *port;
+	__be64 guid;
+	unsigned int index;
+};
+
+struct dpv_context {
+	struct verbs_context vctx;
+	struct dpv_device *dev;
+	int async_wfd;           /* write end of the async event pipe */
+	rte_spinlock_t async_lock;
+};
+
+struct dpv_pd {
+	struct ibv_pd ibpd;
+	_Atomic int users;       /* MRs, QPs, AHs, SRQs using it */
+};
+
+struct dpv_mr {
+	struct ibv_mr ibmr;
+	struct dpv_pd *pd;
+	uint64_t iova;           /* address the peer uses (rkey space) */
+	uint8_t *addr;           /* local virtual address */
+	uint64_t length;
+	int access;
+	uint32_t index;
+};
+
+struct dpv_ah {
+	struct ibv_ah ibah;
+	struct ibv_ah_attr attr;
+	struct dpv_pd *pd;
+	struct dpv_port *port;
+	uint8_t sgid[16], dgid[16];
+	uint8_t ip_ver;
+};
+
+struct dpv_comp_channel {
+	struct ibv_comp_channel ch;
+	int wfd;
+	_Atomic int users;
+};
+
+struct dpv_cq {
+	struct ibv_cq_ex ibcq;   /* begins with the struct ibv_cq layout */
+	rte_spinlock_t lock;
+	struct ibv_wc *ring;
+	uint32_t size;           /* power of two, >= cqe + 1 */
+	uint32_t head, tail;     /* consumer / producer counters */
+	int cqe;                 /* what the user asked for (reported) */
+	bool armed, solicited_only;
+	bool overflow;
+	struct dpv_comp_channel *chan;
+	_Atomic int users;       /* QPs and SRQs using the CQ */
+};
+
+struct dpv_recv_wqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	struct ibv_sge sge[];
+};
+
+struct dpv_srq {
+	struct ibv_srq ibsrq;
+	struct dpv_pd *pd;
+	rte_spinlock_t lock;
+	uint8_t *wqes;
+	uint32_t wqe_size, max_wr, max_sge, head, tail, limit;
+	_Atomic int users;
+};
+
+struct dpv_qp {
+	struct ibv_qp_ex ibqp;   /* begins with struct ibv_qp */
+	struct dpv_context *ctx;
+	struct dpv_pd *pd;
+	struct dpv_cq *scq, *rcq;
+	struct dpv_srq *srq;
+	struct dpv_port *port;
+	struct dpv_qctx *qc;
+	enum ibv_qp_type type;
+	enum ibv_qp_state state;
+	bool sq_sig_all;
+	struct ibv_qp_cap cap;
+	/* attributes (ibv_query_qp) */
+	struct ibv_qp_attr attr;
+	/* send side */
+	rte_spinlock_t sq_lock;
+	uint32_t sq_psn;
+	uint32_t sq_outstanding;
+	/* receive side */
+	rte_spinlock_t rq_lock;
+	uint8_t *rq;             /* ring of dpv_recv_wqe */
+	uint32_t rq_wqe_size, rq_size, rq_head, rq_tail;
+	/* counters */
+	_Atomic uint64_t tx_pkts, rx_pkts, rx_drops;
+};
+
+static inline struct dpv_context *to_dctx(struct ibv_context *c)
+{
+	return container_of(c, struct dpv_context, vctx.context);
+}
+static inline struct dpv_pd *to_dpd(struct ibv_pd *p) { return container_of(p, struct dpv_pd, ibpd); }
+static inline struct dpv_mr *to_dmr(struct ibv_mr *m) { return container_of(m, struct dpv_mr, ibmr); }
+static inline struct dpv_ah *to_dah(struct ibv_ah *a) { return container_of(a, struct dpv_ah, ibah); }
+static inline struct dpv_cq *to_dcq(struct ibv_cq *c)
+{
+	return container_of((struct ibv_cq_ex *)c, struct dpv_cq, ibcq);
+}
+static inline struct dpv_qp *to_dqp(struct ibv_qp *q)
+{
+	return container_of((struct ibv_qp_ex *)q, struct dpv_qp, ibqp);
+}
+static inline struct dpv_srq *to_dsrq(struct ibv_srq *s) { return container_of(s, struct dpv_srq, ibsrq); }
+static inline struct dpv_comp_channel *to_dch(struct ibv_comp_channel *c)
+{
+	return container_of(c, struct dpv_comp_channel, ch);
+}
+static inline struct ibv_cq *dcq_ib(struct dpv_cq *cq) { return ibv_cq_ex_to_cq(&cq->ibcq); }
+static inline struct ibv_qp *dqp_ib(struct dpv_qp *qp) { return &qp->ibqp.qp_base; }
+
+/* dpv_device.c */
+struct dpv_device *dpv_devices(unsigned int *n);
+void dpv_async_event(struct dpv_context *ctx, const struct ibv_async_event *ev);
+int dpv_query_port_full(struct ibv_context *c, uint8_t port, struct ibv_port_attr *a);
+
+/* dpv_mr.c */
+struct dpv_mr *dpv_mr_lookup(uint32_t key);
+/* Check an SGE list against MRs of pd; returns 0 or the IBV_WC_* error. */
+int dpv_sge_check(struct dpv_pd *pd, const struct ibv_sge *sge, uint32_t n, int access);
+
+/* dpv_cq.c */
+/* Add a completion; may raise the channel event. Takes cq->lock. */
+void dpv_cq_push(struct dpv_cq *cq, const struct ibv_wc *wc, bool solicited);
+int dpv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int dpv_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+
+/* dpv_qp.c */
+struct dpv_qp *dpv_qp_lookup(uint32_t qpn);
+int dpv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int dpv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int dpv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+struct ibv_qp *dpv_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *attr);
+void dpv_qp_to_error(struct dpv_qp *qp);
+/* Pop one receive WQE (RQ or SRQ) into out; false if none. */
+bool dpv_qp_pop_recv(struct dpv_qp *qp, uint64_t *wr_id, struct ibv_sge *sge, uint32_t *nsge,
+		     struct dpv_pd **pd);
+
+/* dpv_ud.c: UD transport */
+int dpv_ud_send_one(struct dpv_qp *qp, struct ibv_send_wr *wr);
+void dpv_ud_rx(struct dpv_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi);
+void dpv_transport_rx(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi);
+
+/* Copy between an SGE list and a flat buffer (MRs already checked). */
+void dpv_sge_copy_in(const struct ibv_sge *sge, uint32_t n, uint32_t off, const void *src, uint32_t len);
+uint32_t dpv_sge_total(const struct ibv_sge *sge, uint32_t n);
+
+/* Ensure the runtime is up; returns NULL with errno set. */
+struct dpv_runtime *dpv_rt(void);
+
+#endif /* DPV_VERBS_H */

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dpverbs wire format: RoCEv2 (Ethernet / IPv4|IPv6 / UDP 4791 / BTH / ext /
+ * payload / pad / ICRC).
+ *
+ * Two-level accessors in the style of rxe_hdr.h: __bth_psn(void *bth) works
+ * on a raw header, the struct dpv_pkt_info carries parsed values and the
+ * offsets of every extension header found through the opcode table.
+ * No bitfields; every multi-byte field is big endian on the wire.
+ */
+#ifndef DPV_WIRE_H
+#define DPV_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DPV_ROCEV2_UDP_PORT 4791
+#define DPV_ETH_HLEN 14
+#define DPV_IPV4_HLEN 20
+#define DPV_IPV6_HLEN 40
+#define DPV_UDP_HLEN 8
+#define DPV_ICRC_LEN 4
+#define DPV_GRH_LEN 40
+
+/* Extension header lengths (IBA 9.3). */
+#define DPV_BTH_LEN 12
+#define DPV_DETH_LEN 8
+#define DPV_RETH_LEN 16
+#define DPV_AETH_LEN 4
+#define DPV_IMMDT_LEN 4
+#define DPV_IETH_LEN 4
+#define DPV_ATMETH_LEN 28
+#define DPV_ATMACK_LEN 8
+#define DPV_XRCETH_LEN 4
+
+/* Header presence mask bits (one per header kind). */
+enum dpv_hdr_mask {
+	DPV_HDR_BTH = 1u << 0,
+	DPV_HDR_DETH = 1u << 1,
+	DPV_HDR_RETH = 1u << 2,
+	DPV_HDR_AETH = 1u << 3,
+	DPV_HDR_IMMDT = 1u << 4,
+	DPV_HDR_IETH = 1u << 5,
+	DPV_HDR_ATMETH = 1u << 6,
+	DPV_HDR_ATMACK = 1u << 7,
+	DPV_HDR_XRCETH = 1u << 8,
+	DPV_HDR_PAYLOAD = 1u << 9, /* opcode carries a payload */
+	/* packet role */
+	DPV_OP_REQ = 1u << 10,  /* request (to responder) */
+	DPV_OP_RESP = 1u << 11, /* response (ACK/read resp/atomic ack) */
+	DPV_OP_START = 1u << 12, /* FIRST or ONLY */
+	DPV_OP_MIDDLE = 1u << 13,
+	DPV_OP_END = 1u << 14,   /* LAST or ONLY */
+	DPV_OP_SEND = 1u << 15,
+	DPV_OP_WRITE = 1u << 16,
+	DPV_OP_READ = 1u << 17,
+	DPV_OP_ATOMIC = 1u << 18,
+	DPV_OP_COMP = 1u << 19, /* generates a receive completion */
+};
+
+/* Transport (upper 3 bits of the opcode). IBA 9.2.1 table 35. */
+enum dpv_transport {
+	DPV_TR_RC = 0x00,
+	DPV_TR_UC = 0x20,
+	DPV_TR_RD = 0x40,
+	DPV_TR_UD = 0x60,
+	DPV_TR_CNP = 0x80,
+	DPV_TR_XRC = 0xa0,
+};
+
+/* Wire opcodes (IBA 9.2.1 table 35), names as in the spec. */
+enum dpv_opcode {
+	DPV_OPC_SEND_FIRST = 0x00,
+	DPV_OPC_SEND_MIDDLE = 0x01,
+	DPV_OPC_SEND_LAST = 0x02,
+	DPV_OPC_SEND_LAST_IMM = 0x03,
+	DPV_OPC_SEND_ONLY = 0x04,
+	DPV_OPC_SEND_ONLY_IMM = 0x05,
+	DPV_OPC_WRITE_FIRST = 0x06,
+	DPV_OPC_WRITE_MIDDLE = 0x07,
+	DPV_OPC_WRITE_LAST = 0x08,
+	DPV_OPC_WRITE_LAST_IMM = 0x09,
+	DPV_OPC_WRITE_ONLY = 0x0a,
+	DPV_OPC_WRITE_ONLY_IMM = 0x0b,
+	DPV_OPC_READ_REQUEST = 0x0c,
+	DPV_OPC_READ_RESP_FIRST = 0x0d,
+	DPV_OPC_READ_RESP_MIDDLE = 0x0e,
+	DPV_OPC_READ_RESP_LAST = 0x0f,
+	DPV_OPC_READ_RESP_ONLY = 0x10,
+	DPV_OPC_ACK = 0x11,
+	DPV_OPC_ATOMIC_ACK = 0x12,
+	DPV_OPC_CMP_SWAP = 0x13,
+	DPV_OPC_FETCH_ADD = 0x14,
+	DPV_OPC_SEND_LAST_INV = 0x16,
+	DPV_OPC_SEND_ONLY_INV = 0x17,
+	/* OR with a transport for UC/UD/XRC: e.g. DPV_TR_UD | DPV_OPC_SEND_ONLY */
+};
+
+/* One entry per wire opcode (256 entries, indexed by the BTH opcode). */
+struct dpv_opcode_info {
+	const char *name;     /* e.g. "IB_OPCODE_UD_SEND_ONLY"; NULL: invalid */
+	uint32_t mask;        /* enum dpv_hdr_mask bits */
+	uint8_t hdr_len;      /* BTH + all extension headers, bytes */
+	/* offset of each extension header from the start of BTH, 0 if absent */
+	uint8_t off_deth, off_reth, off_aeth, off_immdt, off_ieth, off_atmeth,
+		off_atmack, off_xrceth, off_payload;
+};
+
+extern const struct dpv_opcode_info dpv_opcode_table[256];
+
+static inline bool dpv_opcode_valid(uint8_t opcode)
+{
+	return dpv_opcode_table[opcode].name != NULL;
+}
+
+/* ---- BTH raw accessors (IBA 9.2) ---- */
+static inline uint8_t __bth_opcode(const void *bth) { return ((const uint8_t *)bth)[0]; }
+static inline bool __bth_se(const void *bth) { return ((const uint8_t *)bth)[1] & 0x80; }
+static inline bool __bth_mig(const void *bth) { return ((const uint8_t *)bth)[1] & 0x40; }
+static inline uint8_t __bth_pad(const void *bth) { return (((const uint8_t *)bth)[1] >> 4) & 3; }
+static inline uint8_t __bth_tver(const void *bth) { return ((const uint8_t *)bth)[1] & 0xf; }
+uint16_t __bth_pkey(const void *bth);
+bool __bth_fecn(const void *bth);
+bool __bth_becn(const void *bth);
+uint32_t __bth_qpn(const void *bth);
+bool __bth_ack(const void *bth);
+uint32_t __bth_psn(const void *bth);
+
+/* ---- Parsed packet ---- */
+struct dpv_pkt_info {
+	/* L2 */
+	uint8_t dst_mac[6];
+	uint8_t src_mac[6];
+	uint16_t vlan_tci;      /* 0 if untagged */
+	bool vlan;
+	/* L3: GIDs are IPv4-mapped (::ffff:a.b.c.d) for IPv4 */
+	uint8_t ip_ver;         /* 4 or 6 */
+	uint8_t sgid[16];
+	uint8_t dgid[16];
+	uint8_t tclass;         /* IPv4 TOS or IPv6 traffic class */
+	uint8_t hop_limit;      /* TTL or hop limit */
+	uint32_t flow_label;    /* IPv6 only, 0 for IPv4 */
+	uint16_t ip_id;         /* IPv4 identification, 0 for IPv6 */
+	/* L4 */
+	uint16_t udp_sport;
+	uint16_t udp_dport;
+	/* offsets into the frame */
+	uint16_t l3_off;        /* IP header */
+	uint16_t l4_off;        /* UDP header */
+	uint16_t bth_off;       /* BTH */
+	uint32_t frame_len;     /* bytes in the frame as parsed (trailer cut) */
+	/* BTH */
+	uint8_t opcode;
+	bool se, mig, fecn, becn, ackreq;
+	uint8_t padcnt;
+	uint8_t tver;
+	uint16_t pkey;
+	uint32_t dqpn;          /* 24 bits */
+	uint32_t psn;           /* 24 bits */
+	uint32_t mask;          /* dpv_opcode_table[opcode].mask */
+	/* extension headers, valid when the mask says so */
+	uint32_t deth_qkey, deth_sqpn;
+	uint64_t reth_va;
+	uint32_t reth_rkey, reth_len;
+	uint8_t aeth_syndrome;
+	uint32_t aeth_msn;
+	uint32_t immdt;         /* host order value of the 4 wire bytes (be32toh) */
+	uint32_t ieth_rkey;
+	uint64_t atm_va;
+	uint32_t atm_rkey;
+	uint64_t atm_swap_add, atm_cmp;
+	uint64_t atmack_orig;
+	uint32_t xrc_srqn;
+	/* payload (after all headers, before pad) */
+	uint32_t payload_off;   /* from frame start */
+	uint32_t payload_len;   /* without pad and ICRC */
+	uint32_t icrc;          /* ICRC as found in the frame (wire bytes, LE) */
+};
+
+/* Parse results: 0 or one of these (negative). */
+enum dpv_parse_err {
+	DPV_PARSE_OK = 0,
+	DPV_PARSE_NOT_ROCE = -1,  /* not IPv4/IPv6 UDP to 4791 (ARP etc.) */
+	DPV_PARSE_SHORT = -2,     /* truncated frame or length fields too short */
+	DPV_PARSE_BAD_IP = -3,    /* IP version/IHL/length/checksum wrong */
+	DPV_PARSE_BAD_UDP = -4,   /* UDP length inconsistent */
+	DPV_PARSE_BAD_OPCODE = -5,/* opcode not in the table */
+	DPV_PARSE_BAD_TVER = -6,  /* BTH transport header version != 0 */
+	DPV_PARSE_BAD_PAD = -7,   /* pad count larger than the payload */
+	DPV_PARSE_BAD_ICRC = -8,  /* ICRC mismatch (only from dpv_pkt_parse_check) */
+	DPV_PARSE_NERR = 9,
+};
+const char *dpv_parse_err_str(int err);
+
+/* Parse an Ethernet frame. Does not check the ICRC. */
+int dpv_pkt_parse(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi);
+/* Parse and verify the ICRC. */
+int dpv_pkt_parse_check(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi);
+
+/* ---- Build ---- */
+struct dpv_pkt_build {
+	uint8_t dst_mac[6], src_mac[6];
+	uint8_t ip_ver;         /* 4 or 6; for 4 the GIDs must be IPv4-mapped */
+	uint8_t sgid[16], dgid[16];
+	uint8_t tclass, hop_limit;
+	uint32_t flow_label;
+	uint16_t ip_id;         /* IPv4 identification (rxe: nonzero; 0 is fine with DF) */
+	uint16_t udp_sport;
+	uint8_t opcode;
+	bool se, mig, ackreq;
+	uint16_t pkey;
+	uint32_t dqpn, psn;
+	/* extension headers; only the ones the opcode has are written */
+	uint32_t deth_qkey, deth_sqpn;
+	uint64_t reth_va;
+	uint32_t reth_rkey, reth_len;
+	uint8_t aeth_syndrome;
+	uint32_t aeth_msn;
+	uint32_t immdt;         /* written as htobe32(immdt) */
+	uint32_t ieth_rkey;
+	uint64_t atm_va;
+	uint32_t atm_rkey;
+	uint64_t atm_swap_add, atm_cmp;
+	uint64_t atmack_orig;
+	uint32_t xrc_srqn;
+};
+
+/* Bytes of Ethernet+IP+UDP+BTH+ext headers for this opcode/IP version. */
+uint32_t dpv_pkt_hdr_len(uint8_t opcode, uint8_t ip_ver);
+/* Total frame length for a payload (headers + payload + pad + ICRC). */
+uint32_t dpv_pkt_frame_len(uint8_t opcode, uint8_t ip_ver, uint32_t paylen);
+
+/*
+ * Write every header into buf (which must hold dpv_pkt_frame_len bytes):
+ * Ethernet, IPv4 (DF, header checksum computed) or IPv6, UDP (checksum 0),
+ * BTH (pad count from paylen), extension headers. Returns the payload offset.
+ * The caller then copies paylen payload bytes at buf + return value and calls
+ * dpv_pkt_finish(), which zeroes the pad and writes the ICRC.
+ */
+uint32_t dpv_pkt_build_hdrs(uint8_t *buf, const struct dpv_pkt_build *b, uint32_t paylen);
+void dpv_pkt_finish(uint8_t *buf, uint32_t frame_len);
+
+/* ---- ICRC (IBA A17.3.3) ---- */
+/* CRC-32 (reflected 0xEDB88320), raw update without pre/post inversion. */
+uint32_t dpv_crc32_update(uint32_t crc, const void *buf, size_t len);
+/*
+ * ICRC of a RoCEv2 packet given its IP header at l3 and the number of bytes
+ * from the IP header up to (not including) the ICRC. Returns the value whose
+ * little-endian bytes are the 4 ICRC bytes on the wire.
+ */
+uint32_t dpv_icrc_compute(const uint8_t *l3, uint32_t len_to_icrc);
+
+/* Internet checksum of an IPv4 header (for building and checking). */
+uint16_t dpv_ipv4_cksum(const void *iphdr);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DPV_WIRE_H */
