@@ -230,6 +230,7 @@ static void engine_stop(void)
 	g_assist_running = false;
 	if (g_lcore_mode)
 		rte_eal_mp_wait_lcore();
+	dpv_runtime_shutdown();
 }
 
 int dpv_engine_start(struct dpv_runtime *rt)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dirent.h>
 #include <arpa/inet.h>
 
 #include <rte_eal.h>
@@ -213,6 +214,9 @@ static int eal_up(struct dpv_runtime *rt)
 	snprintf(loglvl, sizeof(loglvl), "--log-level=%d", c->log_level);
 	argv[argc++] = loglvl;
 	argv[argc++] = (char *)"--no-telemetry";
+	/* embedded mode has no secondary processes: hugepage files need no name */
+	if (c->huge && c->mode == DPV_MODE_EMBEDDED)
+		argv[argc++] = (char *)"--huge-unlink";
 	for (unsigned int p = 0; p < c->n_ports; p++) {
 		if (c->ports[p].type == DPV_DEV_VDEV) {
 			snprintf(vdevs[p], sizeof(vdevs[p]), "--vdev=%s", c->ports[p].devargs);
@@ -247,7 +251,41 @@ static int eal_up(struct dpv_runtime *rt)
 		return -1;
 	}
 	rt->eal_ours = true;
+	snprintf(rt->runtime_dir, sizeof(rt->runtime_dir), "%s", rte_eal_get_runtime_dir());
 	return 0;
+}
+
+static int rm_tree(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[512];
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	return rmdir(dir);
+}
+
+void dpv_runtime_shutdown(void)
+{
+	struct dpv_runtime *rt = atomic_exchange(&g_rt_ready, NULL);
+	if (!rt)
+		return;
+	for (unsigned int i = 0; i < rt->n_ports; i++) {
+		rte_eth_dev_stop(rt->ports[i].eth_port);
+		rte_eth_dev_close(rt->ports[i].eth_port);
+	}
+	if (rt->eal_ours) {
+		rte_eal_cleanup();
+		if (rt->runtime_dir[0] && !strncmp(rt->runtime_dir, "/var/run/dpdk/", 14))
+			rm_tree(rt->runtime_dir);
+	}
 }
 
 static int find_eth_port(struct dpv_runtime *rt, const struct dpv_conf_port *cp, uint16_t *out)

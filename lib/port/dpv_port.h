@@ -119,6 +119,7 @@ struct dpv_runtime {
 	struct dpv_port ports[DPV_MAX_PORTS];
 	unsigned int n_ports;
 	bool eal_ours;            /* we called rte_eal_init */
+	char runtime_dir[256];    /* DPDK runtime directory (removed at exit) */
 	uint64_t tsc_hz;
 	int init_err;             /* errno of a failed init, 0 if fine */
 	char init_msg[512];
@@ -131,6 +132,9 @@ struct dpv_runtime {
  * once to stderr and kept in the runtime's init_msg).
  */
 struct dpv_runtime *dpv_runtime_get(void);
+/* At exit: stop and close the ports (memif removes its socket), release
+ * EAL and remove the process' DPDK runtime directory if we created EAL. */
+void dpv_runtime_shutdown(void);
 /* The runtime if it is up, else NULL (no initialisation). */
 struct dpv_runtime *dpv_runtime_peek(void);
 

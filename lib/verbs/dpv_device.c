@@ -196,7 +196,7 @@ static void fill_device_attr(struct dpv_device *d, struct ibv_device_attr *a)
 	a->max_qp = (int)c->max_qp;
 	a->max_qp_wr = (int)c->max_qp_wr;
 	a->device_cap_flags = IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_SYS_IMAGE_GUID |
-			      IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_CHANGE_PHY_PORT |
+			      IBV_DEVICE_CHANGE_PHY_PORT |
 			      IBV_DEVICE_UD_AV_PORT_ENFORCE | IBV_DEVICE_N_NOTIFY_CQ;
 	a->max_sge = (int)c->max_sge;
 	a->max_sge_rd = (int)c->max_sge;
