@@ -404,8 +404,7 @@ DPV_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
 
 /**
  * _ibv_query_gid_table: the number of valid entries written, or a negative
- * errno (-EINVAL for bad flags or entry size, -ENOMEM if max_entries is too
- * small).
+ * errno (-EINVAL for bad flags or entry size, max_entries too small).
  */
 DPV_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_gid_entry *entries,
 					size_t max_entries, uint32_t flags, size_t entry_size)
@@ -418,7 +417,7 @@ DPV_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv_
 		if (!p->gids[i].valid)
 			continue;
 		if (n >= max_entries)
-			return -ENOMEM;
+			return -EINVAL; /* as rdma-core: the buffer is too small */
 		fill_gid_entry(p, i, (struct ibv_gid_entry *)((char *)entries + n * entry_size));
 		n++;
 	}

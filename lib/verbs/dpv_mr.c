@@ -61,7 +61,7 @@ DPV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 
 #define DPV_ACCESS_SUPPORTED                                                                     \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |             \
-	 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_ZERO_BASED)
+	 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED)
 
 struct dpv_mr *dpv_mr_lookup(uint32_t key)
 {

@@ -134,9 +134,14 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 		errno = EINVAL;
 		return NULL;
 	}
-	uint32_t known = IBV_QP_INIT_ATTR_PD;
+	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
+			 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	if (a->comp_mask & ~known) {
 		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags) {
+		errno = EOPNOTSUPP; /* no creation flags are supported */
 		return NULL;
 	}
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd || a->pd->context != context) {
@@ -145,6 +150,11 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	}
 	if (a->qp_type != IBV_QPT_UD) {
 		/* RC, UC and XRC arrive with the reliable-transport issue */
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    (a->send_ops_flags & ~dpv_qpex_supported_ops(a->qp_type))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -188,6 +198,12 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 				      (uint32_t)DPV_DEF_MAX_INLINE : rt->conf.max_inline);
 	qp->cap = cap;
 	a->cap = cap;
+	if ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && dpv_qpex_init(qp, a->send_ops_flags)) {
+		free(qp->rq);
+		free(qp);
+		errno = ENOMEM;
+		return NULL;
+	}
 
 	rte_spinlock_lock(&g_qp_lock);
 	uint32_t qpn = 0;
@@ -204,6 +220,7 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	}
 	if (!qpn) {
 		rte_spinlock_unlock(&g_qp_lock);
+		dpv_qpex_fini(qp);
 		free(qp->rq);
 		free(qp);
 		errno = ENOMEM;
@@ -297,6 +314,7 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ib)
 		atomic_fetch_sub(&qp->srq->users, 1);
 	pthread_mutex_destroy(&ib->mutex);
 	pthread_cond_destroy(&ib->cond);
+	dpv_qpex_fini(qp);
 	free(qp->rq);
 	free(qp);
 	return 0;
@@ -459,10 +477,17 @@ DPV_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode 
 	return 0;
 }
 
-/** ibv_qp_to_qp_ex: the extended QP view (the ibv_wr_* API is not wired yet). */
+/**
+ * ibv_qp_to_qp_ex: the extended QP view; NULL with errno EOPNOTSUPP unless
+ * the QP was created with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS.
+ */
 DPV_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 {
-	return qp ? &to_dqp(qp)->ibqp : NULL;
+	if (!qp || !to_dqp(qp)->wrb) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	return &to_dqp(qp)->ibqp;
 }
 
 /* ---- posting ---- */

@@ -22,7 +22,7 @@
 #define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 #endif
 
-#define DPV_VENDOR_ID 0          /* unknown vendor: perftest uses plain verbs */
+#define DPV_VENDOR_ID 0x026470   /* OUI-style id from our MAC prefix; unknown to perftest, which then uses plain verbs */
 #define DPV_VENDOR_PART_ID 0x4450 /* "DP" */
 #define DPV_HW_VER 1
 #define DPV_MAX_MSG_SZ (1u << 31)
@@ -121,6 +121,8 @@ struct dpv_qp {
 	rte_spinlock_t rq_lock;
 	uint8_t *rq;             /* ring of dpv_recv_wqe */
 	uint32_t rq_wqe_size, rq_size, rq_head, rq_tail;
+	/* extended post API (ibv_wr_*) batch, NULL unless SEND_OPS_FLAGS */
+	struct dpv_wr_batch *wrb;
 	/* counters */
 	_Atomic uint64_t tx_pkts, rx_pkts, rx_drops;
 };
@@ -174,6 +176,11 @@ void dpv_qp_to_error(struct dpv_qp *qp);
 /* Pop one receive WQE (RQ or SRQ) into out; false if none. */
 bool dpv_qp_pop_recv(struct dpv_qp *qp, uint64_t *wr_id, struct ibv_sge *sge, uint32_t *nsge,
 		     struct dpv_pd **pd);
+
+/* dpv_qpex.c */
+uint64_t dpv_qpex_supported_ops(enum ibv_qp_type t);
+int dpv_qpex_init(struct dpv_qp *qp, uint64_t ops);
+void dpv_qpex_fini(struct dpv_qp *qp);
 
 /* dpv_ud.c: UD transport */
 int dpv_ud_send_one(struct dpv_qp *qp, struct ibv_send_wr *wr);

@@ -331,7 +331,7 @@ static void check_file(const char *dir, const char *name)
 		struct dpv_pkt_info pi;
 		struct dpv_pkt_build b;
 		uint8_t rebuilt[2048];
-		uint32_t boff, raw_psn, raw_qpn, wire_icrc, flen, poff;
+		uint32_t boff = 0, raw_psn, raw_qpn, wire_icrc, flen, poff;
 		int fno = i + 1, rc;
 
 		rc = dpv_pkt_parse_check(f, pk[i].len, &pi);

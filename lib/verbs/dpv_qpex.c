@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The extended post API (ibv_wr_start ... ibv_wr_complete) on top of the
+ * classic one: each ibv_wr_<op> appends a struct ibv_send_wr to a batch
+ * preallocated at QP creation (max_send_wr entries with their SGEs and
+ * inline bytes), ibv_wr_complete posts the chain with dpv_post_send and
+ * returns its result, ibv_wr_abort drops it. An error found while building
+ * (batch full, too many SGEs or inline bytes) is returned by ibv_wr_complete.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dpv_verbs.h"
+
+struct dpv_wr_batch {
+	struct ibv_send_wr *wrs;
+	struct ibv_sge *sges;     /* max_send_sge per WR */
+	uint8_t *inl;             /* max_inline_data per WR */
+	uint32_t cap, n, max_sge, max_inl;
+	int err;
+};
+
+static inline struct dpv_qp *qpx_to(struct ibv_qp_ex *q) { return container_of(q, struct dpv_qp, ibqp); }
+
+static struct ibv_send_wr *cur(struct dpv_wr_batch *b)
+{
+	return b->n ? &b->wrs[b->n - 1] : NULL;
+}
+
+static void add_wr(struct ibv_qp_ex *q, enum ibv_wr_opcode op)
+{
+	struct dpv_wr_batch *b = qpx_to(q)->wrb;
+	if (b->n >= b->cap) {
+		b->err = ENOMEM;
+		return;
+	}
+	struct ibv_send_wr *w = &b->wrs[b->n];
+	memset(w, 0, sizeof(*w));
+	w->wr_id = q->wr_id;
+	w->send_flags = q->wr_flags;
+	w->opcode = op;
+	w->sg_list = &b->sges[(size_t)b->n * b->max_sge];
+	b->n++;
+}
+
+static void wr_start(struct ibv_qp_ex *q)
+{
+	struct dpv_wr_batch *b = qpx_to(q)->wrb;
+	b->n = 0;
+	b->err = 0;
+}
+
+static int wr_complete(struct ibv_qp_ex *q)
+{
+	struct dpv_qp *qp = qpx_to(q);
+	struct dpv_wr_batch *b = qp->wrb;
+	struct ibv_send_wr *bad = NULL;
+	int r = b->err;
+	if (!r && b->n) {
+		for (uint32_t i = 0; i + 1 < b->n; i++)
+			b->wrs[i].next = &b->wrs[i + 1];
+		b->wrs[b->n - 1].next = NULL;
+		r = dpv_post_send(&q->qp_base, b->wrs, &bad);
+	}
+	b->n = 0;
+	b->err = 0;
+	return r;
+}
+
+static void wr_abort(struct ibv_qp_ex *q)
+{
+	struct dpv_wr_batch *b = qpx_to(q)->wrb;
+	b->n = 0;
+	b->err = 0;
+}
+
+static void wr_send(struct ibv_qp_ex *q) { add_wr(q, IBV_WR_SEND); }
+
+static void wr_send_imm(struct ibv_qp_ex *q, __be32 imm)
+{
+	add_wr(q, IBV_WR_SEND_WITH_IMM);
+	struct ibv_send_wr *w = cur(qpx_to(q)->wrb);
+	if (w && w->opcode == IBV_WR_SEND_WITH_IMM)
+		w->imm_data = imm;
+}
+
+static void wr_set_ud_addr(struct ibv_qp_ex *q, struct ibv_ah *ah, uint32_t rqpn, uint32_t rqkey)
+{
+	struct ibv_send_wr *w = cur(qpx_to(q)->wrb);
+	if (!w)
+		return;
+	w->wr.ud.ah = ah;
+	w->wr.ud.remote_qpn = rqpn;
+	w->wr.ud.remote_qkey = rqkey;
+}
+
+static void wr_set_sge_list(struct ibv_qp_ex *q, size_t n, const struct ibv_sge *sg)
+{
+	struct dpv_wr_batch *b = qpx_to(q)->wrb;
+	struct ibv_send_wr *w = cur(b);
+	if (!w)
+		return;
+	if (n > b->max_sge) {
+		b->err = EINVAL;
+		return;
+	}
+	memcpy(w->sg_list, sg, n * sizeof(*sg));
+	w->num_sge = (int)n;
+}
+
+static void wr_set_sge(struct ibv_qp_ex *q, uint32_t lkey, uint64_t addr, uint32_t length)
+{
+	struct ibv_sge s = {.addr = addr, .length = length, .lkey = lkey};
+	wr_set_sge_list(q, 1, &s);
+}
+
+static void wr_set_inline_data_list(struct ibv_qp_ex *q, size_t n, const struct ibv_data_buf *bufs)
+{
+	struct dpv_wr_batch *b = qpx_to(q)->wrb;
+	struct ibv_send_wr *w = cur(b);
+	size_t total = 0;
+	if (!w)
+		return;
+	for (size_t i = 0; i < n; i++)
+		total += bufs[i].length;
+	if (total > b->max_inl) {
+		b->err = EINVAL;
+		return;
+	}
+	uint8_t *dst = b->inl + (size_t)(w - b->wrs) * b->max_inl;
+	size_t off = 0;
+	for (size_t i = 0; i < n; i++) {
+		memcpy(dst + off, bufs[i].addr, bufs[i].length);
+		off += bufs[i].length;
+	}
+	w->sg_list[0].addr = (uintptr_t)dst;
+	w->sg_list[0].length = (uint32_t)total;
+	w->sg_list[0].lkey = 0;
+	w->num_sge = total ? 1 : 0;
+	w->send_flags |= IBV_SEND_INLINE;
+}
+
+static void wr_set_inline_data(struct ibv_qp_ex *q, void *addr, size_t length)
+{
+	struct ibv_data_buf d = {.addr = addr, .length = length};
+	wr_set_inline_data_list(q, 1, &d);
+}
+
+/* Ops the QP was not created for: the WR fails at ibv_wr_complete. */
+static void wr_unsupported(struct ibv_qp_ex *q)
+{
+	qpx_to(q)->wrb->err = EOPNOTSUPP;
+}
+static void wr_rdma(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr) { wr_unsupported(q); }
+static void wr_rdma_imm(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, __be32 imm) { wr_unsupported(q); }
+static void wr_atomic_cas(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, uint64_t c, uint64_t s)
+{
+	wr_unsupported(q);
+}
+static void wr_atomic_fa(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, uint64_t a) { wr_unsupported(q); }
+static void wr_bind_mw(struct ibv_qp_ex *q, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *i)
+{
+	wr_unsupported(q);
+}
+static void wr_local_inv(struct ibv_qp_ex *q, uint32_t rkey) { wr_unsupported(q); }
+static void wr_send_inv(struct ibv_qp_ex *q, uint32_t rkey) { wr_unsupported(q); }
+static void wr_send_tso(struct ibv_qp_ex *q, void *hdr, uint16_t hdr_sz, uint16_t mss) { wr_unsupported(q); }
+static void wr_set_xrc_srqn(struct ibv_qp_ex *q, uint32_t srqn) { wr_unsupported(q); }
+static void wr_atomic_write(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, const void *p)
+{
+	wr_unsupported(q);
+}
+
+uint64_t dpv_qpex_supported_ops(enum ibv_qp_type t)
+{
+	if (t == IBV_QPT_UD)
+		return IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+	return 0;
+}
+
+int dpv_qpex_init(struct dpv_qp *qp, uint64_t ops)
+{
+	struct dpv_wr_batch *b = calloc(1, sizeof(*b));
+	if (!b)
+		return ENOMEM;
+	b->cap = qp->cap.max_send_wr;
+	b->max_sge = RTE_MAX(qp->cap.max_send_sge, 1u);
+	b->max_inl = qp->cap.max_inline_data;
+	b->wrs = calloc(b->cap, sizeof(*b->wrs));
+	b->sges = calloc((size_t)b->cap * b->max_sge, sizeof(*b->sges));
+	b->inl = calloc(b->cap, RTE_MAX(b->max_inl, 1u));
+	if (!b->wrs || !b->sges || !b->inl) {
+		free(b->wrs);
+		free(b->sges);
+		free(b->inl);
+		free(b);
+		return ENOMEM;
+	}
+	qp->wrb = b;
+	struct ibv_qp_ex *x = &qp->ibqp;
+	x->comp_mask = 0;
+	x->wr_start = wr_start;
+	x->wr_complete = wr_complete;
+	x->wr_abort = wr_abort;
+	x->wr_send = wr_send;
+	x->wr_send_imm = wr_send_imm;
+	x->wr_set_ud_addr = wr_set_ud_addr;
+	x->wr_set_sge = wr_set_sge;
+	x->wr_set_sge_list = wr_set_sge_list;
+	x->wr_set_inline_data = wr_set_inline_data;
+	x->wr_set_inline_data_list = wr_set_inline_data_list;
+	x->wr_rdma_write = wr_rdma;
+	x->wr_rdma_read = wr_rdma;
+	x->wr_rdma_write_imm = wr_rdma_imm;
+	x->wr_atomic_cmp_swp = wr_atomic_cas;
+	x->wr_atomic_fetch_add = wr_atomic_fa;
+	x->wr_bind_mw = wr_bind_mw;
+	x->wr_local_inv = wr_local_inv;
+	x->wr_send_inv = wr_send_inv;
+	x->wr_send_tso = wr_send_tso;
+	x->wr_set_xrc_srqn = wr_set_xrc_srqn;
+	x->wr_atomic_write = wr_atomic_write;
+	return 0;
+}
+
+void dpv_qpex_fini(struct dpv_qp *qp)
+{
+	struct dpv_wr_batch *b = qp->wrb;
+	if (!b)
+		return;
+	free(b->wrs);
+	free(b->sges);
+	free(b->inl);
+	free(b);
+	qp->wrb = NULL;
+}
