@@ -496,6 +496,10 @@ static void runtime_init(void)
 		fail(rt, EINVAL, "%s", err);
 		return;
 	}
+	/* set-up fallback: no hugepages could be reserved on this machine */
+	const char *h = getenv("DPVERBS_HUGEPAGES");
+	if (h && !strcmp(h, "0"))
+		rt->conf.huge = false;
 	if (eal_up(rt))
 		return;
 	rt->tsc_hz = rte_get_tsc_hz();

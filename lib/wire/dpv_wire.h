@@ -191,13 +191,21 @@ enum dpv_parse_err {
 	DPV_PARSE_BAD_UDP = -4,   /* UDP length inconsistent */
 	DPV_PARSE_BAD_OPCODE = -5,/* opcode not in the table */
 	DPV_PARSE_BAD_TVER = -6,  /* BTH transport header version != 0 */
-	DPV_PARSE_BAD_PAD = -7,   /* pad count larger than the payload */
+	DPV_PARSE_BAD_PAD = -7,   /* pad count larger than the payload, payload+pad
+	                           * not a multiple of 4, or payload bytes on an
+	                           * opcode without payload (ACK, READ REQ, atomics) */
 	DPV_PARSE_BAD_ICRC = -8,  /* ICRC mismatch (only from dpv_pkt_parse_check) */
 	DPV_PARSE_NERR = 9,
 };
 const char *dpv_parse_err_str(int err);
 
-/* Parse an Ethernet frame. Does not check the ICRC. */
+/*
+ * Parse an Ethernet frame (no FCS; one 802.1Q tag allowed; IPv4 options are
+ * skipped; no IPv6 extension headers). Bytes after the IP packet (Ethernet
+ * padding) are ignored: pi->frame_len is where the IP packet ends.
+ * Does not check the ICRC. pi is zeroed first and filled as far as parsing
+ * got, also on error. Never reads beyond frame[len - 1].
+ */
 int dpv_pkt_parse(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi);
 /* Parse and verify the ICRC. */
 int dpv_pkt_parse_check(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi);
@@ -231,9 +239,9 @@ struct dpv_pkt_build {
 };
 
 /* Bytes of Ethernet+IP+UDP+BTH+ext headers for this opcode/IP version. */
-uint32_t dpv_pkt_hdr_len(uint8_t opcode, uint8_t ip_ver);
+uint32_t dpv_pkt_hdr_len(uint8_t opcode, uint8_t ip_ver); /* 0: invalid */
 /* Total frame length for a payload (headers + payload + pad + ICRC). */
-uint32_t dpv_pkt_frame_len(uint8_t opcode, uint8_t ip_ver, uint32_t paylen);
+uint32_t dpv_pkt_frame_len(uint8_t opcode, uint8_t ip_ver, uint32_t paylen); /* 0: invalid */
 
 /*
  * Write every header into buf (which must hold dpv_pkt_frame_len bytes):
@@ -241,6 +249,8 @@ uint32_t dpv_pkt_frame_len(uint8_t opcode, uint8_t ip_ver, uint32_t paylen);
  * BTH (pad count from paylen), extension headers. Returns the payload offset.
  * The caller then copies paylen payload bytes at buf + return value and calls
  * dpv_pkt_finish(), which zeroes the pad and writes the ICRC.
+ * Returns 0 for an invalid opcode or ip_ver, or an IP packet over 64 KiB.
+ * IPv4 identification is b->ip_id; FECN/BECN and reserved bits are 0.
  */
 uint32_t dpv_pkt_build_hdrs(uint8_t *buf, const struct dpv_pkt_build *b, uint32_t paylen);
 void dpv_pkt_finish(uint8_t *buf, uint32_t frame_len);
@@ -255,7 +265,11 @@ uint32_t dpv_crc32_update(uint32_t crc, const void *buf, size_t len);
  */
 uint32_t dpv_icrc_compute(const uint8_t *l3, uint32_t len_to_icrc);
 
-/* Internet checksum of an IPv4 header (for building and checking). */
+/*
+ * Internet checksum of an IPv4 header (IHL*4 bytes), host order: with the
+ * checksum field zeroed it is the value to store (big endian) at byte 10;
+ * over a header that carries its checksum it is 0 when the header is valid.
+ */
 uint16_t dpv_ipv4_cksum(const void *iphdr);
 
 #ifdef __cplusplus
