@@ -47,6 +47,26 @@ const char *const dpv_drop_reason_names[DPV_DROP_NR] = {
 	[DPV_DROP_FAULT] = "fault",
 };
 
+const char *const dpv_cnt_names[DPV_CNT_NR] = {
+	[DPV_CNT_SENT_PKTS] = "sent_pkts",
+	[DPV_CNT_RCVD_PKTS] = "rcvd_pkts",
+	[DPV_CNT_DUP_REQ] = "duplicate_request",
+	[DPV_CNT_OOS_REQ] = "out_of_seq_request",
+	[DPV_CNT_RNR_NAK_SENT] = "send_rnr_nak",
+	[DPV_CNT_RNR_NAK_RCVD] = "rcvd_rnr_nak",
+	[DPV_CNT_SEQ_NAK_SENT] = "send_seq_nak",
+	[DPV_CNT_SEQ_NAK_RCVD] = "rcvd_seq_err",
+	[DPV_CNT_RETRY] = "completer_retry_err",
+	[DPV_CNT_RETRY_EXC] = "retry_exceeded_err",
+	[DPV_CNT_RNR_RETRY_EXC] = "retry_rnr_exceeded_err",
+	[DPV_CNT_ACK_DEFERRED] = "ack_deferred",
+	[DPV_CNT_ACK_SENT] = "ack_sent",
+	[DPV_CNT_ACK_RCVD] = "ack_rcvd",
+	[DPV_CNT_NAK_SENT] = "nak_sent",
+	[DPV_CNT_NAK_RCVD] = "nak_rcvd",
+	[DPV_CNT_DUP_RESP] = "duplicate_response",
+};
+
 static struct dpv_runtime g_rt;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static _Atomic(struct dpv_runtime *) g_rt_ready;

@@ -50,7 +50,31 @@ enum dpv_drop_reason {
 };
 extern const char *const dpv_drop_reason_names[DPV_DROP_NR];
 
+/* Transport counters (rxe's hw counters and a few more), per port and per QP. */
+enum dpv_cnt {
+	DPV_CNT_SENT_PKTS = 0,
+	DPV_CNT_RCVD_PKTS,
+	DPV_CNT_DUP_REQ,          /* duplicate requests received */
+	DPV_CNT_OOS_REQ,          /* out-of-sequence requests received */
+	DPV_CNT_RNR_NAK_SENT,
+	DPV_CNT_RNR_NAK_RCVD,
+	DPV_CNT_SEQ_NAK_SENT,
+	DPV_CNT_SEQ_NAK_RCVD,
+	DPV_CNT_RETRY,            /* retransmissions (timeouts, NAKs, RNR) */
+	DPV_CNT_RETRY_EXC,        /* transport retries exceeded */
+	DPV_CNT_RNR_RETRY_EXC,
+	DPV_CNT_ACK_DEFERRED,     /* ACK requests coalesced into a later ACK */
+	DPV_CNT_ACK_SENT,
+	DPV_CNT_ACK_RCVD,
+	DPV_CNT_NAK_SENT,         /* NAK invalid request / remote access / op */
+	DPV_CNT_NAK_RCVD,
+	DPV_CNT_DUP_RESP,         /* duplicate or unexpected responses dropped */
+	DPV_CNT_NR,
+};
+extern const char *const dpv_cnt_names[DPV_CNT_NR];
+
 struct dpv_port_stats {
+	_Atomic uint64_t cnt[DPV_CNT_NR];
 	_Atomic uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
 	_Atomic uint64_t rx_roce, tx_roce, rx_loopback, tx_loopback;
 	_Atomic uint64_t arp_rx, arp_tx, nd_rx, nd_tx;
@@ -67,6 +91,11 @@ struct dpv_qctx {
 	struct rte_ring *db_ring; /* QPs with work for the service lcore */
 	_Atomic uint64_t last_poll_tsc; /* last time someone polled this context */
 	int lcore;                /* service lcore, -1 in inline mode */
+	uint64_t next_timer_tsc;  /* next transport timer scan */
+	/* transport objects with deferred work after this burst (coalesced
+	 * ACKs); protected by rx_lock */
+	void *deferred[DPV_BURST * 2];
+	unsigned int n_deferred;
 };
 
 struct dpv_gid_entry {

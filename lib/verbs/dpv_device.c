@@ -29,6 +29,7 @@ static void devs_init(void)
 	if (!rt)
 		return;
 	dpv_port_set_rx_handler(dpv_transport_rx);
+	dpv_port_set_poll_handler(dpv_transport_poll);
 	for (unsigned int i = 0; i < rt->n_ports; i++) {
 		struct dpv_device *d = &g_devs[i];
 		struct dpv_port *p = &rt->ports[i];
@@ -196,6 +197,7 @@ static void fill_device_attr(struct dpv_device *d, struct ibv_device_attr *a)
 	a->max_qp = (int)c->max_qp;
 	a->max_qp_wr = (int)c->max_qp_wr;
 	a->device_cap_flags = IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_SYS_IMAGE_GUID |
+			      IBV_DEVICE_RC_RNR_NAK_GEN |
 			      IBV_DEVICE_CHANGE_PHY_PORT |
 			      IBV_DEVICE_UD_AV_PORT_ENFORCE | IBV_DEVICE_N_NOTIFY_CQ;
 	a->max_sge = (int)c->max_sge;
@@ -204,12 +206,12 @@ static void fill_device_attr(struct dpv_device *d, struct ibv_device_attr *a)
 	a->max_cqe = (int)c->max_cqe;
 	a->max_mr = (int)c->max_mr;
 	a->max_pd = (int)c->max_pd;
-	a->max_qp_rd_atom = 128;
+	a->max_qp_rd_atom = 16;
 	a->max_ee_rd_atom = 0;
-	a->max_res_rd_atom = 258048;
-	a->max_qp_init_rd_atom = 128;
+	a->max_res_rd_atom = (int)(c->max_qp * 16);
+	a->max_qp_init_rd_atom = 16;
 	a->max_ee_init_rd_atom = 0;
-	a->atomic_cap = IBV_ATOMIC_NONE;
+	a->atomic_cap = IBV_ATOMIC_HCA;
 	a->max_ee = 0;
 	a->max_rdd = 0;
 	a->max_mw = 0;

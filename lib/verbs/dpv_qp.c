@@ -13,6 +13,7 @@
 
 #include "dpv_verbs.h"
 #include "dpv_engine.h"
+#include "dpv_rc.h"
 
 #define QP_TABLE_SIZE (1u << 16)
 
@@ -148,9 +149,8 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 		errno = EINVAL;
 		return NULL;
 	}
-	if (a->qp_type != IBV_QPT_UD) {
-		/* RC, UC and XRC arrive with the reliable-transport issue */
-		errno = EOPNOTSUPP;
+	if (a->qp_type != IBV_QPT_UD && a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC) {
+		errno = EOPNOTSUPP; /* XRC arrives with its own issue; no RAW_PACKET */
 		return NULL;
 	}
 	if ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
@@ -204,6 +204,13 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (a->qp_type != IBV_QPT_UD && dpv_rc_init(qp)) {
+		dpv_qpex_fini(qp);
+		free(qp->rq);
+		free(qp);
+		errno = ENOMEM;
+		return NULL;
+	}
 
 	rte_spinlock_lock(&g_qp_lock);
 	uint32_t qpn = 0;
@@ -221,6 +228,7 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	if (!qpn) {
 		rte_spinlock_unlock(&g_qp_lock);
 		dpv_qpex_fini(qp);
+		dpv_rc_fini(qp);
 		free(qp->rq);
 		free(qp);
 		errno = ENOMEM;
@@ -266,6 +274,8 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 		atomic_fetch_add(&qp->srq->users, 1);
 	atomic_store_explicit(&g_qps[qpn], qp, memory_order_release);
 	rte_spinlock_unlock(&g_qp_lock);
+	if (qp->rc)
+		dpv_conn_add(qp);
 	return ib;
 }
 
@@ -301,6 +311,8 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ib)
 	atomic_store_explicit(&g_qps[ib->qp_num], NULL, memory_order_release);
 	g_n_qps--;
 	rte_spinlock_unlock(&g_qp_lock);
+	if (qp->rc)
+		dpv_conn_del(qp);
 	/* wait until no engine context is inside this QP's receive path */
 	struct dpv_port *p = qp->port;
 	for (uint16_t q = 0; q < p->n_qctx; q++) {
@@ -315,6 +327,7 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ib)
 	pthread_mutex_destroy(&ib->mutex);
 	pthread_cond_destroy(&ib->cond);
 	dpv_qpex_fini(qp);
+	dpv_rc_fini(qp);
 	free(qp->rq);
 	free(qp);
 	return 0;
@@ -323,51 +336,74 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ib)
 /* ---- state machine ---- */
 
 struct qp_trans {
+	bool ok;
 	uint32_t req;
 	uint32_t opt;
 };
 
-/* IBA 10.3.1 table 91 (RC/UC/UD columns), modify-QP attribute masks. */
+#define T(r, o) {true, (r), (o)}
+#define RC_PATH (IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE)
+
+/* IBA 10.3.1 table 91 (RC, UC, UD columns): required and optional
+ * attributes of each legal modify-QP transition. */
+static const struct qp_trans tr_ud[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
+	[IBV_QPS_RESET][IBV_QPS_INIT] = T(IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, 0),
+	[IBV_QPS_INIT][IBV_QPS_INIT] = T(0, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
+	[IBV_QPS_INIT][IBV_QPS_RTR] = T(0, IBV_QP_PKEY_INDEX | IBV_QP_QKEY),
+	[IBV_QPS_RTR][IBV_QPS_RTS] = T(IBV_QP_SQ_PSN, IBV_QP_CUR_STATE | IBV_QP_QKEY),
+	[IBV_QPS_RTS][IBV_QPS_RTS] = T(0, IBV_QP_CUR_STATE | IBV_QP_QKEY),
+	[IBV_QPS_RTS][IBV_QPS_SQD] = T(0, IBV_QP_EN_SQD_ASYNC_NOTIFY),
+	[IBV_QPS_SQD][IBV_QPS_RTS] = T(0, IBV_QP_CUR_STATE | IBV_QP_QKEY),
+	[IBV_QPS_SQD][IBV_QPS_SQD] = T(0, IBV_QP_PKEY_INDEX | IBV_QP_QKEY),
+	[IBV_QPS_SQE][IBV_QPS_RTS] = T(0, IBV_QP_CUR_STATE | IBV_QP_QKEY),
+};
+
+static const struct qp_trans tr_rc[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
+	[IBV_QPS_RESET][IBV_QPS_INIT] = T(IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0),
+	[IBV_QPS_INIT][IBV_QPS_INIT] = T(0, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
+	[IBV_QPS_INIT][IBV_QPS_RTR] = T(IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+					IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX),
+	[IBV_QPS_RTR][IBV_QPS_RTS] = T(IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				       IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC,
+				       IBV_QP_CUR_STATE | RC_PATH | IBV_QP_ACCESS_FLAGS |
+				       IBV_QP_MIN_RNR_TIMER),
+	[IBV_QPS_RTS][IBV_QPS_RTS] = T(0, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | RC_PATH |
+				       IBV_QP_MIN_RNR_TIMER),
+	[IBV_QPS_RTS][IBV_QPS_SQD] = T(0, IBV_QP_EN_SQD_ASYNC_NOTIFY),
+	[IBV_QPS_SQD][IBV_QPS_RTS] = T(0, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | RC_PATH |
+				       IBV_QP_MIN_RNR_TIMER),
+	[IBV_QPS_SQD][IBV_QPS_SQD] = T(0, IBV_QP_AV | RC_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX |
+				       IBV_QP_MIN_RNR_TIMER | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				       IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC |
+				       IBV_QP_MAX_DEST_RD_ATOMIC),
+};
+
+static const struct qp_trans tr_uc[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
+	[IBV_QPS_RESET][IBV_QPS_INIT] = T(IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0),
+	[IBV_QPS_INIT][IBV_QPS_INIT] = T(0, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
+	[IBV_QPS_INIT][IBV_QPS_RTR] = T(IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN,
+					IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX),
+	[IBV_QPS_RTR][IBV_QPS_RTS] = T(IBV_QP_SQ_PSN, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | RC_PATH),
+	[IBV_QPS_RTS][IBV_QPS_RTS] = T(0, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | RC_PATH),
+	[IBV_QPS_RTS][IBV_QPS_SQD] = T(0, IBV_QP_EN_SQD_ASYNC_NOTIFY),
+	[IBV_QPS_SQD][IBV_QPS_RTS] = T(0, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | RC_PATH),
+	[IBV_QPS_SQD][IBV_QPS_SQD] = T(0, IBV_QP_AV | RC_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX),
+	[IBV_QPS_SQE][IBV_QPS_RTS] = T(0, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS),
+};
+#undef T
+
 static const struct qp_trans *trans_for(enum ibv_qp_type t, enum ibv_qp_state from, enum ibv_qp_state to)
 {
-	static const struct qp_trans ud[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
-		[IBV_QPS_RESET] = {
-			[IBV_QPS_RESET] = {0, 0},
-			[IBV_QPS_INIT] = {IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, 0},
-		},
-		[IBV_QPS_INIT] = {
-			[IBV_QPS_INIT] = {0, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY},
-			[IBV_QPS_RTR] = {0, IBV_QP_PKEY_INDEX | IBV_QP_QKEY},
-		},
-		[IBV_QPS_RTR] = {
-			[IBV_QPS_RTS] = {IBV_QP_SQ_PSN, IBV_QP_CUR_STATE | IBV_QP_QKEY},
-		},
-		[IBV_QPS_RTS] = {
-			[IBV_QPS_RTS] = {0, IBV_QP_CUR_STATE | IBV_QP_QKEY},
-			[IBV_QPS_SQD] = {0, IBV_QP_EN_SQD_ASYNC_NOTIFY},
-		},
-		[IBV_QPS_SQD] = {
-			[IBV_QPS_RTS] = {0, IBV_QP_CUR_STATE | IBV_QP_QKEY},
-			[IBV_QPS_SQD] = {0, IBV_QP_PKEY_INDEX | IBV_QP_QKEY},
-		},
-		[IBV_QPS_SQE] = {
-			[IBV_QPS_RTS] = {0, IBV_QP_CUR_STATE | IBV_QP_QKEY},
-		},
-	};
-	static const struct qp_trans any_reset = {0, 0};
-	static const struct qp_trans any_err = {0, 0};
-	if (to == IBV_QPS_RESET)
-		return &any_reset;
-	if (to == IBV_QPS_ERR)
-		return &any_err;
-	if (t != IBV_QPT_UD || from > IBV_QPS_ERR || to > IBV_QPS_ERR)
+	static const struct qp_trans any = {true, 0, 0};
+	if (from > IBV_QPS_ERR || to > IBV_QPS_ERR)
 		return NULL;
-	const struct qp_trans *tr = &ud[from][to];
-	/* a zero entry means "not allowed" except for the explicit RESET->RESET */
-	if (!tr->req && !tr->opt && !(from == IBV_QPS_RESET && to == IBV_QPS_RESET) &&
-	    !(from == IBV_QPS_INIT && to == IBV_QPS_RTR) && !(from == IBV_QPS_RTS && to == IBV_QPS_SQD))
-		return NULL;
-	return tr;
+	if (to == IBV_QPS_RESET || to == IBV_QPS_ERR)
+		return &any; /* from any state */
+	const struct qp_trans *tr = t == IBV_QPT_UD ? &tr_ud[from][to]
+				  : t == IBV_QPT_RC ? &tr_rc[from][to]
+				  : t == IBV_QPT_UC ? &tr_uc[from][to] : NULL;
+	return tr && tr->ok ? tr : NULL;
 }
 
 static void qp_reset(struct dpv_qp *qp)
@@ -376,13 +412,63 @@ static void qp_reset(struct dpv_qp *qp)
 	qp->rq_head = qp->rq_tail = 0;
 	rte_spinlock_unlock(&qp->rq_lock);
 	qp->sq_outstanding = 0;
+	if (qp->rc) {
+		struct dpv_rc *rc = qp->rc;
+		uint8_t *sq = rc->sq;
+		uint32_t size = rc->sq_size, wsz = rc->sq_wqe_size;
+		memset(rc, 0, sizeof(*rc));
+		rc->sq = sq;
+		rc->sq_size = size;
+		rc->sq_wqe_size = wsz;
+	}
+}
+
+static int check_attr_values(struct dpv_qp *qp, const struct ibv_qp_attr *a, int mask)
+{
+	struct dpv_port *p = qp->port;
+	if ((mask & IBV_QP_PORT) && a->port_num != 1)
+		return EINVAL;
+	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index >= DPV_PKEY_TABLE_LEN)
+		return EINVAL;
+	if (mask & IBV_QP_AV) {
+		const struct ibv_ah_attr *av = &a->ah_attr;
+		/* RoCE: a GRH is required and the source GID must exist */
+		if (!av->is_global || av->grh.sgid_index >= DPV_GID_TABLE_LEN ||
+		    !p->gids[av->grh.sgid_index].valid)
+			return EINVAL;
+		if (dpv_gid_is_v4mapped(av->grh.dgid.raw) != (p->gids[av->grh.sgid_index].ip_ver == 4))
+			return EINVAL;
+	}
+	if ((mask & IBV_QP_PATH_MTU) && (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096))
+		return EINVAL;
+	if ((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > 0xffffff)
+		return EINVAL;
+	if ((mask & IBV_QP_RETRY_CNT) && a->retry_cnt > 7)
+		return EINVAL;
+	if ((mask & IBV_QP_RNR_RETRY) && a->rnr_retry > 7)
+		return EINVAL;
+	if ((mask & IBV_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
+		return EINVAL;
+	if ((mask & IBV_QP_TIMEOUT) && a->timeout > 31)
+		return EINVAL;
+	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > DPV_MAX_RD_ATOMIC_DEV)
+		return EINVAL;
+	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > DPV_MAX_RD_ATOMIC_DEV)
+		return EINVAL;
+	if ((mask & IBV_QP_ACCESS_FLAGS) &&
+	    (a->qp_access_flags & ~(unsigned int)(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+						  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)))
+		return EINVAL;
+	return 0;
 }
 
 /**
  * ibv_modify_qp: RETURN VALUE: 0, or EINVAL (unknown mask bits, a required
  * attribute missing, an attribute not allowed in this transition, an illegal
  * transition, cur_qp_state that does not match, port_num != 1, pkey_index out
- * of range), EOPNOTSUPP for unsupported attributes.
+ * of range, an address vector without GRH or with an unknown source GID,
+ * path_mtu, retry_cnt, rnr_retry, timeout, min_rnr_timer or rd_atomic out of
+ * range).
  */
 DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ib, struct ibv_qp_attr *attr, int mask)
 {
@@ -394,46 +480,92 @@ DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ib, struct ibv_qp_attr *attr, int ma
 		return EINVAL;
 	rte_spinlock_lock(&qp->sq_lock);
 	enum ibv_qp_state cur = qp->state;
-	if (mask & IBV_QP_CUR_STATE) {
-		if (attr->cur_qp_state != cur) {
-			rte_spinlock_unlock(&qp->sq_lock);
-			return EINVAL;
-		}
+	if ((mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur) {
+		rte_spinlock_unlock(&qp->sq_lock);
+		return EINVAL;
 	}
 	enum ibv_qp_state to = (mask & IBV_QP_STATE) ? attr->qp_state : cur;
 	const struct qp_trans *tr = trans_for(qp->type, cur, to);
 	uint32_t m = (uint32_t)mask & ~(uint32_t)IBV_QP_STATE;
-	if (!tr || (m & tr->req) != tr->req || (m & ~(tr->req | tr->opt | IBV_QP_CUR_STATE))) {
+	if (!tr || (m & tr->req) != tr->req || (m & ~(tr->req | tr->opt | IBV_QP_CUR_STATE)) ||
+	    check_attr_values(qp, attr, mask)) {
 		rte_spinlock_unlock(&qp->sq_lock);
 		return EINVAL;
 	}
-	if (((mask & IBV_QP_PORT) && attr->port_num != 1) ||
-	    ((mask & IBV_QP_PKEY_INDEX) && attr->pkey_index >= DPV_PKEY_TABLE_LEN)) {
-		rte_spinlock_unlock(&qp->sq_lock);
-		return EINVAL;
-	}
+	struct ibv_qp_attr *q = &qp->attr;
 	if (mask & IBV_QP_QKEY)
-		qp->attr.qkey = attr->qkey;
+		q->qkey = attr->qkey;
 	if (mask & IBV_QP_PKEY_INDEX)
-		qp->attr.pkey_index = attr->pkey_index;
+		q->pkey_index = attr->pkey_index;
 	if (mask & IBV_QP_PORT)
-		qp->attr.port_num = attr->port_num;
-	if (mask & IBV_QP_SQ_PSN) {
-		qp->attr.sq_psn = attr->sq_psn & 0xffffff;
-		qp->sq_psn = qp->attr.sq_psn;
+		q->port_num = attr->port_num;
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		q->qp_access_flags = attr->qp_access_flags;
+	if (mask & IBV_QP_AV)
+		q->ah_attr = attr->ah_attr;
+	if (mask & IBV_QP_PATH_MTU)
+		q->path_mtu = attr->path_mtu;
+	if (mask & IBV_QP_DEST_QPN)
+		q->dest_qp_num = attr->dest_qp_num;
+	if (mask & IBV_QP_RQ_PSN)
+		q->rq_psn = attr->rq_psn & 0xffffff;
+	if (mask & IBV_QP_SQ_PSN)
+		q->sq_psn = attr->sq_psn & 0xffffff;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+		q->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
+		q->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		q->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IBV_QP_TIMEOUT)
+		q->timeout = attr->timeout;
+	if (mask & IBV_QP_RETRY_CNT)
+		q->retry_cnt = attr->retry_cnt;
+	if (mask & IBV_QP_RNR_RETRY)
+		q->rnr_retry = attr->rnr_retry;
+	if (mask & IBV_QP_ALT_PATH) {
+		q->alt_ah_attr = attr->alt_ah_attr;
+		q->alt_pkey_index = attr->alt_pkey_index;
+		q->alt_port_num = attr->alt_port_num;
+		q->alt_timeout = attr->alt_timeout;
 	}
+	if (mask & IBV_QP_PATH_MIG_STATE)
+		q->path_mig_state = attr->path_mig_state;
 	if (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY)
-		qp->attr.en_sqd_async_notify = attr->en_sqd_async_notify;
+		q->en_sqd_async_notify = attr->en_sqd_async_notify;
+	if (mask & IBV_QP_SQ_PSN)
+		qp->sq_psn = q->sq_psn;
 	bool sqd_event = false;
 	if (mask & IBV_QP_STATE) {
-		qp->state = to;
-		qp->attr.qp_state = to;
-		qp->attr.cur_qp_state = to;
-		ib->state = to;
 		if (to == IBV_QPS_RESET)
 			qp_reset(qp);
-		if (to == IBV_QPS_SQD && qp->attr.en_sqd_async_notify)
-			sqd_event = true; /* UD sends complete at once: drained now */
+		if (qp->rc && to == IBV_QPS_RTR && cur == IBV_QPS_INIT) {
+			qp->rc->epsn = q->rq_psn;
+			qp->rc->msn = 0;
+		}
+		if (qp->rc && to == IBV_QPS_RTS && cur == IBV_QPS_RTR) {
+			qp->rc->req_psn = q->sq_psn;
+			qp->rc->comp_psn = q->sq_psn;
+			qp->rc->last_retry_psn = 0xffffffff;
+		}
+		if (qp->rc && to == IBV_QPS_RTS) {
+			qp->rc->retry_left = q->retry_cnt;
+			qp->rc->rnr_left = q->rnr_retry;
+		}
+		qp->state = to;
+		q->qp_state = to;
+		q->cur_qp_state = to;
+		ib->state = to;
+		if (to == IBV_QPS_SQD && q->en_sqd_async_notify) {
+			if (!qp->rc || qp->rc->sq_head == qp->rc->sq_cur)
+				sqd_event = true; /* nothing outstanding: drained now */
+			else
+				qp->rc->sqd_pending = true;
+		}
+		if (qp->rc && to == IBV_QPS_RTS)
+			dpv_req_run(qp);
+		if (qp->rc && to == IBV_QPS_ERR)
+			dpv_rc_flush_sq(qp);
 	}
 	rte_spinlock_unlock(&qp->sq_lock);
 	if ((mask & IBV_QP_STATE) && to == IBV_QPS_ERR)
@@ -516,9 +648,10 @@ int dpv_post_send(struct ibv_qp *ib, struct ibv_send_wr *wr, struct ibv_send_wr 
 {
 	struct dpv_qp *qp = to_dqp(ib);
 	int ret = 0;
-	if (!wr) {
+	if (!wr)
 		return EINVAL;
-	}
+	if (qp->rc)
+		return dpv_rc_post_send(qp, wr, bad);
 	rte_spinlock_lock(&qp->sq_lock);
 	for (; wr; wr = wr->next) {
 		if (qp->state == IBV_QPS_ERR || qp->state == IBV_QPS_SQE) {

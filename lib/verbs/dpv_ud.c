@@ -14,7 +14,8 @@
 
 #include <rte_mbuf.h>
 
-#include "dpv_verbs.h"
+#include "dpv_rc.h"
+#include <rte_cycles.h>
 
 /* UDP source port: 0xC000 + entropy from the QPNs (rxe uses the QPN hash),
  * or the flow label mapping when the AH gives one. */
@@ -166,6 +167,65 @@ drop:
 	rte_pktmbuf_free(m);
 }
 
+static rte_spinlock_t g_conn_lock = RTE_SPINLOCK_INITIALIZER;
+static struct dpv_qp *g_conn_list; /* RC/UC QPs, for timers */
+
+void dpv_conn_add(struct dpv_qp *qp)
+{
+	rte_spinlock_lock(&g_conn_lock);
+	qp->timer_next = g_conn_list;
+	g_conn_list = qp;
+	rte_spinlock_unlock(&g_conn_lock);
+}
+
+void dpv_conn_del(struct dpv_qp *qp)
+{
+	rte_spinlock_lock(&g_conn_lock);
+	for (struct dpv_qp **pp = &g_conn_list; *pp; pp = &(*pp)->timer_next)
+		if (*pp == qp) {
+			*pp = qp->timer_next;
+			break;
+		}
+	rte_spinlock_unlock(&g_conn_lock);
+}
+
+static void conn_rx(struct dpv_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi)
+{
+	uint8_t want = qp->type == IBV_QPT_RC ? DPV_TR_RC : DPV_TR_UC;
+	if ((pi->opcode & 0xe0) != want) {
+		dpv_stat_add(&qc->port->stats.drop[DPV_DROP_BAD_TRANSPORT], 1);
+		return;
+	}
+	if ((pi->pkey & 0x7fff) != (DPV_DEFAULT_PKEY & 0x7fff)) {
+		dpv_stat_add(&qc->port->stats.drop[DPV_DROP_BAD_PKEY], 1);
+		return;
+	}
+	rte_spinlock_lock(&qp->sq_lock);
+	dpv_qp_cnt(qp, DPV_CNT_RCVD_PKTS);
+	if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT || qp->state == IBV_QPS_ERR) {
+		rte_spinlock_unlock(&qp->sq_lock);
+		dpv_stat_add(&qc->port->stats.drop[DPV_DROP_QP_STATE], 1);
+		return;
+	}
+	if (pi->mask & DPV_OP_REQ)
+		dpv_resp_rx(qp, m, pi);
+	else if (qp->type == IBV_QPT_RC)
+		dpv_comp_rx(qp, m, pi);
+	if (qp->rc && qp->rc->ack_pending) {
+		bool listed = false;
+		for (unsigned int i = 0; i < qc->n_deferred; i++)
+			if (qc->deferred[i] == qp)
+				listed = true;
+		if (!listed) {
+			if (qc->n_deferred < RTE_DIM(qc->deferred))
+				qc->deferred[qc->n_deferred++] = qp;
+			else
+				dpv_resp_flush_ack(qp);
+		}
+	}
+	rte_spinlock_unlock(&qp->sq_lock);
+}
+
 void dpv_transport_rx(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi)
 {
 	struct dpv_qp *qp = dpv_qp_lookup(pi->dqpn);
@@ -178,9 +238,43 @@ void dpv_transport_rx(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_in
 	case IBV_QPT_UD:
 		dpv_ud_rx(qp, qc, m, pi);
 		break;
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
+		conn_rx(qp, qc, m, pi);
+		rte_pktmbuf_free(m);
+		break;
 	default:
 		dpv_stat_add(&qc->port->stats.drop[DPV_DROP_BAD_TRANSPORT], 1);
 		rte_pktmbuf_free(m);
 		break;
 	}
+}
+
+/* Engine hook after each RX burst: coalesced ACKs, then timers (at most every
+ * 10 us). Runs with qc->rx_lock held. */
+void dpv_transport_poll(struct dpv_qctx *qc)
+{
+	for (unsigned int i = 0; i < qc->n_deferred; i++) {
+		struct dpv_qp *qp = qc->deferred[i];
+		rte_spinlock_lock(&qp->sq_lock);
+		dpv_resp_flush_ack(qp);
+		rte_spinlock_unlock(&qp->sq_lock);
+	}
+	qc->n_deferred = 0;
+	uint64_t now = rte_get_tsc_cycles();
+	if (now < qc->next_timer_tsc)
+		return;
+	qc->next_timer_tsc = now + rte_get_tsc_hz() / 100000;
+	if (!g_conn_list)
+		return;
+	rte_spinlock_lock(&g_conn_lock);
+	for (struct dpv_qp *qp = g_conn_list; qp; qp = qp->timer_next) {
+		if (qp->qc != qc || qp->type != IBV_QPT_RC)
+			continue;
+		if (!rte_spinlock_trylock(&qp->sq_lock))
+			continue;
+		dpv_comp_timers(qp, now);
+		rte_spinlock_unlock(&qp->sq_lock);
+	}
+	rte_spinlock_unlock(&g_conn_lock);
 }

@@ -121,11 +121,22 @@ struct dpv_qp {
 	rte_spinlock_t rq_lock;
 	uint8_t *rq;             /* ring of dpv_recv_wqe */
 	uint32_t rq_wqe_size, rq_size, rq_head, rq_tail;
+	/* RC/UC state (dpv_rc.h), NULL for UD */
+	struct dpv_rc *rc;
+	struct dpv_qp *timer_next;  /* list of connected QPs of the qctx */
 	/* extended post API (ibv_wr_*) batch, NULL unless SEND_OPS_FLAGS */
 	struct dpv_wr_batch *wrb;
 	/* counters */
 	_Atomic uint64_t tx_pkts, rx_pkts, rx_drops;
+	_Atomic uint64_t cnt[DPV_CNT_NR];
 };
+
+/* Count on the QP and its port. */
+static inline void dpv_qp_cnt(struct dpv_qp *qp, enum dpv_cnt c)
+{
+	atomic_fetch_add_explicit(&qp->cnt[c], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&qp->port->stats.cnt[c], 1, memory_order_relaxed);
+}
 
 static inline struct dpv_context *to_dctx(struct ibv_context *c)
 {
@@ -186,6 +197,9 @@ void dpv_qpex_fini(struct dpv_qp *qp);
 int dpv_ud_send_one(struct dpv_qp *qp, struct ibv_send_wr *wr);
 void dpv_ud_rx(struct dpv_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi);
 void dpv_transport_rx(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi);
+void dpv_transport_poll(struct dpv_qctx *qc);
+void dpv_conn_add(struct dpv_qp *qp);
+void dpv_conn_del(struct dpv_qp *qp);
 
 /* Copy between an SGE list and a flat buffer (MRs already checked). */
 void dpv_sge_copy_in(const struct ibv_sge *sge, uint32_t n, uint32_t off, const void *src, uint32_t len);

@@ -74,7 +74,8 @@ uint32_t dpv_crc32_update(uint32_t crc, const void *buf, size_t len)
  *   the BTH with its byte 4 (FECN, BECN, resv6) set to all ones,
  *   everything after the BTH up to the ICRC.
  * Initial value all ones, result inverted; the CRC goes on the wire least
- * significant byte first, as the Ethernet FCS does (IBA 7.8.1).
+ * significant byte first, like the Ethernet FCS (checked against the rxe
+ * captures in ../shared/wire, see test/wire/test_icrc.c).
  */
 uint32_t dpv_icrc_compute(const uint8_t *l3, uint32_t len_to_icrc)
 {

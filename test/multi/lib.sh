@@ -1,0 +1,201 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Shared helpers of the test/multi scripts (sourced, not run).
+#
+# The scripts only ever signal PIDs they started themselves (recorded in
+# MULTI_PIDS), never by name.
+
+MULTI_PIDS=""
+MULTI_FAIL=0
+
+log() { printf '%s: %s\n' "${0##*/}" "$*"; }
+fail() { log "FAIL: $*"; MULTI_FAIL=1; }
+skip() { log "SKIP: $*"; exit 77; }
+
+# resolve_build DIR: sets BUILD (absolute), COMPAT, SRC (project root).
+resolve_build() {
+	SRC=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
+	BUILD=${1:-$SRC/build}
+	[ -d "$BUILD" ] || { log "build dir '$BUILD' not found"; exit 1; }
+	BUILD=$(cd "$BUILD" && pwd)
+	COMPAT=$BUILD/compat
+	if [ ! -e "$COMPAT/libibverbs.so.1" ]; then
+		log "$COMPAT/libibverbs.so.1 not built"
+		exit 1
+	fi
+	PINGPONG=$(command -v ibv_ud_pingpong || true)
+	[ -n "$PINGPONG" ] || skip "ibv_ud_pingpong (Debian ibverbs-utils) not installed"
+}
+
+# kill_own: TERM, then KILL, every PID we started that is still alive.
+kill_own() {
+	local p
+	for p in $MULTI_PIDS; do
+		kill -0 "$p" 2>/dev/null && kill -TERM "$p" 2>/dev/null
+	done
+	sleep 0.5
+	for p in $MULTI_PIDS; do
+		kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null
+	done
+	for p in $MULTI_PIDS; do
+		{ wait "$p"; } 2>/dev/null
+	done
+	MULTI_PIDS=""
+}
+
+# pick_port: a TCP port for the pingpong exchange that nothing listens on
+# (in the current network namespace, or in namespace $1 if given).
+pick_port() {
+	local ns=${1:-} p i
+	for i in 0 1 2 3 4 5 6 7 8 9; do
+		p=$(( 20000 + ($$ * 7 + i * 131) % 20000 ))
+		if [ -n "$ns" ]; then
+			ip netns exec "$ns" ss -Hltn "sport = :$p" 2>/dev/null | grep -q . && continue
+		else
+			ss -Hltn "sport = :$p" 2>/dev/null | grep -q . && continue
+		fi
+		echo "$p"
+		return 0
+	done
+	echo 18515
+}
+
+# wait_listen PID PORT [NS]: wait (max ~30 s) until PORT is listened on, or
+# PID died. Returns 0 if listening.
+wait_listen() {
+	local pid=$1 port=$2 ns=${3:-} i
+	for i in $(seq 1 300); do
+		kill -0 "$pid" 2>/dev/null || return 1
+		if [ -n "$ns" ]; then
+			ip netns exec "$ns" ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && return 0
+		else
+			ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# check_output NAME FILE RC ITERS: asserts exit code 0 and the
+# "<ITERS> iters in" line; reports EAL/library error lines (as WARN).
+check_output() {
+	local name=$1 file=$2 rc=$3 iters=$4
+	if [ "$rc" != 0 ]; then
+		fail "$name exited with $rc"
+	fi
+	if ! grep -Eq "^$iters iters in [0-9.]+ seconds = [0-9.]+ usec/iter" "$file"; then
+		fail "$name did not print '$iters iters in ...'"
+	fi
+	if grep -Eiq 'error|fail|couldn' "$file"; then
+		log "WARN: $name printed error lines:"
+		grep -Ei 'error|fail|couldn' "$file" | sed 's/^/    /'
+	fi
+	sed "s/^/    [$name] /" "$file"
+}
+
+# ---- veth topology (ud_pingpong_veth.sh, wire_capture.sh) ----
+#
+#   netns NS_A                                   netns NS_B
+#   dpv-veth-a  <----------- veth ------------>  dpv-veth-b
+#   kernel   198.51.100.11/24 (TCP exchange)     kernel   198.51.100.12/24
+#   dpverbs  198.51.100.1 (net_af_packet)        dpverbs  198.51.100.2
+#
+# The interfaces are created directly inside the namespaces, so their names
+# never exist in the root namespace. IPv6 is disabled on them: the kernel's
+# link-local address would be the same as dpverbs' GID 0 (both derive from
+# the interface MAC), and DAD/RS/MLD would only add noise. With forwarding
+# off (the namespace default) the kernel drops the RoCE packets addressed to
+# .1/.2 silently (no ICMP), and it does not answer ARP for them (they are
+# not its addresses).
+NS_A=dpvA$$
+NS_B=dpvB$$
+VETH_UP=0
+
+veth_setup() {
+	if ! ip netns add "$NS_A" 2>"$WORK/netns.err"; then
+		skip "cannot create network namespaces (ip netns add: $(cat "$WORK/netns.err"))"
+	fi
+	VETH_UP=1
+	ip netns add "$NS_B" || return 1
+	ip link add dpv-veth-a netns "$NS_A" mtu 1500 type veth \
+		peer name dpv-veth-b netns "$NS_B" mtu 1500 || return 1
+	local ns ifc addr
+	for ns in "$NS_A:dpv-veth-a:198.51.100.11/24" "$NS_B:dpv-veth-b:198.51.100.12/24"; do
+		IFS=: read -r ns ifc addr <<<"$ns"
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+			net.ipv6.conf.default.disable_ipv6=1 || return 1
+		ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=0 || return 1
+		ip -n "$ns" link set lo up || return 1
+		ip -n "$ns" addr add "$addr" dev "$ifc" || return 1
+		ip -n "$ns" link set "$ifc" up || return 1
+		if [ -n "${DPV_VETH_TX_CSUM_OFF:-}" ]; then
+			ip netns exec "$ns" ethtool -K "$ifc" tx off >/dev/null || return 1
+		fi
+	done
+	# wait for carrier on both ends
+	local i
+	for i in $(seq 1 50); do
+		ip -n "$NS_A" -br link show dpv-veth-a | grep -q LOWER_UP &&
+			ip -n "$NS_B" -br link show dpv-veth-b | grep -q LOWER_UP && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+veth_teardown() {
+	[ "$VETH_UP" = 1 ] || return 0
+	ip netns del "$NS_A" 2>/dev/null
+	ip netns del "$NS_B" 2>/dev/null
+	VETH_UP=0
+	local i
+	for i in $(seq 1 30); do
+		ip link show dpv-veth-a >/dev/null 2>&1 || ip link show dpv-veth-b >/dev/null 2>&1 || break
+		sleep 0.1
+	done
+	if ip netns list | grep -Eq "^($NS_A|$NS_B)( |$)"; then
+		log "WARN: namespace $NS_A/$NS_B still listed after ip netns del"
+	fi
+}
+
+# veth_pingpong NAME TMO ITERS ARGS...: one ibv_ud_pingpong run, server in
+# NS_A (veth-a.json), client in NS_B (veth-b.json) connecting to .11.
+# Output in $WORK/NAME.server / .client; sets RC_S, RC_C.
+veth_pingpong() {
+	local name=$1 tmo=$2 iters=$3; shift 3
+	local port srv cli
+	port=$(pick_port "$NS_A")
+	RC_S=99; RC_C=99
+	log "=== $name: ibv_ud_pingpong -d dpv0 $* -n $iters over veth (tcp port $port)"
+	timeout -k 5 "$tmo" ip netns exec "$NS_A" env DPVERBS_CONFIG="$SRC/config/veth-a.json" \
+		LD_LIBRARY_PATH="$COMPAT" "$PINGPONG" -d dpv0 "$@" -n "$iters" -p "$port" \
+		>"$WORK/$name.server" 2>&1 &
+	srv=$!
+	MULTI_PIDS="$MULTI_PIDS $srv"
+	if ! wait_listen "$srv" "$port" "$NS_A"; then
+		fail "$name: server did not listen on tcp port $port"
+		kill_own
+		sed "s/^/    [server] /" "$WORK/$name.server"
+		return 1
+	fi
+	timeout -k 5 "$tmo" ip netns exec "$NS_B" env DPVERBS_CONFIG="$SRC/config/veth-b.json" \
+		LD_LIBRARY_PATH="$COMPAT" "$PINGPONG" -d dpv0 "$@" -n "$iters" -p "$port" 198.51.100.11 \
+		>"$WORK/$name.client" 2>&1 &
+	cli=$!
+	MULTI_PIDS="$MULTI_PIDS $cli"
+	wait "$cli"; RC_C=$?
+	wait "$srv"; RC_S=$?
+	MULTI_PIDS=""
+	[ "$RC_C" = 124 ] && log "client timed out after $tmo s"
+	[ "$RC_S" = 124 ] && log "server timed out after $tmo s"
+	return 0
+}
+
+# EAL runtime dirs of the veth configs must be gone after the processes exit.
+check_rundirs_gone() {
+	local d
+	for d in "$@"; do
+		if [ -e "$d" ]; then
+			fail "$d still exists after both processes exited"
+			rm -rf "$d"
+		fi
+	done
+}
