@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -139,15 +140,54 @@ DPV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
-/** ibv_resize_cq: not supported yet: EOPNOTSUPP. */
-DPV_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
+/**
+ * ibv_resize_cq: resize to at least cqe entries, keeping the completions
+ * not polled yet. RETURN VALUE: 0, or EINVAL (NULL, cqe < 1 or above
+ * max_cqe, or fewer entries than completions waiting), ENOMEM.
+ */
+DPV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
-	return EOPNOTSUPP;
+	struct dpv_runtime *rt = dpv_runtime_peek();
+	if (!ibcq || !rt || cqe < 1 || (uint32_t)cqe > rt->conf.max_cqe)
+		return EINVAL;
+	struct dpv_cq *cq = to_dcq(ibcq);
+	uint32_t size = 1;
+	while (size < (uint32_t)cqe + 1)
+		size <<= 1;
+	struct ibv_wc *ring = calloc(size, sizeof(*ring));
+	if (!ring)
+		return ENOMEM;
+	rte_spinlock_lock(&cq->lock);
+	uint32_t n = cq->tail - cq->head;
+	if (n > size - 1) {
+		rte_spinlock_unlock(&cq->lock);
+		free(ring);
+		return EINVAL;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		ring[i] = cq->ring[(cq->head + i) & (cq->size - 1)];
+	struct ibv_wc *old = cq->ring;
+	cq->ring = ring;
+	cq->size = size;
+	cq->head = 0;
+	cq->tail = n;
+	cq->cqe = (int)size - 1;
+	ibcq->cqe = cq->cqe;
+	rte_spinlock_unlock(&cq->lock);
+	free(old);
+	return 0;
 }
 
 void dpv_cq_push(struct dpv_cq *cq, const struct ibv_wc *wc, bool solicited)
 {
 	bool notify = false;
+	static int trace = -1;
+	if (trace < 0)
+		trace = getenv("DPVERBS_TRACE_CQ") != NULL;
+	if (trace)
+		fprintf(stderr, "dpverbs: cq %p: wr_id %#llx status %d opcode %d qp %#x len %u\n",
+			(void *)cq, (unsigned long long)wc->wr_id, wc->status, wc->opcode, wc->qp_num,
+			wc->byte_len);
 	rte_spinlock_lock(&cq->lock);
 	if (cq->tail - cq->head >= cq->size - 1) {
 		/* IBA 11.4.2.1: CQ overrun is an error; keep what we have */
@@ -175,6 +215,24 @@ void dpv_cq_push(struct dpv_cq *cq, const struct ibv_wc *wc, bool solicited)
 		ssize_t w = write(cq->chan->wfd, &ib, sizeof(ib));
 		(void)w;
 	}
+}
+
+/* Remove the completions of QP qpn that were not polled yet (a QP moved to
+ * RESET or destroyed, as mlx5 does). */
+void dpv_cq_clean(struct dpv_cq *cq, uint32_t qpn)
+{
+	rte_spinlock_lock(&cq->lock);
+	uint32_t w = cq->head;
+	for (uint32_t r = cq->head; r != cq->tail; r++) {
+		struct ibv_wc *e = &cq->ring[r & (cq->size - 1)];
+		if (e->qp_num == qpn)
+			continue;
+		if (w != r)
+			cq->ring[w & (cq->size - 1)] = *e;
+		w++;
+	}
+	cq->tail = w;
+	rte_spinlock_unlock(&cq->lock);
 }
 
 int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)

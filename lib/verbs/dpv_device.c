@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 #include <endian.h>
 
 #include "dpv_verbs.h"
@@ -478,7 +479,9 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	struct verbs_context *v = &ctx->vctx;
 	struct ibv_context *c = &v->context;
 	c->device = device;
-	c->cmd_fd = -1;
+	/* no kernel command channel; an eventfd stands in so that code which
+	 * dup()s or polls cmd_fd finds a valid descriptor */
+	c->cmd_fd = eventfd(0, EFD_CLOEXEC);
 	c->async_fd = fds[0];
 	c->num_comp_vectors = 1;
 	pthread_mutex_init(&c->mutex, NULL);
@@ -522,6 +525,8 @@ DPV_EXPORT int ibv_close_device(struct ibv_context *context)
 		return EINVAL;
 	struct dpv_context *ctx = to_dctx(context);
 	close(context->async_fd);
+	if (context->cmd_fd >= 0)
+		close(context->cmd_fd);
 	close(ctx->async_wfd);
 	pthread_mutex_destroy(&context->mutex);
 	free(ctx);

@@ -227,12 +227,54 @@ DPV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 	return 0;
 }
 
-/** ibv_rereg_mr: not supported yet; returns IBV_REREG_MR_ERR_INPUT with errno EOPNOTSUPP. */
-DPV_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t length,
+/**
+ * ibv_rereg_mr - change the translation (addr/length), PD and/or access of
+ * an MR in place; lkey and rkey stay the same.
+ * RETURN VALUE: 0, or IBV_REREG_MR_ERR_INPUT with errno EINVAL (NULL MR,
+ * no or unknown flags, bad access flags, NULL addr, NULL PD with
+ * IBV_REREG_MR_CHANGE_PD).
+ */
+DPV_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr, size_t length,
 			    int access)
 {
-	errno = EOPNOTSUPP;
-	return IBV_REREG_MR_ERR_INPUT;
+	const int known = IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD |
+			  IBV_REREG_MR_CHANGE_ACCESS;
+	if (!ibmr || !flags || (flags & ~known)) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	struct dpv_mr *mr = to_dmr(ibmr);
+	unsigned int acc = (unsigned int)access & ~(unsigned int)IBV_ACCESS_OPTIONAL_RANGE;
+	if ((flags & IBV_REREG_MR_CHANGE_ACCESS) &&
+	    ((acc & ~(unsigned int)DPV_ACCESS_SUPPORTED) ||
+	     ((acc & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) && !(acc & IBV_ACCESS_LOCAL_WRITE)))) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!addr || !length)) ||
+	    ((flags & IBV_REREG_MR_CHANGE_PD) && !pd)) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	rte_spinlock_lock(&g_mr_lock);
+	if (flags & IBV_REREG_MR_CHANGE_PD) {
+		atomic_fetch_sub(&mr->pd->users, 1);
+		mr->pd = to_dpd(pd);
+		atomic_fetch_add(&mr->pd->users, 1);
+		ibmr->pd = pd;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		mr->addr = addr;
+		mr->length = length;
+		if (!(mr->access & IBV_ACCESS_ZERO_BASED))
+			mr->iova = (uintptr_t)addr;
+		ibmr->addr = addr;
+		ibmr->length = length;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+		mr->access = (int)acc;
+	rte_spinlock_unlock(&g_mr_lock);
+	return 0;
 }
 
 /* ---- AH ---- */

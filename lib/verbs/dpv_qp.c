@@ -319,6 +319,9 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ib)
 		rte_spinlock_lock(&p->qctx[q].rx_lock);
 		rte_spinlock_unlock(&p->qctx[q].rx_lock);
 	}
+	dpv_cq_clean(qp->scq, ib->qp_num);
+	if (qp->rcq != qp->scq)
+		dpv_cq_clean(qp->rcq, ib->qp_num);
 	atomic_fetch_sub(&qp->pd->users, 1);
 	atomic_fetch_sub(&qp->scq->users, 1);
 	atomic_fetch_sub(&qp->rcq->users, 1);
@@ -408,6 +411,9 @@ static const struct qp_trans *trans_for(enum ibv_qp_type t, enum ibv_qp_state fr
 
 static void qp_reset(struct dpv_qp *qp)
 {
+	dpv_cq_clean(qp->scq, dqp_ib(qp)->qp_num);
+	if (qp->rcq != qp->scq)
+		dpv_cq_clean(qp->rcq, dqp_ib(qp)->qp_num);
 	rte_spinlock_lock(&qp->rq_lock);
 	qp->rq_head = qp->rq_tail = 0;
 	rte_spinlock_unlock(&qp->rq_lock);

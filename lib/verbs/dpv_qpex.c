@@ -147,24 +147,78 @@ static void wr_set_inline_data(struct ibv_qp_ex *q, void *addr, size_t length)
 	wr_set_inline_data_list(q, 1, &d);
 }
 
-/* Ops the QP was not created for: the WR fails at ibv_wr_complete. */
+static void wr_rdma_write(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr)
+{
+	add_wr(q, IBV_WR_RDMA_WRITE);
+	struct ibv_send_wr *w = cur(qpx_to(q)->wrb);
+	if (w && w->opcode == IBV_WR_RDMA_WRITE) {
+		w->wr.rdma.rkey = rkey;
+		w->wr.rdma.remote_addr = addr;
+	}
+}
+
+static void wr_rdma_read(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr)
+{
+	add_wr(q, IBV_WR_RDMA_READ);
+	struct ibv_send_wr *w = cur(qpx_to(q)->wrb);
+	if (w && w->opcode == IBV_WR_RDMA_READ) {
+		w->wr.rdma.rkey = rkey;
+		w->wr.rdma.remote_addr = addr;
+	}
+}
+
+static void wr_rdma_imm(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, __be32 imm)
+{
+	add_wr(q, IBV_WR_RDMA_WRITE_WITH_IMM);
+	struct ibv_send_wr *w = cur(qpx_to(q)->wrb);
+	if (w && w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
+		w->wr.rdma.rkey = rkey;
+		w->wr.rdma.remote_addr = addr;
+		w->imm_data = imm;
+	}
+}
+
+static void wr_atomic_cas(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, uint64_t c, uint64_t sw)
+{
+	add_wr(q, IBV_WR_ATOMIC_CMP_AND_SWP);
+	struct ibv_send_wr *w = cur(qpx_to(q)->wrb);
+	if (w && w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
+		w->wr.atomic.rkey = rkey;
+		w->wr.atomic.remote_addr = addr;
+		w->wr.atomic.compare_add = c;
+		w->wr.atomic.swap = sw;
+	}
+}
+
+static void wr_atomic_fa(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, uint64_t a)
+{
+	add_wr(q, IBV_WR_ATOMIC_FETCH_AND_ADD);
+	struct ibv_send_wr *w = cur(qpx_to(q)->wrb);
+	if (w && w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		w->wr.atomic.rkey = rkey;
+		w->wr.atomic.remote_addr = addr;
+		w->wr.atomic.compare_add = a;
+	}
+}
+
+static void wr_send_inv(struct ibv_qp_ex *q, uint32_t rkey)
+{
+	add_wr(q, IBV_WR_SEND_WITH_INV);
+	struct ibv_send_wr *w = cur(qpx_to(q)->wrb);
+	if (w && w->opcode == IBV_WR_SEND_WITH_INV)
+		w->invalidate_rkey = rkey;
+}
+
+/* Ops dpverbs does not have: the WR fails at ibv_wr_complete. */
 static void wr_unsupported(struct ibv_qp_ex *q)
 {
 	qpx_to(q)->wrb->err = EOPNOTSUPP;
 }
-static void wr_rdma(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr) { wr_unsupported(q); }
-static void wr_rdma_imm(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, __be32 imm) { wr_unsupported(q); }
-static void wr_atomic_cas(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, uint64_t c, uint64_t s)
-{
-	wr_unsupported(q);
-}
-static void wr_atomic_fa(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, uint64_t a) { wr_unsupported(q); }
 static void wr_bind_mw(struct ibv_qp_ex *q, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *i)
 {
 	wr_unsupported(q);
 }
 static void wr_local_inv(struct ibv_qp_ex *q, uint32_t rkey) { wr_unsupported(q); }
-static void wr_send_inv(struct ibv_qp_ex *q, uint32_t rkey) { wr_unsupported(q); }
 static void wr_send_tso(struct ibv_qp_ex *q, void *hdr, uint16_t hdr_sz, uint16_t mss) { wr_unsupported(q); }
 static void wr_set_xrc_srqn(struct ibv_qp_ex *q, uint32_t srqn) { wr_unsupported(q); }
 static void wr_atomic_write(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, const void *p)
@@ -174,9 +228,19 @@ static void wr_atomic_write(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, c
 
 uint64_t dpv_qpex_supported_ops(enum ibv_qp_type t)
 {
-	if (t == IBV_QPT_UD)
-		return IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
-	return 0;
+	uint64_t send = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+	uint64_t write = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+	switch (t) {
+	case IBV_QPT_UD:
+		return send;
+	case IBV_QPT_UC:
+		return send | write;
+	case IBV_QPT_RC:
+		return send | write | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV;
+	default:
+		return 0;
+	}
 }
 
 int dpv_qpex_init(struct dpv_qp *qp, uint64_t ops)
@@ -210,8 +274,8 @@ int dpv_qpex_init(struct dpv_qp *qp, uint64_t ops)
 	x->wr_set_sge_list = wr_set_sge_list;
 	x->wr_set_inline_data = wr_set_inline_data;
 	x->wr_set_inline_data_list = wr_set_inline_data_list;
-	x->wr_rdma_write = wr_rdma;
-	x->wr_rdma_read = wr_rdma;
+	x->wr_rdma_write = wr_rdma_write;
+	x->wr_rdma_read = wr_rdma_read;
 	x->wr_rdma_write_imm = wr_rdma_imm;
 	x->wr_atomic_cmp_swp = wr_atomic_cas;
 	x->wr_atomic_fetch_add = wr_atomic_fa;

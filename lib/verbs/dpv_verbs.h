@@ -175,6 +175,7 @@ int dpv_sge_check(struct dpv_pd *pd, const struct ibv_sge *sge, uint32_t n, int 
 /* Add a completion; may raise the channel event. Takes cq->lock. */
 void dpv_cq_push(struct dpv_cq *cq, const struct ibv_wc *wc, bool solicited);
 int dpv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+void dpv_cq_clean(struct dpv_cq *cq, uint32_t qpn);
 int dpv_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 
 /* dpv_qp.c */
