@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
 
 #include <rte_cycles.h>
 
@@ -81,7 +82,7 @@ static struct dpv_cq *cq_new(struct ibv_context *context, int cqe, void *cq_cont
 	uint32_t size = 1;
 	while (size < (uint32_t)cqe + 1)
 		size <<= 1;
-	cq->ring = calloc(size, sizeof(struct ibv_wc));
+	cq->ring = calloc(size, sizeof(struct dpv_cqe));
 	if (!cq->ring) {
 		free(cq);
 		errno = ENOMEM;
@@ -116,11 +117,142 @@ DPV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, vo
 	return cq ? dcq_ib(cq) : NULL;
 }
 
+/* ---- extended CQ: ibv_start_poll / ibv_next_poll / ibv_end_poll ---- */
+
+static inline struct dpv_cq *cqx(struct ibv_cq_ex *c) { return container_of(c, struct dpv_cq, ibcq); }
+
+static void cqx_load(struct dpv_cq *cq)
+{
+	cq->cur = &cq->ring[cq->poll_head & (cq->size - 1)];
+	cq->ibcq.status = cq->cur->wc.status;
+	cq->ibcq.wr_id = cq->cur->wc.wr_id;
+}
+
+static int cqx_start_poll(struct ibv_cq_ex *c, struct ibv_poll_cq_attr *attr)
+{
+	struct dpv_cq *cq = cqx(c);
+	if (attr && attr->comp_mask)
+		return EINVAL;
+	if (cq->tail == cq->head)
+		dpv_progress_all();
+	if (!cq->single_threaded)
+		rte_spinlock_lock(&cq->lock);
+	if (cq->tail == cq->head) {
+		if (!cq->single_threaded)
+			rte_spinlock_unlock(&cq->lock);
+		return ENOENT; /* the lock is not held after ENOENT */
+	}
+	cq->poll_head = cq->head;
+	cqx_load(cq);
+	return 0;
+}
+
+static int cqx_next_poll(struct ibv_cq_ex *c)
+{
+	struct dpv_cq *cq = cqx(c);
+	if (cq->poll_head + 1 == cq->tail)
+		return ENOENT;
+	cq->poll_head++;
+	cqx_load(cq);
+	return 0;
+}
+
+static void cqx_end_poll(struct ibv_cq_ex *c)
+{
+	struct dpv_cq *cq = cqx(c);
+	cq->head = cq->poll_head + 1;
+	cq->cur = NULL;
+	if (!cq->single_threaded)
+		rte_spinlock_unlock(&cq->lock);
+}
+
+static enum ibv_wc_opcode cqx_opcode(struct ibv_cq_ex *c) { return cqx(c)->cur->wc.opcode; }
+static uint32_t cqx_vendor_err(struct ibv_cq_ex *c) { return cqx(c)->cur->wc.vendor_err; }
+static uint32_t cqx_byte_len(struct ibv_cq_ex *c) { return cqx(c)->cur->wc.byte_len; }
+static __be32 cqx_imm_data(struct ibv_cq_ex *c) { return cqx(c)->cur->wc.imm_data; }
+static uint32_t cqx_qp_num(struct ibv_cq_ex *c) { return cqx(c)->cur->wc.qp_num; }
+static uint32_t cqx_src_qp(struct ibv_cq_ex *c) { return cqx(c)->cur->wc.src_qp; }
+static unsigned int cqx_wc_flags(struct ibv_cq_ex *c) { return cqx(c)->cur->wc.wc_flags; }
+static uint32_t cqx_slid(struct ibv_cq_ex *c) { return cqx(c)->cur->wc.slid; }
+static uint8_t cqx_sl(struct ibv_cq_ex *c) { return cqx(c)->cur->wc.sl; }
+static uint8_t cqx_dlid_path_bits(struct ibv_cq_ex *c) { return cqx(c)->cur->wc.dlid_path_bits; }
+static uint64_t cqx_completion_ts(struct ibv_cq_ex *c) { return cqx(c)->cur->ts; }
+
+static uint64_t cqx_completion_wallclock_ns(struct ibv_cq_ex *c)
+{
+	/* TSC -> wall clock through one calibration point taken at first use */
+	static uint64_t tsc0, ns0;
+	static double ns_per_tick;
+	if (!ns_per_tick) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		tsc0 = rte_get_tsc_cycles();
+		ns0 = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+		ns_per_tick = 1e9 / (double)rte_get_tsc_hz();
+	}
+	int64_t d = (int64_t)(cqx(c)->cur->ts - tsc0);
+	return ns0 + (uint64_t)((double)d * ns_per_tick);
+}
+
+#define DPV_CQ_SUP_WC_FLAGS                                                                      \
+	(IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |                           \
+	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+
+/**
+ * create_cq_ex (ibv_create_cq_ex): an extended CQ read with ibv_start_poll
+ * and the ibv_wc_read_* accessors. wc_flags may hold the standard fields and
+ * both completion timestamps (TSC ticks; hca_core_clock gives their rate).
+ * RETURN VALUE: the CQ, or NULL with errno: EINVAL (as ibv_create_cq, unknown
+ * comp_mask or flags), EOPNOTSUPP (wc_flags dpverbs cannot provide: CVLAN,
+ * flow tag, tag matching), ENOMEM.
+ */
 struct ibv_cq_ex *dpv_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_attr_ex *a)
 {
-	/* the ibv_start_poll family arrives with the extended-verbs issue */
-	errno = EOPNOTSUPP;
-	return NULL;
+	if (!a) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (a->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	uint32_t flags = (a->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) ? a->flags : 0;
+	if (flags & ~(uint32_t)(IBV_CREATE_CQ_ATTR_SINGLE_THREADED | IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (a->wc_flags & ~(uint64_t)DPV_CQ_SUP_WC_FLAGS) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!a->parent_domain || a->parent_domain->context != c)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct dpv_cq *cq = cq_new(c, (int)a->cqe, a->cq_context, a->channel, (int)a->comp_vector);
+	if (!cq)
+		return NULL;
+	struct ibv_cq_ex *x = &cq->ibcq;
+	cq->wc_flags = a->wc_flags;
+	cq->single_threaded = flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED;
+	x->comp_mask = 0;
+	x->start_poll = cqx_start_poll;
+	x->next_poll = cqx_next_poll;
+	x->end_poll = cqx_end_poll;
+	x->read_opcode = cqx_opcode;
+	x->read_vendor_err = cqx_vendor_err;
+	x->read_byte_len = cqx_byte_len;
+	x->read_imm_data = cqx_imm_data;
+	x->read_qp_num = cqx_qp_num;
+	x->read_src_qp = cqx_src_qp;
+	x->read_wc_flags = cqx_wc_flags;
+	x->read_slid = cqx_slid;
+	x->read_sl = cqx_sl;
+	x->read_dlid_path_bits = cqx_dlid_path_bits;
+	x->read_completion_ts = cqx_completion_ts;
+	x->read_completion_wallclock_ns = cqx_completion_wallclock_ns;
+	return x;
 }
 
 /** ibv_destroy_cq: 0, EINVAL for NULL, EBUSY while a QP or SRQ uses it. */
@@ -154,7 +286,7 @@ DPV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	uint32_t size = 1;
 	while (size < (uint32_t)cqe + 1)
 		size <<= 1;
-	struct ibv_wc *ring = calloc(size, sizeof(*ring));
+	struct dpv_cqe *ring = calloc(size, sizeof(*ring));
 	if (!ring)
 		return ENOMEM;
 	rte_spinlock_lock(&cq->lock);
@@ -166,7 +298,7 @@ DPV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	}
 	for (uint32_t i = 0; i < n; i++)
 		ring[i] = cq->ring[(cq->head + i) & (cq->size - 1)];
-	struct ibv_wc *old = cq->ring;
+	struct dpv_cqe *old = cq->ring;
 	cq->ring = ring;
 	cq->size = size;
 	cq->head = 0;
@@ -202,7 +334,9 @@ void dpv_cq_push(struct dpv_cq *cq, const struct ibv_wc *wc, bool solicited)
 		rte_spinlock_unlock(&cq->lock);
 		return;
 	}
-	cq->ring[cq->tail & (cq->size - 1)] = *wc;
+	struct dpv_cqe *e = &cq->ring[cq->tail & (cq->size - 1)];
+	e->wc = *wc;
+	e->ts = rte_get_tsc_cycles();
 	atomic_thread_fence(memory_order_release);
 	cq->tail++;
 	if (cq->armed && (!cq->solicited_only || solicited || wc->status != IBV_WC_SUCCESS)) {
@@ -224,8 +358,8 @@ void dpv_cq_clean(struct dpv_cq *cq, uint32_t qpn)
 	rte_spinlock_lock(&cq->lock);
 	uint32_t w = cq->head;
 	for (uint32_t r = cq->head; r != cq->tail; r++) {
-		struct ibv_wc *e = &cq->ring[r & (cq->size - 1)];
-		if (e->qp_num == qpn)
+		struct dpv_cqe *e = &cq->ring[r & (cq->size - 1)];
+		if (e->wc.qp_num == qpn)
 			continue;
 		if (w != r)
 			cq->ring[w & (cq->size - 1)] = *e;
@@ -248,7 +382,7 @@ int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		return 0;
 	rte_spinlock_lock(&cq->lock);
 	while (got < n && cq->head != cq->tail) {
-		wc[got] = cq->ring[cq->head & (cq->size - 1)];
+		wc[got] = cq->ring[cq->head & (cq->size - 1)].wc;
 		cq->head++;
 		got++;
 	}

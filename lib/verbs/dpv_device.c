@@ -14,6 +14,7 @@
 #include <endian.h>
 
 #include "dpv_verbs.h"
+#include <rte_cycles.h>
 
 static struct dpv_device g_devs[DPV_MAX_PORTS];
 static unsigned int g_ndevs;
@@ -257,8 +258,8 @@ static int vctx_query_device_ex(struct ibv_context *c, const struct ibv_query_de
 	memset(&full, 0, sizeof(full));
 	fill_device_attr(to_dctx(c)->dev, &full.orig_attr);
 	full.comp_mask = 0;
-	full.completion_timestamp_mask = 0;
-	full.hca_core_clock = 0;
+	full.completion_timestamp_mask = UINT64_MAX; /* 64-bit TSC */
+	full.hca_core_clock = rte_get_tsc_hz() / 1000; /* kHz */
 	full.device_cap_flags_ex = full.orig_attr.device_cap_flags;
 	full.max_dm_size = 0;
 	full.phys_port_cnt_ex = 1;

@@ -71,10 +71,16 @@ struct dpv_comp_channel {
 	_Atomic int users;
 };
 
+/* A CQ entry: the work completion and when it was written. */
+struct dpv_cqe {
+	struct ibv_wc wc;
+	uint64_t ts;             /* TSC at completion (completion_ts) */
+};
+
 struct dpv_cq {
 	struct ibv_cq_ex ibcq;   /* begins with the struct ibv_cq layout */
 	rte_spinlock_t lock;
-	struct ibv_wc *ring;
+	struct dpv_cqe *ring;
 	uint32_t size;           /* power of two, >= cqe + 1 */
 	uint32_t head, tail;     /* consumer / producer counters */
 	int cqe;                 /* what the user asked for (reported) */
@@ -82,6 +88,11 @@ struct dpv_cq {
 	bool overflow;
 	struct dpv_comp_channel *chan;
 	_Atomic int users;       /* QPs and SRQs using the CQ */
+	/* extended CQ (ibv_start_poll): */
+	uint64_t wc_flags;
+	bool single_threaded;    /* IBV_CREATE_CQ_ATTR_SINGLE_THREADED: no lock */
+	struct dpv_cqe *cur;     /* entry being read between start/end_poll */
+	uint32_t poll_head;
 };
 
 struct dpv_recv_wqe {
