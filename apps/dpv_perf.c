@@ -95,6 +95,7 @@ struct ep {
 	uint32_t psn, qkey, mtu;
 	struct remote rem;
 	uint64_t tx_posted, tx_done;
+	uint64_t tx_sig_end;      /* 1 + id of the last signalled send */
 };
 
 /* receive-side state of a test */
@@ -389,13 +390,16 @@ static int ep_tx_post(struct ep *e, uint8_t *buf, uint32_t len, bool force_signa
 		return -1;
 	}
 	e->tx_posted++;
+	if (sig)
+		e->tx_sig_end = e->tx_posted;
 	return 0;
 }
 
-/* Wait until every posted send has completed (the last one signalled). */
+/* Wait for the completion of the last signalled send (unsignalled ones
+ * after it cannot be observed: callers signal their last send). */
 static int ep_tx_drain(struct ep *e)
 {
-	while (e->tx_done < e->tx_posted) {
+	while (e->tx_done < e->tx_sig_end) {
 		if (pt_stop || ep_reap_tx(e) < 0)
 			return -1;
 	}
@@ -462,7 +466,7 @@ static int rx_step(struct ep *e, struct rx_state *st)
 			if (!b)
 				return -1;
 			pt_fill(b, e->size, seq);
-			if (ep_tx_post(e, b, e->size, false))
+			if (ep_tx_post(e, b, e->size, seq + 1 == st->total))
 				return -1;
 		}
 		if (ep_post_recv(e, (uint32_t)wc[i].wr_id)) {
@@ -520,7 +524,7 @@ static void run_lat_client(struct run *r, struct rx_state *bst)
 		uint64_t t0 = pt_now();
 		if (i == r->o->warmup)
 			t_start = t0;
-		if (ep_tx_post(a, b, a->size, false))
+		if (ep_tx_post(a, b, a->size, i + 1 == total))
 			break;
 		for (;;) {
 			if (r->b && rx_step(r->b, bst) < 0)

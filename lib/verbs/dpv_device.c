@@ -199,7 +199,7 @@ static void fill_device_attr(struct dpv_device *d, struct ibv_device_attr *a)
 	a->max_qp = (int)c->max_qp;
 	a->max_qp_wr = (int)c->max_qp_wr;
 	a->device_cap_flags = IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_SYS_IMAGE_GUID |
-			      IBV_DEVICE_RC_RNR_NAK_GEN |
+			      IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_XRC |
 			      IBV_DEVICE_CHANGE_PHY_PORT |
 			      IBV_DEVICE_UD_AV_PORT_ENFORCE | IBV_DEVICE_N_NOTIFY_CQ;
 	a->max_sge = (int)c->max_sge;
@@ -516,6 +516,11 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	v->query_device_ex = vctx_query_device_ex;
 	v->create_qp_ex = dpv_create_qp_ex;
 	v->create_cq_ex = dpv_create_cq_ex;
+	v->open_xrcd = dpv_open_xrcd;
+	v->close_xrcd = dpv_close_xrcd;
+	v->create_srq_ex = dpv_create_srq_ex;
+	v->get_srq_num = dpv_get_srq_num;
+	v->open_qp = dpv_open_qp;
 	return c;
 }
 

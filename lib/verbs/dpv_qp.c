@@ -49,7 +49,28 @@ bool dpv_qp_pop_recv(struct dpv_qp *qp, uint64_t *wr_id, struct ibv_sge *sge, ui
 {
 	struct dpv_recv_wqe *w;
 	if (qp->srq) {
-		struct dpv_srq *s = qp->srq;
+		*pd = qp->srq->pd;
+		return dpv_srq_pop(qp->srq, wr_id, sge, nsge);
+	}
+	rte_spinlock_lock(&qp->rq_lock);
+	if (qp->rq_head == qp->rq_tail) {
+		rte_spinlock_unlock(&qp->rq_lock);
+		return false;
+	}
+	w = rq_slot(qp->rq, qp->rq_wqe_size, qp->rq_size, qp->rq_head);
+	*wr_id = w->wr_id;
+	*nsge = w->num_sge;
+	memcpy(sge, w->sge, w->num_sge * sizeof(*sge));
+	qp->rq_head++;
+	rte_spinlock_unlock(&qp->rq_lock);
+	*pd = qp->pd;
+	return true;
+}
+
+bool dpv_srq_pop(struct dpv_srq *s, uint64_t *wr_id, struct ibv_sge *sge, uint32_t *nsge)
+{
+	struct dpv_recv_wqe *w;
+	{
 		bool limit_ev = false;
 		rte_spinlock_lock(&s->lock);
 		if (s->head == s->tail) {
@@ -66,7 +87,6 @@ bool dpv_qp_pop_recv(struct dpv_qp *qp, uint64_t *wr_id, struct ibv_sge *sge, ui
 			limit_ev = true;
 		}
 		rte_spinlock_unlock(&s->lock);
-		*pd = s->pd;
 		if (limit_ev) {
 			struct ibv_async_event ev = {.event_type = IBV_EVENT_SRQ_LIMIT_REACHED};
 			ev.element.srq = &s->ibsrq;
@@ -74,19 +94,6 @@ bool dpv_qp_pop_recv(struct dpv_qp *qp, uint64_t *wr_id, struct ibv_sge *sge, ui
 		}
 		return true;
 	}
-	rte_spinlock_lock(&qp->rq_lock);
-	if (qp->rq_head == qp->rq_tail) {
-		rte_spinlock_unlock(&qp->rq_lock);
-		return false;
-	}
-	w = rq_slot(qp->rq, qp->rq_wqe_size, qp->rq_size, qp->rq_head);
-	*wr_id = w->wr_id;
-	*nsge = w->num_sge;
-	memcpy(sge, w->sge, w->num_sge * sizeof(*sge));
-	qp->rq_head++;
-	rte_spinlock_unlock(&qp->rq_lock);
-	*pd = qp->pd;
-	return true;
 }
 
 static void flush_rq(struct dpv_qp *qp)
@@ -135,7 +142,7 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 		errno = EINVAL;
 		return NULL;
 	}
-	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
+	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
 			 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	if (a->comp_mask & ~known) {
 		errno = EOPNOTSUPP;
@@ -145,26 +152,43 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 		errno = EOPNOTSUPP; /* no creation flags are supported */
 		return NULL;
 	}
-	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd || a->pd->context != context) {
-		errno = EINVAL;
+	enum ibv_qp_type t = a->qp_type;
+	if (t != IBV_QPT_UD && t != IBV_QPT_RC && t != IBV_QPT_UC && t != IBV_QPT_XRC_SEND &&
+	    t != IBV_QPT_XRC_RECV) {
+		errno = EOPNOTSUPP; /* no RAW_PACKET, no RD */
 		return NULL;
 	}
-	if (a->qp_type != IBV_QPT_UD && a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC) {
-		errno = EOPNOTSUPP; /* XRC arrives with its own issue; no RAW_PACKET */
+	if (t == IBV_QPT_XRC_RECV) {
+		/* the target lives in an XRC domain: no PD, CQs or queues */
+		if (!(a->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !a->xrcd || a->xrcd->context != context) {
+			errno = EINVAL;
+			return NULL;
+		}
+	} else if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd || a->pd->context != context) {
+		errno = EINVAL;
 		return NULL;
 	}
 	if ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
-	    (a->send_ops_flags & ~dpv_qpex_supported_ops(a->qp_type))) {
+	    (a->send_ops_flags & ~dpv_qpex_supported_ops(t))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (!a->send_cq || !a->recv_cq || a->send_cq->context != context ||
-	    a->recv_cq->context != context || (a->srq && a->srq->context != context)) {
+	bool has_sq = t != IBV_QPT_XRC_RECV, has_rq = t != IBV_QPT_XRC_RECV && t != IBV_QPT_XRC_SEND;
+	if ((has_sq && (!a->send_cq || a->send_cq->context != context)) ||
+	    (has_rq && (!a->recv_cq || a->recv_cq->context != context)) ||
+	    (has_rq && a->srq && a->srq->context != context)) {
 		errno = EINVAL;
 		return NULL;
 	}
+	if (!has_rq) {
+		a->srq = NULL;
+		a->cap.max_recv_wr = a->cap.max_recv_sge = 0;
+	}
+	if (!has_sq) {
+		a->cap.max_send_wr = a->cap.max_send_sge = a->cap.max_inline_data = 0;
+	}
 	struct ibv_qp_cap cap = a->cap;
-	if (check_cap(&rt->conf, &cap, a->srq != NULL, a->qp_type)) {
+	if (check_cap(&rt->conf, &cap, a->srq != NULL || !has_rq, a->qp_type)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -176,7 +200,7 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	/* report what we really provide (>= what was asked) */
 	if (!cap.max_send_sge)
 		cap.max_send_sge = 1;
-	if (!a->srq) {
+	if (!a->srq && has_rq) {
 		if (!cap.max_recv_sge)
 			cap.max_recv_sge = 1;
 		cap.max_recv_wr = RTE_MAX(cap.max_recv_wr, 1u);
@@ -193,9 +217,12 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 		cap.max_recv_wr = 0;
 		cap.max_recv_sge = 0;
 	}
-	cap.max_send_wr = RTE_MAX(cap.max_send_wr, 1u);
-	cap.max_inline_data = RTE_MAX(cap.max_inline_data, (uint32_t)DPV_DEF_MAX_INLINE < rt->conf.max_inline ?
-				      (uint32_t)DPV_DEF_MAX_INLINE : rt->conf.max_inline);
+	cap.max_send_wr = has_sq ? RTE_MAX(cap.max_send_wr, 1u) : 0;
+	if (has_sq)
+		cap.max_inline_data = RTE_MAX(cap.max_inline_data,
+					      RTE_MIN((uint32_t)DPV_DEF_MAX_INLINE, rt->conf.max_inline));
+	else
+		cap.max_send_sge = 0;
 	qp->cap = cap;
 	a->cap = cap;
 	if ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && dpv_qpex_init(qp, a->send_ops_flags)) {
@@ -204,7 +231,7 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (a->qp_type != IBV_QPT_UD && dpv_rc_init(qp)) {
+	if (a->qp_type != IBV_QPT_UD && dpv_rc_init(qp, has_sq)) {
 		dpv_qpex_fini(qp);
 		free(qp->rq);
 		free(qp);
@@ -240,9 +267,9 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	struct ibv_qp *ib = &qp->ibqp.qp_base;
 	ib->context = context;
 	ib->qp_context = a->qp_context;
-	ib->pd = a->pd;
-	ib->send_cq = a->send_cq;
-	ib->recv_cq = a->recv_cq;
+	ib->pd = t == IBV_QPT_XRC_RECV ? NULL : a->pd;
+	ib->send_cq = has_sq ? a->send_cq : NULL;
+	ib->recv_cq = has_rq ? a->recv_cq : NULL;
 	ib->srq = a->srq;
 	ib->handle = qpn;
 	ib->qp_num = qpn;
@@ -251,9 +278,10 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	pthread_mutex_init(&ib->mutex, NULL);
 	pthread_cond_init(&ib->cond, NULL);
 	qp->ctx = to_dctx(context);
-	qp->pd = to_dpd(a->pd);
-	qp->scq = to_dcq(a->send_cq);
-	qp->rcq = to_dcq(a->recv_cq);
+	qp->pd = ib->pd ? to_dpd(ib->pd) : NULL;
+	qp->scq = ib->send_cq ? to_dcq(ib->send_cq) : NULL;
+	qp->rcq = ib->recv_cq ? to_dcq(ib->recv_cq) : NULL;
+	qp->xrcd = t == IBV_QPT_XRC_RECV ? to_dxrcd(a->xrcd) : NULL;
 	qp->srq = a->srq ? to_dsrq(a->srq) : NULL;
 	qp->port = qp->ctx->dev->port;
 	qp->qc = &qp->port->qctx[qpn % qp->port->n_qctx];
@@ -267,11 +295,16 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	qp->attr.path_mtu = (enum ibv_mtu)qp->port->active_mtu;
 	qp->attr.port_num = 1;
 	qp->attr.cap = cap;
-	atomic_fetch_add(&qp->pd->users, 1);
-	atomic_fetch_add(&qp->scq->users, 1);
-	atomic_fetch_add(&qp->rcq->users, 1);
+	if (qp->pd)
+		atomic_fetch_add(&qp->pd->users, 1);
+	if (qp->scq)
+		atomic_fetch_add(&qp->scq->users, 1);
+	if (qp->rcq)
+		atomic_fetch_add(&qp->rcq->users, 1);
 	if (qp->srq)
 		atomic_fetch_add(&qp->srq->users, 1);
+	if (qp->xrcd)
+		atomic_fetch_add(&qp->xrcd->users, 1);
 	atomic_store_explicit(&g_qps[qpn], qp, memory_order_release);
 	rte_spinlock_unlock(&g_qp_lock);
 	if (qp->rc)
@@ -301,12 +334,36 @@ DPV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_at
 	return qp;
 }
 
-/** ibv_destroy_qp: 0, or EINVAL for NULL. Outstanding WRs are discarded. */
+static void cq_clean_qp(struct dpv_qp *qp)
+{
+	uint32_t qpn = dqp_ib(qp)->qp_num;
+	if (qp->scq)
+		dpv_cq_clean(qp->scq, qpn);
+	if (qp->rcq && qp->rcq != qp->scq)
+		dpv_cq_clean(qp->rcq, qpn);
+}
+
+/**
+ * ibv_destroy_qp: 0, EINVAL for NULL, EBUSY for an XRC target QP that
+ * handles from ibv_open_qp still use. Outstanding WRs are discarded and the
+ * QP's completions not polled yet are removed from its CQs.
+ */
 DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ib)
 {
 	if (!ib)
 		return EINVAL;
 	struct dpv_qp *qp = to_dqp(ib);
+	if (qp->opened) {
+		/* a handle from ibv_open_qp: drop the reference only */
+		atomic_fetch_sub(&qp->opened->open_refs, 1);
+		atomic_fetch_sub(&qp->xrcd->users, 1);
+		pthread_mutex_destroy(&ib->mutex);
+		pthread_cond_destroy(&ib->cond);
+		free(qp);
+		return 0;
+	}
+	if (atomic_load(&qp->open_refs) > 0)
+		return EBUSY;
 	rte_spinlock_lock(&g_qp_lock);
 	atomic_store_explicit(&g_qps[ib->qp_num], NULL, memory_order_release);
 	g_n_qps--;
@@ -319,14 +376,17 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ib)
 		rte_spinlock_lock(&p->qctx[q].rx_lock);
 		rte_spinlock_unlock(&p->qctx[q].rx_lock);
 	}
-	dpv_cq_clean(qp->scq, ib->qp_num);
-	if (qp->rcq != qp->scq)
-		dpv_cq_clean(qp->rcq, ib->qp_num);
-	atomic_fetch_sub(&qp->pd->users, 1);
-	atomic_fetch_sub(&qp->scq->users, 1);
-	atomic_fetch_sub(&qp->rcq->users, 1);
+	cq_clean_qp(qp);
+	if (qp->pd)
+		atomic_fetch_sub(&qp->pd->users, 1);
+	if (qp->scq)
+		atomic_fetch_sub(&qp->scq->users, 1);
+	if (qp->rcq)
+		atomic_fetch_sub(&qp->rcq->users, 1);
 	if (qp->srq)
 		atomic_fetch_sub(&qp->srq->users, 1);
+	if (qp->xrcd)
+		atomic_fetch_sub(&qp->xrcd->users, 1);
 	pthread_mutex_destroy(&ib->mutex);
 	pthread_cond_destroy(&ib->cond);
 	dpv_qpex_fini(qp);
@@ -394,6 +454,38 @@ static const struct qp_trans tr_uc[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 	[IBV_QPS_SQD][IBV_QPS_SQD] = T(0, IBV_QP_AV | RC_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX),
 	[IBV_QPS_SQE][IBV_QPS_RTS] = T(0, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS),
 };
+/* Linux's XRC_INI / XRC_TGT columns, with the RC attributes the other side
+ * of each pair needs accepted as optional. */
+static const struct qp_trans tr_xrc_ini[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
+	[IBV_QPS_RESET][IBV_QPS_INIT] = T(IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0),
+	[IBV_QPS_INIT][IBV_QPS_INIT] = T(0, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
+	[IBV_QPS_INIT][IBV_QPS_RTR] = T(IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN,
+					IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX |
+					IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
+	[IBV_QPS_RTR][IBV_QPS_RTS] = T(IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				       IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC,
+				       IBV_QP_CUR_STATE | RC_PATH | IBV_QP_ACCESS_FLAGS |
+				       IBV_QP_MIN_RNR_TIMER),
+	[IBV_QPS_RTS][IBV_QPS_RTS] = T(0, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | RC_PATH |
+				       IBV_QP_MIN_RNR_TIMER),
+	[IBV_QPS_RTS][IBV_QPS_SQD] = T(0, IBV_QP_EN_SQD_ASYNC_NOTIFY),
+	[IBV_QPS_SQD][IBV_QPS_RTS] = T(0, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | RC_PATH |
+				       IBV_QP_MIN_RNR_TIMER),
+};
+
+static const struct qp_trans tr_xrc_tgt[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
+	[IBV_QPS_RESET][IBV_QPS_INIT] = T(IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, 0),
+	[IBV_QPS_INIT][IBV_QPS_INIT] = T(0, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
+	[IBV_QPS_INIT][IBV_QPS_RTR] = T(IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER,
+					IBV_QP_ALT_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX),
+	[IBV_QPS_RTR][IBV_QPS_RTS] = T(IBV_QP_SQ_PSN | IBV_QP_TIMEOUT,
+				       IBV_QP_CUR_STATE | RC_PATH | IBV_QP_ACCESS_FLAGS |
+				       IBV_QP_MIN_RNR_TIMER | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				       IBV_QP_MAX_QP_RD_ATOMIC),
+	[IBV_QPS_RTS][IBV_QPS_RTS] = T(0, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | RC_PATH |
+				       IBV_QP_MIN_RNR_TIMER),
+};
 #undef T
 
 static const struct qp_trans *trans_for(enum ibv_qp_type t, enum ibv_qp_state from, enum ibv_qp_state to)
@@ -405,15 +497,15 @@ static const struct qp_trans *trans_for(enum ibv_qp_type t, enum ibv_qp_state fr
 		return &any; /* from any state */
 	const struct qp_trans *tr = t == IBV_QPT_UD ? &tr_ud[from][to]
 				  : t == IBV_QPT_RC ? &tr_rc[from][to]
-				  : t == IBV_QPT_UC ? &tr_uc[from][to] : NULL;
+				  : t == IBV_QPT_UC ? &tr_uc[from][to]
+				  : t == IBV_QPT_XRC_SEND ? &tr_xrc_ini[from][to]
+				  : t == IBV_QPT_XRC_RECV ? &tr_xrc_tgt[from][to] : NULL;
 	return tr && tr->ok ? tr : NULL;
 }
 
 static void qp_reset(struct dpv_qp *qp)
 {
-	dpv_cq_clean(qp->scq, dqp_ib(qp)->qp_num);
-	if (qp->rcq != qp->scq)
-		dpv_cq_clean(qp->rcq, dqp_ib(qp)->qp_num);
+	cq_clean_qp(qp);
 	rte_spinlock_lock(&qp->rq_lock);
 	qp->rq_head = qp->rq_tail = 0;
 	rte_spinlock_unlock(&qp->rq_lock);
@@ -481,6 +573,11 @@ DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ib, struct ibv_qp_attr *attr, int ma
 	if (!ib || !attr)
 		return EINVAL;
 	struct dpv_qp *qp = to_dqp(ib);
+	if (qp->opened) {
+		int r = ibv_modify_qp(dqp_ib(qp->opened), attr, mask);
+		ib->state = qp->opened->state;
+		return r;
+	}
 	const uint32_t all = (IBV_QP_RATE_LIMIT << 1) - 1;
 	if ((uint32_t)mask & ~all)
 		return EINVAL;
@@ -591,6 +688,8 @@ DPV_EXPORT int ibv_query_qp(struct ibv_qp *ib, struct ibv_qp_attr *attr, int mas
 	if (!ib || !attr || !init_attr)
 		return EINVAL;
 	struct dpv_qp *qp = to_dqp(ib);
+	if (qp->opened)
+		qp = qp->opened;
 	rte_spinlock_lock(&qp->sq_lock);
 	*attr = qp->attr;
 	attr->qp_state = qp->state;
@@ -656,8 +755,14 @@ int dpv_post_send(struct ibv_qp *ib, struct ibv_send_wr *wr, struct ibv_send_wr 
 	int ret = 0;
 	if (!wr)
 		return EINVAL;
-	if (qp->rc)
+	if (qp->rc) {
+		if (!qp->rc->sq) {
+			if (bad)
+				*bad = wr; /* XRC target: no send queue */
+			return EINVAL;
+		}
 		return dpv_rc_post_send(qp, wr, bad);
+	}
 	rte_spinlock_lock(&qp->sq_lock);
 	for (; wr; wr = wr->next) {
 		if (qp->state == IBV_QPS_ERR || qp->state == IBV_QPS_SQE) {
@@ -743,9 +848,9 @@ int dpv_post_recv(struct ibv_qp *ib, struct ibv_recv_wr *wr, struct ibv_recv_wr 
 	int ret = 0;
 	if (!wr)
 		return EINVAL;
-	if (qp->srq || qp->state == IBV_QPS_RESET) {
+	if (qp->srq || !qp->rq || qp->state == IBV_QPS_RESET) {
 		if (bad)
-			*bad = wr;
+			*bad = wr; /* SRQ, XRC QPs and RESET take no receive WRs */
 		return EINVAL;
 	}
 	rte_spinlock_lock(&qp->rq_lock);
@@ -800,6 +905,14 @@ DPV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init
 	s->ibsrq.pd = pd;
 	pthread_mutex_init(&s->ibsrq.mutex, NULL);
 	pthread_cond_init(&s->ibsrq.cond, NULL);
+	s->type = IBV_SRQT_BASIC;
+	s->srq_num = dpv_srq_num_alloc(s);
+	if (!s->srq_num) {
+		free(s->wqes);
+		free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
 	attr->attr.max_wr = s->max_wr;
 	attr->attr.max_sge = s->max_sge;
 	atomic_fetch_add(&s->pd->users, 1);
@@ -843,6 +956,11 @@ DPV_EXPORT int ibv_destroy_srq(struct ibv_srq *ib)
 	struct dpv_srq *s = to_dsrq(ib);
 	if (atomic_load(&s->users) > 0)
 		return EBUSY;
+	dpv_srq_num_free(s->srq_num);
+	if (s->xrcd)
+		atomic_fetch_sub(&s->xrcd->users, 1);
+	if (s->cq)
+		atomic_fetch_sub(&s->cq->users, 1);
 	atomic_fetch_sub(&s->pd->users, 1);
 	free(s->wqes);
 	free(s);

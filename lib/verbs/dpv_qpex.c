@@ -220,7 +220,12 @@ static void wr_bind_mw(struct ibv_qp_ex *q, struct ibv_mw *mw, uint32_t rkey, co
 }
 static void wr_local_inv(struct ibv_qp_ex *q, uint32_t rkey) { wr_unsupported(q); }
 static void wr_send_tso(struct ibv_qp_ex *q, void *hdr, uint16_t hdr_sz, uint16_t mss) { wr_unsupported(q); }
-static void wr_set_xrc_srqn(struct ibv_qp_ex *q, uint32_t srqn) { wr_unsupported(q); }
+static void wr_set_xrc_srqn(struct ibv_qp_ex *q, uint32_t srqn)
+{
+	struct ibv_send_wr *w = cur(qpx_to(q)->wrb);
+	if (w)
+		w->qp_type.xrc.remote_srqn = srqn;
+}
 static void wr_atomic_write(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, const void *p)
 {
 	wr_unsupported(q);
@@ -236,6 +241,7 @@ uint64_t dpv_qpex_supported_ops(enum ibv_qp_type t)
 	case IBV_QPT_UC:
 		return send | write;
 	case IBV_QPT_RC:
+	case IBV_QPT_XRC_SEND:
 		return send | write | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV;
 	default:

@@ -40,6 +40,7 @@ struct dpv_send_wqe {
 	unsigned int send_flags;
 	__be32 imm_data;
 	uint32_t inv_rkey;
+	uint32_t remote_srqn;    /* XRC initiator */
 	uint64_t remote_addr;
 	uint32_t rkey;
 	uint64_t compare_add, swap;
@@ -85,6 +86,7 @@ struct dpv_rc {
 	bool comm_est;           /* COMM_EST raised */
 	uint8_t in_msg;          /* 0 none, 1 SEND, 2 WRITE: middle/last expected */
 	bool uc_drop;            /* UC: dropping the rest of a broken message */
+	struct dpv_srq *xsrq;    /* XRC target: SRQ of the message in progress */
 	bool have_rwqe;
 	uint64_t rwqe_id;
 	struct dpv_pd *rwqe_pd;
@@ -100,6 +102,20 @@ struct dpv_rc {
 	unsigned int res_next;
 };
 
+/* Transport bits of the opcodes this QP sends as responder or requester. */
+static inline uint8_t dpv_qp_tr(const struct dpv_qp *qp)
+{
+	switch (qp->type) {
+	case IBV_QPT_UC:
+		return DPV_TR_UC;
+	case IBV_QPT_XRC_SEND:
+	case IBV_QPT_XRC_RECV:
+		return DPV_TR_XRC;
+	default:
+		return DPV_TR_RC;
+	}
+}
+
 static inline int psn_cmp(uint32_t a, uint32_t b)
 {
 	return ((int32_t)((a - b) << 8)) >> 8;
@@ -112,7 +128,7 @@ static inline struct dpv_send_wqe *sq_slot(struct dpv_rc *rc, uint32_t i)
 }
 
 /* dpv_req.c */
-int dpv_rc_init(struct dpv_qp *qp);
+int dpv_rc_init(struct dpv_qp *qp, bool has_sq);
 void dpv_rc_fini(struct dpv_qp *qp);
 int dpv_rc_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 void dpv_req_run(struct dpv_qp *qp);

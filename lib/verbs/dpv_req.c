@@ -33,11 +33,15 @@ static uint32_t pow2u(uint32_t v)
 	return s;
 }
 
-int dpv_rc_init(struct dpv_qp *qp)
+int dpv_rc_init(struct dpv_qp *qp, bool has_sq)
 {
 	struct dpv_rc *rc = calloc(1, sizeof(*rc));
 	if (!rc)
 		return ENOMEM;
+	if (!has_sq) {
+		qp->rc = rc; /* XRC target: responder only */
+		return 0;
+	}
 	rc->sq_size = pow2u(qp->cap.max_send_wr);
 	rc->sq_wqe_size = (uint32_t)(sizeof(struct dpv_send_wqe) +
 				     RTE_MAX(qp->cap.max_send_sge, 1u) * sizeof(struct ibv_sge) +
@@ -137,7 +141,7 @@ int dpv_rc_xmit(struct dpv_qp *qp, struct dpv_pkt_build *b, const struct ibv_sge
 /* Opcode of the packet at position (first, last) of a WQE. IBA 9.2 table 35. */
 static uint8_t req_opcode(const struct dpv_qp *qp, enum ibv_wr_opcode op, bool first, bool last)
 {
-	uint8_t tr = qp->type == IBV_QPT_UC ? DPV_TR_UC : DPV_TR_RC;
+	uint8_t tr = dpv_qp_tr(qp);
 	uint8_t o;
 	switch (op) {
 	case IBV_WR_SEND:
@@ -243,6 +247,7 @@ static bool wqe_send(struct dpv_qp *qp, struct dpv_send_wqe *w)
 		uint32_t left = w->length - w->next_off;
 		dpv_rc_build_init(qp, &b, req_opcode(qp, w->opcode, true, true), w->next_psn);
 		b.ackreq = true;
+		b.xrc_srqn = w->remote_srqn;
 		b.reth_va = w->remote_addr + w->next_off;
 		b.reth_rkey = w->rkey;
 		b.reth_len = left;
@@ -254,6 +259,7 @@ static bool wqe_send(struct dpv_qp *qp, struct dpv_send_wqe *w)
 	if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 		dpv_rc_build_init(qp, &b, req_opcode(qp, w->opcode, true, true), w->next_psn);
 		b.ackreq = true;
+		b.xrc_srqn = w->remote_srqn;
 		b.atm_va = w->remote_addr;
 		b.atm_rkey = w->rkey;
 		b.atm_swap_add = w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? w->swap : w->compare_add;
@@ -273,6 +279,7 @@ static bool wqe_send(struct dpv_qp *qp, struct dpv_send_wqe *w)
 		uint32_t pkt_idx = (uint32_t)psn_cmp(w->next_psn, w->first_psn);
 		dpv_rc_build_init(qp, &b, req_opcode(qp, w->opcode, first, last), w->next_psn);
 		b.se = last && (w->send_flags & IBV_SEND_SOLICITED);
+		b.xrc_srqn = w->remote_srqn;
 		b.ackreq = !uc && (last || ((pkt_idx + 1) % DPV_RC_ACKREQ_EVERY) == 0);
 		if (first && (w->opcode == IBV_WR_RDMA_WRITE || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)) {
 			b.reth_va = w->remote_addr;
@@ -300,7 +307,7 @@ void dpv_req_run(struct dpv_qp *qp)
 		return; /* waiting out an RNR NAK */
 	while (rc->sq_cur != rc->sq_tail) {
 		struct dpv_send_wqe *w = sq_slot(rc, rc->sq_cur);
-		if (qp->type == IBV_QPT_RC && window_full(rc))
+		if (qp->type != IBV_QPT_UC && window_full(rc))
 			break;
 		if (w->state == WQE_POSTED) {
 			if (is_rd_atomic(w->opcode) &&
@@ -394,12 +401,12 @@ static int check_wr(struct dpv_qp *qp, const struct ibv_send_wr *wr)
 		break;
 	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_RDMA_READ:
-		if (qp->type != IBV_QPT_RC)
+		if (qp->type == IBV_QPT_UC)
 			return EINVAL;
 		break;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		if (qp->type != IBV_QPT_RC)
+		if (qp->type == IBV_QPT_UC)
 			return EINVAL;
 		/* IBA 9.4.5: one 8-byte SGE, 8-byte aligned remote address */
 		if (wr->num_sge != 1 || wr->sg_list[0].length != 8 || (wr->wr.atomic.remote_addr & 7))
@@ -449,6 +456,7 @@ int dpv_rc_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 			w->send_flags |= IBV_SEND_SIGNALED;
 		w->imm_data = wr->imm_data;
 		w->inv_rkey = wr->opcode == IBV_WR_SEND_WITH_INV ? wr->invalidate_rkey : 0;
+		w->remote_srqn = qp->type == IBV_QPT_XRC_SEND ? wr->qp_type.xrc.remote_srqn & 0xffffff : 0;
 		if (is_rd_atomic(wr->opcode) && wr->opcode != IBV_WR_RDMA_READ) {
 			w->remote_addr = wr->wr.atomic.remote_addr;
 			w->rkey = wr->wr.atomic.rkey;

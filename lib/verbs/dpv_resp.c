@@ -12,10 +12,19 @@
 
 #include "dpv_rc.h"
 
+/* Where receive completions of this QP go: an XRC target's go to the CQ of
+ * the XRC SRQ that took the message. */
+static struct dpv_cq *resp_cq(struct dpv_qp *qp)
+{
+	if (qp->type == IBV_QPT_XRC_RECV)
+		return qp->rc->xsrq ? qp->rc->xsrq->cq : NULL;
+	return qp->rcq;
+}
+
 static void send_ack(struct dpv_qp *qp, uint8_t syndrome, uint32_t psn)
 {
 	struct dpv_pkt_build b;
-	dpv_rc_build_init(qp, &b, DPV_TR_RC | DPV_OPC_ACK, psn);
+	dpv_rc_build_init(qp, &b, dpv_qp_tr(qp) | DPV_OPC_ACK, psn);
 	b.aeth_syndrome = syndrome;
 	b.aeth_msn = qp->rc->msn;
 	dpv_rc_xmit(qp, &b, NULL, 0, 0, 0, NULL);
@@ -59,7 +68,7 @@ static void send_nak(struct dpv_qp *qp, uint8_t syndrome, uint32_t psn)
 static void resp_error(struct dpv_qp *qp, uint8_t nak_syn, uint32_t psn, enum ibv_wc_status st)
 {
 	struct dpv_rc *rc = qp->rc;
-	if (qp->type == IBV_QPT_RC)
+	if (qp->type != IBV_QPT_UC)
 		send_nak(qp, nak_syn, psn);
 	if (rc->have_rwqe) {
 		struct ibv_wc wc;
@@ -69,7 +78,7 @@ static void resp_error(struct dpv_qp *qp, uint8_t nak_syn, uint32_t psn, enum ib
 		wc.opcode = IBV_WC_RECV;
 		wc.qp_num = dqp_ib(qp)->qp_num;
 		rc->have_rwqe = false;
-		dpv_cq_push(qp->rcq, &wc, false);
+		dpv_cq_push(resp_cq(qp), &wc, false);
 	}
 	rc->in_msg = 0;
 	if (qp->type == IBV_QPT_UC) {
@@ -85,18 +94,20 @@ static void resp_error(struct dpv_qp *qp, uint8_t nak_syn, uint32_t psn, enum ib
 	ev.element.qp = dqp_ib(qp);
 	if (st == IBV_WC_LOC_LEN_ERR || st == IBV_WC_LOC_PROT_ERR)
 		dpv_async_event(qp->ctx, &ev);
-	if (qp->srq) {
+	if (qp->srq || qp->type == IBV_QPT_XRC_RECV) {
 		struct ibv_async_event lw = {.event_type = IBV_EVENT_QP_LAST_WQE_REACHED};
 		lw.element.qp = dqp_ib(qp);
 		dpv_async_event(qp->ctx, &lw);
 	}
 }
 
-/* Remote access check (IBA 10.6.3.2 / C9-?): rkey, PD, access right, bounds. */
+/* Remote access check (IBA 10.6.3.2 / C9-?): rkey, PD, access right, bounds.
+ * An XRC target has no PD: the SRQ named by the request gives it (IBA 9.8.1). */
 static uint8_t *rkey_check(struct dpv_qp *qp, uint32_t rkey, uint64_t va, uint64_t len, int access)
 {
 	struct dpv_mr *mr = dpv_mr_lookup(rkey);
-	if (!mr || mr->pd != qp->pd || (mr->access & access) != access)
+	struct dpv_pd *pd = qp->type == IBV_QPT_XRC_RECV ? (qp->rc->xsrq ? qp->rc->xsrq->pd : NULL) : qp->pd;
+	if (!mr || !pd || mr->pd != pd || (mr->access & access) != access)
 		return NULL;
 	if (!(qp->attr.qp_access_flags & access) && access != IBV_ACCESS_LOCAL_WRITE)
 		return NULL;
@@ -128,7 +139,7 @@ static void read_reply(struct dpv_qp *qp, const uint8_t *src, uint32_t len, uint
 			chunk = mtu;
 		uint8_t op = n == 1 ? DPV_OPC_READ_RESP_ONLY : i == 0 ? DPV_OPC_READ_RESP_FIRST
 			     : i == n - 1 ? DPV_OPC_READ_RESP_LAST : DPV_OPC_READ_RESP_MIDDLE;
-		dpv_rc_build_init(qp, &b, DPV_TR_RC | op, psn_add(psn, i));
+		dpv_rc_build_init(qp, &b, dpv_qp_tr(qp) | op, psn_add(psn, i));
 		b.aeth_syndrome = DPV_AETH_CREDIT_INVALID;
 		b.aeth_msn = qp->rc->msn;
 		dpv_rc_xmit(qp, &b, NULL, 0, 0, chunk, src + (size_t)i * mtu);
@@ -138,7 +149,7 @@ static void read_reply(struct dpv_qp *qp, const uint8_t *src, uint32_t len, uint
 static void atomic_reply(struct dpv_qp *qp, uint32_t psn, uint64_t orig)
 {
 	struct dpv_pkt_build b;
-	dpv_rc_build_init(qp, &b, DPV_TR_RC | DPV_OPC_ATOMIC_ACK, psn);
+	dpv_rc_build_init(qp, &b, dpv_qp_tr(qp) | DPV_OPC_ATOMIC_ACK, psn);
 	b.aeth_syndrome = DPV_AETH_CREDIT_INVALID;
 	b.aeth_msn = qp->rc->msn;
 	b.atmack_orig = orig;
@@ -189,8 +200,13 @@ static bool take_rwqe(struct dpv_qp *qp)
 	struct dpv_rc *rc = qp->rc;
 	if (rc->have_rwqe)
 		return true;
-	if (!dpv_qp_pop_recv(qp, &rc->rwqe_id, rc->rwqe_sge, &rc->rwqe_nsge, &rc->rwqe_pd))
+	if (qp->type == IBV_QPT_XRC_RECV) {
+		if (!rc->xsrq || !dpv_srq_pop(rc->xsrq, &rc->rwqe_id, rc->rwqe_sge, &rc->rwqe_nsge))
+			return false;
+		rc->rwqe_pd = rc->xsrq->pd;
+	} else if (!dpv_qp_pop_recv(qp, &rc->rwqe_id, rc->rwqe_sge, &rc->rwqe_nsge, &rc->rwqe_pd)) {
 		return false;
+	}
 	rc->have_rwqe = true;
 	rc->recv_off = 0;
 	return true;
@@ -216,7 +232,7 @@ static void recv_complete(struct dpv_qp *qp, struct dpv_pkt_info *pi, enum ibv_w
 		wc.invalidated_rkey = pi->ieth_rkey;
 	}
 	rc->have_rwqe = false;
-	dpv_cq_push(qp->rcq, &wc, pi->se);
+	dpv_cq_push(resp_cq(qp), &wc, pi->se);
 }
 
 /* Must hold qp->lock. The packet's PSN is the expected one (or UC). */
@@ -225,7 +241,7 @@ static void execute(struct dpv_qp *qp, struct dpv_pkt_info *pi, const uint8_t *f
 	struct dpv_rc *rc = qp->rc;
 	uint8_t op = pi->opcode & 0x1f;
 	uint32_t mtu = dpv_qp_mtu(qp);
-	bool rc_qp = qp->type == IBV_QPT_RC;
+	bool rc_qp = qp->type != IBV_QPT_UC;
 	uint32_t m = pi->mask;
 	const uint8_t *pay = frame + pi->payload_off;
 	uint32_t plen = pi->payload_len;
@@ -240,6 +256,16 @@ static void execute(struct dpv_qp *qp, struct dpv_pkt_info *pi, const uint8_t *f
 	if (kind && ((!ends && plen != mtu) || plen > mtu)) {
 		resp_error(qp, AETH_NAK_INV_REQ, pi->psn, IBV_WC_REM_INV_REQ_ERR);
 		return;
+	}
+	if (qp->type == IBV_QPT_XRC_RECV && (starts || !kind)) {
+		/* IBA 9.8.1 (XRC): the XRCETH names an XRC SRQ of our domain */
+		struct dpv_srq *x = dpv_srq_lookup(pi->xrc_srqn);
+		if (!x || x->type != IBV_SRQT_XRC || x->xrcd->dom != qp->xrcd->dom) {
+			rc->xsrq = NULL;
+			resp_error(qp, AETH_NAK_INV_REQ, pi->psn, IBV_WC_REM_INV_REQ_ERR);
+			return;
+		}
+		rc->xsrq = x;
 	}
 
 	if (kind == 1) { /* SEND */

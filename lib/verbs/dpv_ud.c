@@ -191,8 +191,7 @@ void dpv_conn_del(struct dpv_qp *qp)
 
 static void conn_rx(struct dpv_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi)
 {
-	uint8_t want = qp->type == IBV_QPT_RC ? DPV_TR_RC : DPV_TR_UC;
-	if ((pi->opcode & 0xe0) != want) {
+	if ((pi->opcode & 0xe0) != dpv_qp_tr(qp)) {
 		dpv_stat_add(&qc->port->stats.drop[DPV_DROP_BAD_TRANSPORT], 1);
 		return;
 	}
@@ -207,10 +206,13 @@ static void conn_rx(struct dpv_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, 
 		dpv_stat_add(&qc->port->stats.drop[DPV_DROP_QP_STATE], 1);
 		return;
 	}
-	if (pi->mask & DPV_OP_REQ)
+	bool req = pi->mask & DPV_OP_REQ;
+	if (req && qp->type != IBV_QPT_XRC_SEND)
 		dpv_resp_rx(qp, m, pi);
-	else if (qp->type == IBV_QPT_RC)
+	else if (!req && (qp->type == IBV_QPT_RC || qp->type == IBV_QPT_XRC_SEND))
 		dpv_comp_rx(qp, m, pi);
+	else
+		dpv_stat_add(&qc->port->stats.drop[DPV_DROP_BAD_TRANSPORT], 1);
 	if (qp->rc && qp->rc->ack_pending) {
 		bool listed = false;
 		for (unsigned int i = 0; i < qc->n_deferred; i++)
@@ -240,6 +242,8 @@ void dpv_transport_rx(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_in
 		break;
 	case IBV_QPT_RC:
 	case IBV_QPT_UC:
+	case IBV_QPT_XRC_SEND:
+	case IBV_QPT_XRC_RECV:
 		conn_rx(qp, qc, m, pi);
 		rte_pktmbuf_free(m);
 		break;
@@ -269,7 +273,7 @@ void dpv_transport_poll(struct dpv_qctx *qc)
 		return;
 	rte_spinlock_lock(&g_conn_lock);
 	for (struct dpv_qp *qp = g_conn_list; qp; qp = qp->timer_next) {
-		if (qp->qc != qc || qp->type != IBV_QPT_RC)
+		if (qp->qc != qc || (qp->type != IBV_QPT_RC && qp->type != IBV_QPT_XRC_SEND))
 			continue;
 		if (!rte_spinlock_trylock(&qp->sq_lock))
 			continue;

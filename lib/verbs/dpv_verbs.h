@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <infiniband/verbs.h>
 
 #include <rte_spinlock.h>
@@ -95,6 +96,21 @@ struct dpv_cq {
 	uint32_t poll_head;
 };
 
+/* XRC domain: one per inode (or anonymous), shared by its handles. */
+struct dpv_xrc_dom {
+	struct dpv_xrc_dom *next;
+	bool has_inode;
+	dev_t dev;
+	ino_t ino;
+	unsigned int handles;    /* open ibv_xrcd handles */
+};
+
+struct dpv_xrcd {
+	struct ibv_xrcd ibxrcd;
+	struct dpv_xrc_dom *dom;
+	_Atomic int users;       /* XRC SRQs and target QPs through this handle */
+};
+
 struct dpv_recv_wqe {
 	uint64_t wr_id;
 	uint32_t num_sge;
@@ -104,6 +120,10 @@ struct dpv_recv_wqe {
 struct dpv_srq {
 	struct ibv_srq ibsrq;
 	struct dpv_pd *pd;
+	enum ibv_srq_type type;
+	uint32_t srq_num;
+	struct dpv_xrcd *xrcd;   /* XRC SRQ */
+	struct dpv_cq *cq;       /* XRC SRQ: receive completions go here */
 	rte_spinlock_t lock;
 	uint8_t *wqes;
 	uint32_t wqe_size, max_wr, max_sge, head, tail, limit;
@@ -120,6 +140,9 @@ struct dpv_qp {
 	struct dpv_qctx *qc;
 	enum ibv_qp_type type;
 	enum ibv_qp_state state;
+	struct dpv_xrcd *xrcd;   /* XRC target QP (and handles from ibv_open_qp) */
+	struct dpv_qp *opened;   /* ibv_open_qp handle: the real QP */
+	_Atomic int open_refs;   /* handles opened on this QP */
 	bool sq_sig_all;
 	struct ibv_qp_cap cap;
 	/* attributes (ibv_query_qp) */
@@ -164,6 +187,7 @@ static inline struct dpv_qp *to_dqp(struct ibv_qp *q)
 {
 	return container_of((struct ibv_qp_ex *)q, struct dpv_qp, ibqp);
 }
+static inline struct dpv_xrcd *to_dxrcd(struct ibv_xrcd *x) { return container_of(x, struct dpv_xrcd, ibxrcd); }
 static inline struct dpv_srq *to_dsrq(struct ibv_srq *s) { return container_of(s, struct dpv_srq, ibsrq); }
 static inline struct dpv_comp_channel *to_dch(struct ibv_comp_channel *c)
 {
@@ -200,10 +224,22 @@ void dpv_qp_to_error(struct dpv_qp *qp);
 bool dpv_qp_pop_recv(struct dpv_qp *qp, uint64_t *wr_id, struct ibv_sge *sge, uint32_t *nsge,
 		     struct dpv_pd **pd);
 
+/* dpv_xrc.c */
+struct ibv_xrcd *dpv_open_xrcd(struct ibv_context *c, struct ibv_xrcd_init_attr *a);
+int dpv_close_xrcd(struct ibv_xrcd *x);
+struct ibv_srq *dpv_create_srq_ex(struct ibv_context *c, struct ibv_srq_init_attr_ex *a);
+int dpv_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
+struct ibv_qp *dpv_open_qp(struct ibv_context *c, struct ibv_qp_open_attr *a);
+struct dpv_srq *dpv_srq_lookup(uint32_t srqn);
+uint32_t dpv_srq_num_alloc(struct dpv_srq *s);
+void dpv_srq_num_free(uint32_t n);
+
 /* dpv_qpex.c */
 uint64_t dpv_qpex_supported_ops(enum ibv_qp_type t);
 int dpv_qpex_init(struct dpv_qp *qp, uint64_t ops);
 void dpv_qpex_fini(struct dpv_qp *qp);
+
+bool dpv_srq_pop(struct dpv_srq *s, uint64_t *wr_id, struct ibv_sge *sge, uint32_t *nsge);
 
 /* dpv_ud.c: UD transport */
 int dpv_ud_send_one(struct dpv_qp *qp, struct ibv_send_wr *wr);
