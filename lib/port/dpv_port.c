@@ -125,7 +125,7 @@ static void build_gid_table(struct dpv_port *p)
 	set_gid_linklocal(&p->gids[0], p->mac);
 	if (c->ipv4.s_addr)
 		set_gid_v4(&p->gids[1], c->ipv4);
-	for (unsigned int i = 0; i < c->n_ipv6 && 2 + i < DPV_GID_TABLE_LEN; i++)
+	for (unsigned int i = 0; i < c->n_ipv6 && i < DPV_MAX_IPV6_PER_PORT && 2 + i < DPV_GID_TABLE_LEN; i++)
 		set_gid_v6(&p->gids[2 + i], &c->ipv6[i].addr);
 	/* rxe exposes a fixed-size table; empty entries read back as zero GIDs */
 	p->n_gids = DPV_GID_TABLE_LEN;
@@ -292,20 +292,50 @@ static int rm_tree(const char *dir)
 	return rmdir(dir);
 }
 
+/* net_memif's socket file (server role, socket-abstract=no), "" if none. */
+static void memif_socket_path(const char *devargs, char *out, size_t len)
+{
+	out[0] = 0;
+	if (strncmp(devargs, "net_memif", 9) != 0 || !strstr(devargs, "role=server") ||
+	    !strstr(devargs, "socket-abstract=no"))
+		return;
+	const char *p = strstr(devargs, "socket=");
+	if (!p)
+		return;
+	p += 7;
+	size_t n = strcspn(p, ",");
+	if (n >= len)
+		return;
+	memcpy(out, p, n);
+	out[n] = 0;
+}
+
 void dpv_runtime_shutdown(void)
 {
 	struct dpv_runtime *rt = atomic_exchange(&g_rt_ready, NULL);
 	if (!rt)
 		return;
 	for (unsigned int i = 0; i < rt->n_ports; i++) {
+		const struct dpv_conf_port *cp = rt->ports[i].conf;
+		char sock[DPV_DEVARGS_MAX];
+		if (cp->type == DPV_DEV_VDEV && !strncmp(cp->devargs, "net_memif", 9)) {
+			/* DPDK 22.11's memif tears its state down from the EAL
+			 * interrupt thread when the peer disconnects; stopping the
+			 * port here as well races with it (double free, SIGSEGV at
+			 * exit). Leave the port to process exit, remove its socket. */
+			memif_socket_path(cp->devargs, sock, sizeof(sock));
+			if (sock[0])
+				unlink(sock);
+			continue;
+		}
 		rte_eth_dev_stop(rt->ports[i].eth_port);
 		rte_eth_dev_close(rt->ports[i].eth_port);
 	}
-	if (rt->eal_ours) {
-		rte_eal_cleanup();
-		if (rt->runtime_dir[0] && !strncmp(rt->runtime_dir, "/var/run/dpdk/", 14))
-			rm_tree(rt->runtime_dir);
-	}
+	/* no rte_eal_cleanup(): other EAL threads (interrupts, memif) may still
+	 * run at exit; the process' memory goes with it. Remove our runtime
+	 * directory so that nothing is left in /var/run/dpdk. */
+	if (rt->eal_ours && rt->runtime_dir[0] && !strncmp(rt->runtime_dir, "/var/run/dpdk/", 14))
+		rm_tree(rt->runtime_dir);
 }
 
 static int find_eth_port(struct dpv_runtime *rt, const struct dpv_conf_port *cp, uint16_t *out)

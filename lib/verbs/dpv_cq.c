@@ -117,6 +117,14 @@ DPV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, vo
 	return cq ? dcq_ib(cq) : NULL;
 }
 
+/* A polled UD send CQE frees the send-queue slots of its WRs. */
+static void retire_sq(const struct dpv_cqe *e)
+{
+	struct dpv_qp *qp = dpv_qp_lookup(e->wc.qp_num);
+	if (qp)
+		atomic_fetch_sub_explicit(&qp->sq_inflight, e->retire, memory_order_release);
+}
+
 /* ---- extended CQ: ibv_start_poll / ibv_next_poll / ibv_end_poll ---- */
 
 static inline struct dpv_cq *cqx(struct ibv_cq_ex *c) { return container_of(c, struct dpv_cq, ibcq); }
@@ -160,6 +168,9 @@ static int cqx_next_poll(struct ibv_cq_ex *c)
 static void cqx_end_poll(struct ibv_cq_ex *c)
 {
 	struct dpv_cq *cq = cqx(c);
+	for (uint32_t i = cq->head; i != cq->poll_head + 1; i++)
+		if (cq->ring[i & (cq->size - 1)].retire)
+			retire_sq(&cq->ring[i & (cq->size - 1)]);
 	cq->head = cq->poll_head + 1;
 	cq->cur = NULL;
 	if (!cq->single_threaded)
@@ -312,6 +323,11 @@ DPV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 
 void dpv_cq_push(struct dpv_cq *cq, const struct ibv_wc *wc, bool solicited)
 {
+	dpv_cq_push_retire(cq, wc, solicited, 0);
+}
+
+void dpv_cq_push_retire(struct dpv_cq *cq, const struct ibv_wc *wc, bool solicited, uint32_t retire)
+{
 	bool notify = false;
 	static int trace = -1;
 	if (trace < 0)
@@ -337,6 +353,7 @@ void dpv_cq_push(struct dpv_cq *cq, const struct ibv_wc *wc, bool solicited)
 	struct dpv_cqe *e = &cq->ring[cq->tail & (cq->size - 1)];
 	e->wc = *wc;
 	e->ts = rte_get_tsc_cycles();
+	e->retire = retire;
 	atomic_thread_fence(memory_order_release);
 	cq->tail++;
 	if (cq->armed && (!cq->solicited_only || solicited || wc->status != IBV_WC_SUCCESS)) {
@@ -382,7 +399,10 @@ int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		return 0;
 	rte_spinlock_lock(&cq->lock);
 	while (got < n && cq->head != cq->tail) {
-		wc[got] = cq->ring[cq->head & (cq->size - 1)].wc;
+		struct dpv_cqe *e = &cq->ring[cq->head & (cq->size - 1)];
+		wc[got] = e->wc;
+		if (e->retire)
+			retire_sq(e);
 		cq->head++;
 		got++;
 	}

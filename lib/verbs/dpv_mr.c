@@ -117,9 +117,9 @@ void dpv_sge_copy_in(const struct ibv_sge *sge, uint32_t n, uint32_t off, const 
 
 /**
  * ibv_reg_mr_iova2 - register addr..addr+length, addressed remotely as iova.
- * RETURN VALUE: the MR, or NULL with errno: EINVAL (NULL pd or addr, zero
- * length, unknown access bits, remote write/atomic without local write),
- * ENOMEM (table full).
+ * RETURN VALUE: the MR, or NULL with errno: EINVAL (NULL pd, zero length,
+ * length above max_mr_size, unknown access bits, remote write/atomic without
+ * local write), EFAULT (NULL addr), ENOMEM (table full).
  */
 DPV_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
 					   unsigned int access)
@@ -138,7 +138,11 @@ DPV_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *ibpd, void *addr, size
 		errno = EINVAL; /* IBA C10-18 */
 		return NULL;
 	}
-	if (!addr && length) {
+	if (!length) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!addr) {
 		errno = EFAULT;
 		return NULL;
 	}

@@ -3,7 +3,7 @@
  * Queue pairs: creation with capability checks, the IBA QP state machine
  * with attribute-mask checks (IBA 10.3.1, table 91 "QP state transition
  * properties"), queries, posting and error flushing. Transports live in
- * dpv_ud.c (UD); RC/UC/XRC are not created yet (EOPNOTSUPP).
+ * dpv_ud.c (UD) and dpv_req.c / dpv_comp.c / dpv_resp.c (RC, UC, XRC).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -315,7 +315,8 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 /**
  * ibv_create_qp: RETURN VALUE: the QP, or NULL with errno: EINVAL (NULL
  * pd/attr/CQs, objects of another context, capabilities above the device
- * limits), EOPNOTSUPP (QP types other than UD in this version), ENOMEM.
+ * limits), EOPNOTSUPP (QP types other than RC, UC, UD, XRC_SEND/XRC_RECV;
+ * creation flags), ENOMEM.
  */
 DPV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
@@ -510,6 +511,8 @@ static void qp_reset(struct dpv_qp *qp)
 	qp->rq_head = qp->rq_tail = 0;
 	rte_spinlock_unlock(&qp->rq_lock);
 	qp->sq_outstanding = 0;
+	atomic_store(&qp->sq_inflight, 0);
+	qp->sq_unsig = 0;
 	if (qp->rc) {
 		struct dpv_rc *rc = qp->rc;
 		uint8_t *sq = rc->sq;
@@ -729,25 +732,31 @@ DPV_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 
 /* ---- posting ---- */
 
-static void send_error_cqe(struct dpv_qp *qp, struct ibv_send_wr *wr, enum ibv_wc_status st)
+/* A UD send CQE; it frees the slots of this WR and the unsignalled WRs
+ * before it. Must hold sq_lock. */
+static void ud_send_cqe(struct dpv_qp *qp, struct ibv_send_wr *wr, enum ibv_wc_status st)
 {
 	struct ibv_wc wc;
 	memset(&wc, 0, sizeof(wc));
 	wc.wr_id = wr->wr_id;
 	wc.status = st;
-	wc.opcode = wr->opcode == IBV_WR_SEND_WITH_IMM || wr->opcode == IBV_WR_SEND ? IBV_WC_SEND
-		    : IBV_WC_SEND;
+	wc.opcode = IBV_WC_SEND;
 	wc.qp_num = qp->ibqp.qp_base.qp_num;
-	dpv_cq_push(qp->scq, &wc, false);
+	if (st == IBV_WC_SUCCESS)
+		wc.byte_len = dpv_sge_total(wr->sg_list, (uint32_t)wr->num_sge);
+	dpv_cq_push_retire(qp->scq, &wc, false, qp->sq_unsig);
+	qp->sq_unsig = 0;
 }
 
 /**
  * post_send (ibv_post_send): RETURN VALUE: 0, or an errno value with *bad_wr
- * set to the first WR not posted: EINVAL (QP not in RTS/SQD, more SGEs than
+ * set to the first WR not posted: EINVAL (QP not in RTS, more SGEs than
  * max_send_sge, inline data above max_inline_data, opcode not valid for the
- * QP type, NULL or foreign AH), ENOMEM (send queue full).
+ * QP type, NULL or foreign AH, an XRC target QP), ENOMEM (send queue full:
+ * max_send_wr WRs whose completions were not polled yet).
  * Local errors found while executing a WR (bad lkey, an lkey of another PD,
- * message longer than the path MTU) complete it with an error status.
+ * message longer than the path MTU) complete it with an error status and
+ * move a UD QP to SQE; in ERR/SQE WRs complete with IBV_WC_WR_FLUSH_ERR.
  */
 int dpv_post_send(struct ibv_qp *ib, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
@@ -765,12 +774,7 @@ int dpv_post_send(struct ibv_qp *ib, struct ibv_send_wr *wr, struct ibv_send_wr 
 	}
 	rte_spinlock_lock(&qp->sq_lock);
 	for (; wr; wr = wr->next) {
-		if (qp->state == IBV_QPS_ERR || qp->state == IBV_QPS_SQE) {
-			/* IBA 10.8.3.3: flushed */
-			send_error_cqe(qp, wr, IBV_WC_WR_FLUSH_ERR);
-			continue;
-		}
-		if (qp->state != IBV_QPS_RTS) {
+		if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_ERR && qp->state != IBV_QPS_SQE) {
 			ret = EINVAL;
 			break;
 		}
@@ -792,28 +796,33 @@ int dpv_post_send(struct ibv_qp *ib, struct ibv_send_wr *wr, struct ibv_send_wr 
 			ret = EINVAL;
 			break;
 		}
+		if (atomic_load_explicit(&qp->sq_inflight, memory_order_acquire) >= qp->cap.max_send_wr) {
+			ret = ENOMEM;
+			break;
+		}
+		atomic_fetch_add_explicit(&qp->sq_inflight, 1, memory_order_relaxed);
+		qp->sq_unsig++;
+		if (qp->state != IBV_QPS_RTS) {
+			/* IBA 10.8.3.3: flushed */
+			ud_send_cqe(qp, wr, IBV_WC_WR_FLUSH_ERR);
+			continue;
+		}
 		int st = dpv_ud_send_one(qp, wr);
 		if (st < 0) {
+			atomic_fetch_sub_explicit(&qp->sq_inflight, 1, memory_order_relaxed);
+			qp->sq_unsig--;
 			ret = -st;
 			break;
 		}
 		if (st != IBV_WC_SUCCESS) {
-			send_error_cqe(qp, wr, (enum ibv_wc_status)st);
+			ud_send_cqe(qp, wr, (enum ibv_wc_status)st);
 			qp->state = IBV_QPS_SQE; /* IBA 10.3.1: UD send errors move to SQE */
 			ib->state = IBV_QPS_SQE;
 			qp->attr.qp_state = IBV_QPS_SQE;
 			continue;
 		}
-		if (qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED)) {
-			struct ibv_wc wc;
-			memset(&wc, 0, sizeof(wc));
-			wc.wr_id = wr->wr_id;
-			wc.status = IBV_WC_SUCCESS;
-			wc.opcode = IBV_WC_SEND;
-			wc.byte_len = dpv_sge_total(wr->sg_list, (uint32_t)wr->num_sge);
-			wc.qp_num = ib->qp_num;
-			dpv_cq_push(qp->scq, &wc, false);
-		}
+		if (qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED))
+			ud_send_cqe(qp, wr, IBV_WC_SUCCESS);
 	}
 	rte_spinlock_unlock(&qp->sq_lock);
 	if (ret && bad)

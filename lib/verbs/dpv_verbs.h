@@ -76,6 +76,7 @@ struct dpv_comp_channel {
 struct dpv_cqe {
 	struct ibv_wc wc;
 	uint64_t ts;             /* TSC at completion (completion_ts) */
+	uint32_t retire;         /* UD send WRs this CQE frees when polled */
 };
 
 struct dpv_cq {
@@ -151,6 +152,10 @@ struct dpv_qp {
 	rte_spinlock_t sq_lock;
 	uint32_t sq_psn;
 	uint32_t sq_outstanding;
+	/* UD: send WRs posted whose slot is not free yet (a slot frees when
+	 * the CQE of its WR, or of a later signalled WR, is polled) */
+	_Atomic uint32_t sq_inflight;
+	uint32_t sq_unsig;
 	/* receive side */
 	rte_spinlock_t rq_lock;
 	uint8_t *rq;             /* ring of dpv_recv_wqe */
@@ -209,6 +214,7 @@ int dpv_sge_check(struct dpv_pd *pd, const struct ibv_sge *sge, uint32_t n, int 
 /* dpv_cq.c */
 /* Add a completion; may raise the channel event. Takes cq->lock. */
 void dpv_cq_push(struct dpv_cq *cq, const struct ibv_wc *wc, bool solicited);
+void dpv_cq_push_retire(struct dpv_cq *cq, const struct ibv_wc *wc, bool solicited, uint32_t retire);
 int dpv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 void dpv_cq_clean(struct dpv_cq *cq, uint32_t qpn);
 int dpv_req_notify_cq(struct ibv_cq *cq, int solicited_only);
