@@ -35,14 +35,12 @@ static const enum dpv_drop_reason parse_drop[DPV_PARSE_NERR] = {
 	[7] = DPV_DROP_BAD_PAD, [8] = DPV_DROP_BAD_ICRC,
 };
 
-void dpv_port_tx_raw(struct dpv_qctx *qc, struct rte_mbuf *m)
+static void tx_one(struct dpv_qctx *qc, struct rte_mbuf *m)
 {
 	struct dpv_port *p = qc->port;
 	uint32_t len = rte_pktmbuf_pkt_len(m);
 	uint16_t n;
 
-	if (dpv_fault_tx(qc, &m))
-		return; /* dropped or held by fault injection */
 	rte_spinlock_lock(&qc->tx_lock);
 	n = rte_eth_tx_burst(p->eth_port, qc->qid, &m, 1);
 	rte_spinlock_unlock(&qc->tx_lock);
@@ -53,6 +51,27 @@ void dpv_port_tx_raw(struct dpv_qctx *qc, struct rte_mbuf *m)
 	}
 	dpv_stat_add(&p->stats.tx_pkts, 1);
 	dpv_stat_add(&p->stats.tx_bytes, len);
+}
+
+void dpv_port_tx_raw(struct dpv_qctx *qc, struct rte_mbuf *m)
+{
+	struct rte_mbuf *dup;
+	if (dpv_fault_tx(qc, &m, &dup))
+		return; /* dropped by fault injection */
+	tx_one(qc, m);
+	if (dup)
+		tx_one(qc, dup);
+}
+
+static int lo_enqueue(struct dpv_port *p, struct dpv_qctx *lq, struct rte_mbuf *m)
+{
+	if (rte_ring_mp_enqueue(lq->lo_ring, m) != 0) {
+		dpv_stat_add(&p->stats.drop[DPV_DROP_TX_FULL], 1);
+		rte_pktmbuf_free(m);
+		return -ENOBUFS;
+	}
+	dpv_stat_add(&p->stats.tx_loopback, 1);
+	return 0;
 }
 
 int dpv_port_xmit(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16])
@@ -66,14 +85,14 @@ int dpv_port_xmit(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16
 		struct dpv_port *lp = dpv_port_find_local_gid(dgid);
 		if (lp) {
 			struct dpv_qctx *lq = &lp->qctx[0];
+			struct rte_mbuf *dup;
 			memcpy(eth, lp->mac, 6);
-			dpv_stat_add(&p->stats.tx_loopback, 1);
-			if (rte_ring_mp_enqueue(lq->lo_ring, m) != 0) {
-				dpv_stat_add(&p->stats.drop[DPV_DROP_TX_FULL], 1);
-				rte_pktmbuf_free(m);
-				return -ENOBUFS;
-			}
-			return 0;
+			if (dpv_fault_tx(qc, &m, &dup))
+				return 0; /* dropped by fault injection */
+			int r = lo_enqueue(p, lq, m);
+			if (dup)
+				lo_enqueue(p, lq, dup);
+			return r;
 		}
 	}
 	uint8_t mac[6];
@@ -153,8 +172,11 @@ static int qctx_poll_locked(struct dpv_qctx *qc)
 	}
 	total += n;
 	n = (uint16_t)rte_ring_sc_dequeue_burst(qc->lo_ring, (void **)pkts, DPV_BURST, NULL);
-	for (uint16_t i = 0; i < n; i++)
+	for (uint16_t i = 0; i < n; i++) {
+		if (dpv_fault_rx(qc, &pkts[i]))
+			continue;
 		rx_one(qc, pkts[i], true);
+	}
 	total += n;
 	dpv_fault_flush(qc);
 	dpv_neigh_timer(qc);

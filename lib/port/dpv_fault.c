@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_ethdev.h>
@@ -28,6 +30,49 @@ static double next_unit(void)
 	return (double)(next_u64() >> 11) / (double)(1ULL << 53);
 }
 
+int dpv_fault_parse_env(const char *spec, struct dpv_conf_fault *f, char *err, size_t errlen)
+{
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		char *end;
+		if (!eq) {
+			snprintf(err, errlen, "DPVERBS_FAULT: %s: expected name=value", tok);
+			return -1;
+		}
+		*eq = 0;
+		const char *v = eq + 1;
+		if (!strcmp(tok, "seed")) {
+			f->seed = strtoull(v, &end, 0);
+			if (!*v || *end) {
+				snprintf(err, errlen, "DPVERBS_FAULT: seed: not an integer (got %s)", v);
+				return -1;
+			}
+			continue;
+		}
+		double d = strtod(v, &end);
+		if (!*v || *end || d < 0 || d > 1) {
+			snprintf(err, errlen, "DPVERBS_FAULT: %s: must be a number between 0 and 1 (got %s)", tok, v);
+			return -1;
+		}
+		if (!strcmp(tok, "drop"))
+			f->drop = d;
+		else if (!strcmp(tok, "duplicate"))
+			f->duplicate = d;
+		else if (!strcmp(tok, "reorder"))
+			f->reorder = d;
+		else if (!strcmp(tok, "corrupt"))
+			f->corrupt = d;
+		else {
+			snprintf(err, errlen, "DPVERBS_FAULT: %s: unknown field (drop, duplicate, reorder, corrupt, seed)",
+				 tok);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 void dpv_fault_init(const struct dpv_conf_fault *f)
 {
 	g_f = *f;
@@ -48,7 +93,7 @@ static bool is_roce(struct rte_mbuf *m)
 	return et == 0x0800 || et == 0x86dd;
 }
 
-static bool apply(struct dpv_qctx *qc, struct rte_mbuf **mp, bool tx)
+static bool apply(struct dpv_qctx *qc, struct rte_mbuf **mp, bool tx, struct rte_mbuf **dupp)
 {
 	struct rte_mbuf *m = *mp;
 	double d, u, r, c;
@@ -61,13 +106,13 @@ static bool apply(struct dpv_qctx *qc, struct rte_mbuf **mp, bool tx)
 	c = next_unit();
 	uint64_t bit = next_u64();
 	rte_spinlock_unlock(&g_lock);
-	if (d < g_f.drop) {
+	if (tx && d < g_f.drop) {
 		atomic_fetch_add(&g_stats.dropped, 1);
 		dpv_stat_add(&qc->port->stats.drop[DPV_DROP_FAULT], 1);
 		rte_pktmbuf_free(m);
 		return true;
 	}
-	if (c < g_f.corrupt) {
+	if (tx && c < g_f.corrupt) {
 		uint32_t len = rte_pktmbuf_data_len(m);
 		/* flip one bit past the Ethernet header: IP, UDP, BTH, payload or ICRC */
 		if (len > 14) {
@@ -76,15 +121,10 @@ static bool apply(struct dpv_qctx *qc, struct rte_mbuf **mp, bool tx)
 			atomic_fetch_add(&g_stats.corrupted, 1);
 		}
 	}
-	if (u < g_f.duplicate && tx) {
-		struct rte_mbuf *dup = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
-		if (dup) {
+	if (u < g_f.duplicate && tx && dupp) {
+		*dupp = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+		if (*dupp)
 			atomic_fetch_add(&g_stats.duplicated, 1);
-			rte_spinlock_lock(&qc->tx_lock);
-			if (rte_eth_tx_burst(qc->port->eth_port, qc->qid, &dup, 1) != 1)
-				rte_pktmbuf_free(dup);
-			rte_spinlock_unlock(&qc->tx_lock);
-		}
 	}
 	if (r < g_f.reorder && !tx) {
 		struct rte_mbuf **h = &g_held[qc->port->index][qc->qid];
@@ -98,8 +138,12 @@ static bool apply(struct dpv_qctx *qc, struct rte_mbuf **mp, bool tx)
 	return false;
 }
 
-bool dpv_fault_tx(struct dpv_qctx *qc, struct rte_mbuf **m) { return apply(qc, m, true); }
-bool dpv_fault_rx(struct dpv_qctx *qc, struct rte_mbuf **m) { return apply(qc, m, false); }
+bool dpv_fault_tx(struct dpv_qctx *qc, struct rte_mbuf **m, struct rte_mbuf **dup)
+{
+	*dup = NULL;
+	return apply(qc, m, true, dup);
+}
+bool dpv_fault_rx(struct dpv_qctx *qc, struct rte_mbuf **m) { return apply(qc, m, false, NULL); }
 
 void dpv_fault_flush(struct dpv_qctx *qc)
 {

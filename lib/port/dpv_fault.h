@@ -2,8 +2,9 @@
 /*
  * Fault injection in the port layer: drop, duplicate, reorder and corrupt
  * frames with configured probabilities and a seed, so that a failing run can
- * be replayed. Applied to RoCEv2 frames on transmit and receive. Counters of
- * what was injected are kept per process.
+ * be replayed. Drops, duplicates and corruption are applied to transmitted
+ * IPv4/IPv6 frames (software loopback included), reordering to received
+ * ones. Counters of what was injected are kept per process.
  */
 #ifndef DPV_FAULT_H
 #define DPV_FAULT_H
@@ -21,9 +22,14 @@ struct dpv_fault_stats {
 };
 
 void dpv_fault_init(const struct dpv_conf_fault *f);
+/* DPVERBS_FAULT="drop=0.05,duplicate=0.01,reorder=0.01,corrupt=0.001,seed=7"
+ * overrides the configuration's "fault" section (for tests). */
+int dpv_fault_parse_env(const char *spec, struct dpv_conf_fault *f, char *err, size_t errlen);
 bool dpv_fault_enabled(void);
-/* Returns true if the frame was consumed (dropped or held back). */
-bool dpv_fault_tx(struct dpv_qctx *qc, struct rte_mbuf **m);
+/* Returns true if the frame was consumed (dropped). *dup is set to a copy
+ * to send as well when a duplicate is injected. */
+bool dpv_fault_tx(struct dpv_qctx *qc, struct rte_mbuf **m, struct rte_mbuf **dup);
+/* Returns true if the frame was consumed (held back to reorder). */
 bool dpv_fault_rx(struct dpv_qctx *qc, struct rte_mbuf **m);
 /* Release frames held back for reordering. */
 void dpv_fault_flush(struct dpv_qctx *qc);

@@ -24,6 +24,7 @@
 
 #include "dpv_port.h"
 #include "dpv_engine.h"
+#include "dpv_fault.h"
 
 const char *const dpv_drop_reason_names[DPV_DROP_NR] = {
 	[DPV_DROP_NOT_ROCE] = "not_roce",
@@ -547,6 +548,11 @@ static void runtime_init(void)
 		return;
 	}
 	/* set-up fallback: no hugepages could be reserved on this machine */
+	const char *fs = getenv("DPVERBS_FAULT");
+	if (fs && *fs && dpv_fault_parse_env(fs, &rt->conf.fault, err, sizeof(err))) {
+		fail(rt, EINVAL, "%s", err);
+		return;
+	}
 	const char *h = getenv("DPVERBS_HUGEPAGES");
 	if (h && !strcmp(h, "0"))
 		rt->conf.huge = false;
