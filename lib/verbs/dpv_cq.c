@@ -21,6 +21,7 @@
 
 #include "dpv_verbs.h"
 #include "dpv_engine.h"
+#include "dpverbs.h"
 
 /** ibv_create_comp_channel: a channel, or NULL with errno (EINVAL, EMFILE, ENOMEM). */
 DPV_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
@@ -62,7 +63,7 @@ DPV_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 }
 
 static struct dpv_cq *cq_new(struct ibv_context *context, int cqe, void *cq_context,
-			     struct ibv_comp_channel *channel, int comp_vector)
+			     struct ibv_comp_channel *channel, int comp_vector, struct dpv_pd *upd)
 {
 	struct dpv_runtime *rt = dpv_runtime_peek();
 	if (!context || !rt || cqe < 1 || (uint32_t)cqe > rt->conf.max_cqe || comp_vector < 0 ||
@@ -74,20 +75,23 @@ static struct dpv_cq *cq_new(struct ibv_context *context, int cqe, void *cq_cont
 		errno = EINVAL;
 		return NULL;
 	}
-	struct dpv_cq *cq = calloc(1, sizeof(*cq));
-	if (!cq) {
-		errno = ENOMEM;
+	struct dpv_bufs bs = {0};
+	struct dpv_cq *cq = dpv_buf_alloc(upd, &bs, sizeof(*cq), 64, DPV_RES_CQ);
+	if (!cq)
 		return NULL;
-	}
 	uint32_t size = 1;
 	while (size < (uint32_t)cqe + 1)
 		size <<= 1;
-	cq->ring = calloc(size, sizeof(struct dpv_cqe));
+	cq->ring = dpv_buf_alloc(upd, &bs, (size_t)size * sizeof(struct dpv_cqe), 64, DPV_RES_CQ_RING);
 	if (!cq->ring) {
-		free(cq);
-		errno = ENOMEM;
+		dpv_bufs_free_all(&bs);
 		return NULL;
 	}
+	cq->bufs = bs;
+	cq->upd = upd;
+	cq->lockless = upd && upd->td;
+	if (upd)
+		atomic_fetch_add(&upd->users, 1);
 	cq->size = size;
 	cq->cqe = (int)size - 1;
 	rte_spinlock_init(&cq->lock);
@@ -113,7 +117,7 @@ static struct dpv_cq *cq_new(struct ibv_context *context, int cqe, void *cq_cont
 DPV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 					struct ibv_comp_channel *channel, int comp_vector)
 {
-	struct dpv_cq *cq = cq_new(context, cqe, cq_context, channel, comp_vector);
+	struct dpv_cq *cq = cq_new(context, cqe, cq_context, channel, comp_vector, NULL);
 	return cq ? dcq_ib(cq) : NULL;
 }
 
@@ -236,12 +240,16 @@ struct ibv_cq_ex *dpv_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_att
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if ((a->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
-	    (!a->parent_domain || a->parent_domain->context != c)) {
-		errno = EINVAL;
-		return NULL;
+	struct dpv_pd *upd = NULL;
+	if (a->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		/* must be a parent domain (as mlx5 requires) */
+		if (!a->parent_domain || a->parent_domain->context != c || !to_dpd(a->parent_domain)->parent) {
+			errno = EINVAL;
+			return NULL;
+		}
+		upd = to_dpd(a->parent_domain);
 	}
-	struct dpv_cq *cq = cq_new(c, (int)a->cqe, a->cq_context, a->channel, (int)a->comp_vector);
+	struct dpv_cq *cq = cq_new(c, (int)a->cqe, a->cq_context, a->channel, (int)a->comp_vector, upd);
 	if (!cq)
 		return NULL;
 	struct ibv_cq_ex *x = &cq->ibcq;
@@ -278,8 +286,9 @@ DPV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 		atomic_fetch_sub(&cq->chan->users, 1);
 	pthread_mutex_destroy(&ibcq->mutex);
 	pthread_cond_destroy(&ibcq->cond);
-	free(cq->ring);
-	free(cq);
+	if (cq->upd)
+		atomic_fetch_sub(&cq->upd->users, 1);
+	dpv_bufs_free_all(&cq->bufs);
 	return 0;
 }
 
@@ -297,14 +306,15 @@ DPV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	uint32_t size = 1;
 	while (size < (uint32_t)cqe + 1)
 		size <<= 1;
-	struct dpv_cqe *ring = calloc(size, sizeof(*ring));
+	struct dpv_cqe *ring = dpv_buf_alloc(cq->upd, &cq->bufs, (size_t)size * sizeof(*ring), 64,
+					     DPV_RES_CQ_RING);
 	if (!ring)
 		return ENOMEM;
 	rte_spinlock_lock(&cq->lock);
 	uint32_t n = cq->tail - cq->head;
 	if (n > size - 1) {
 		rte_spinlock_unlock(&cq->lock);
-		free(ring);
+		dpv_buf_free(&cq->bufs, ring);
 		return EINVAL;
 	}
 	for (uint32_t i = 0; i < n; i++)
@@ -317,7 +327,7 @@ DPV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	cq->cqe = (int)size - 1;
 	ibcq->cqe = cq->cqe;
 	rte_spinlock_unlock(&cq->lock);
-	free(old);
+	dpv_buf_free(&cq->bufs, old);
 	return 0;
 }
 

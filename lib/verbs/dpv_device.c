@@ -521,6 +521,9 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	v->create_srq_ex = dpv_create_srq_ex;
 	v->get_srq_num = dpv_get_srq_num;
 	v->open_qp = dpv_open_qp;
+	v->alloc_td = dpv_alloc_td;
+	v->dealloc_td = dpv_dealloc_td;
+	v->alloc_parent_domain = dpv_alloc_parent_domain;
 	return c;
 }
 

@@ -40,12 +40,17 @@ DPV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 		return NULL;
 	}
 	pd->ibpd.context = context;
+	pd->base = pd;
 	static _Atomic uint32_t handles;
 	pd->ibpd.handle = atomic_fetch_add(&handles, 1) + 1;
 	return &pd->ibpd;
 }
 
-/** ibv_dealloc_pd: 0, EINVAL for NULL, EBUSY while MRs, QPs, AHs or SRQs use it. */
+/**
+ * ibv_dealloc_pd: deallocates a PD or a parent domain. RETURN VALUE 0,
+ * EINVAL for NULL, EBUSY while MRs, QPs, AHs, SRQs, CQs or parent domains
+ * created with it exist.
+ */
 DPV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 {
 	if (!ibpd)
@@ -53,6 +58,11 @@ DPV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 	struct dpv_pd *pd = to_dpd(ibpd);
 	if (atomic_load(&pd->users) > 0)
 		return EBUSY;
+	if (pd->parent) {
+		atomic_fetch_sub(&pd->base->users, 1);
+		if (pd->td)
+			atomic_fetch_sub(&pd->td->users, 1);
+	}
 	free(pd);
 	return 0;
 }
@@ -184,13 +194,14 @@ DPV_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *ibpd, void *addr, size
 	mr->ibmr.length = length;
 	mr->ibmr.handle = idx;
 	mr->ibmr.lkey = mr->ibmr.rkey = idx << 8 | key;
-	mr->pd = to_dpd(ibpd);
+	mr->upd = to_dpd(ibpd);
+	mr->pd = mr->upd->base;
 	mr->addr = addr;
 	mr->length = length;
 	mr->iova = (acc & IBV_ACCESS_ZERO_BASED) ? 0 : iova;
 	mr->access = (int)acc;
 	mr->index = idx;
-	atomic_fetch_add(&mr->pd->users, 1);
+	atomic_fetch_add(&mr->upd->users, 1);
 	atomic_fetch_add(&g_n_mrs, 1);
 	atomic_store_explicit(&g_mrs[idx], mr, memory_order_release);
 	rte_spinlock_unlock(&g_mr_lock);
@@ -225,7 +236,7 @@ DPV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 	}
 	atomic_store_explicit(&g_mrs[mr->index], NULL, memory_order_release);
 	rte_spinlock_unlock(&g_mr_lock);
-	atomic_fetch_sub(&mr->pd->users, 1);
+	atomic_fetch_sub(&mr->upd->users, 1);
 	atomic_fetch_sub(&g_n_mrs, 1);
 	free(mr);
 	return 0;
@@ -262,9 +273,10 @@ DPV_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, v
 	}
 	rte_spinlock_lock(&g_mr_lock);
 	if (flags & IBV_REREG_MR_CHANGE_PD) {
-		atomic_fetch_sub(&mr->pd->users, 1);
-		mr->pd = to_dpd(pd);
-		atomic_fetch_add(&mr->pd->users, 1);
+		atomic_fetch_sub(&mr->upd->users, 1);
+		mr->upd = to_dpd(pd);
+		mr->pd = mr->upd->base;
+		atomic_fetch_add(&mr->upd->users, 1);
 		ibmr->pd = pd;
 	}
 	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {

@@ -14,6 +14,7 @@
 #include "dpv_verbs.h"
 #include "dpv_engine.h"
 #include "dpv_rc.h"
+#include "dpverbs.h"
 
 #define QP_TABLE_SIZE (1u << 16)
 
@@ -192,11 +193,14 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 		errno = EINVAL;
 		return NULL;
 	}
-	struct dpv_qp *qp = calloc(1, sizeof(*qp));
-	if (!qp) {
-		errno = ENOMEM;
+	struct dpv_pd *upd = t == IBV_QPT_XRC_RECV ? NULL : to_dpd(a->pd);
+	struct dpv_bufs bs = {0};
+	struct dpv_qp *qp = dpv_buf_alloc(upd, &bs, sizeof(*qp), 64, DPV_RES_QP);
+	if (!qp)
 		return NULL;
-	}
+	qp->upd = upd;
+	/* a parent domain with a thread domain: one thread uses the QP */
+	qp->lockless = upd && upd->td;
 	/* report what we really provide (>= what was asked) */
 	if (!cap.max_send_sge)
 		cap.max_send_sge = 1;
@@ -207,10 +211,9 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 		qp->rq_size = pow2(cap.max_recv_wr);
 		cap.max_recv_wr = qp->rq_size;
 		qp->rq_wqe_size = (uint32_t)(sizeof(struct dpv_recv_wqe) + cap.max_recv_sge * sizeof(struct ibv_sge));
-		qp->rq = calloc(qp->rq_size, qp->rq_wqe_size);
+		qp->rq = dpv_buf_alloc(upd, &bs, (size_t)qp->rq_size * qp->rq_wqe_size, 64, DPV_RES_QP_RQ);
 		if (!qp->rq) {
-			free(qp);
-			errno = ENOMEM;
+			dpv_bufs_free_all(&bs);
 			return NULL;
 		}
 	} else {
@@ -225,16 +228,9 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 		cap.max_send_sge = 0;
 	qp->cap = cap;
 	a->cap = cap;
-	if ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && dpv_qpex_init(qp, a->send_ops_flags)) {
-		free(qp->rq);
-		free(qp);
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (a->qp_type != IBV_QPT_UD && dpv_rc_init(qp, has_sq)) {
-		dpv_qpex_fini(qp);
-		free(qp->rq);
-		free(qp);
+	if (((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && dpv_qpex_init(qp, a->send_ops_flags, &bs)) ||
+	    (a->qp_type != IBV_QPT_UD && dpv_rc_init(qp, has_sq, &bs))) {
+		dpv_bufs_free_all(&bs);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -254,13 +250,11 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	}
 	if (!qpn) {
 		rte_spinlock_unlock(&g_qp_lock);
-		dpv_qpex_fini(qp);
-		dpv_rc_fini(qp);
-		free(qp->rq);
-		free(qp);
+		dpv_bufs_free_all(&bs);
 		errno = ENOMEM;
 		return NULL;
 	}
+	qp->bufs = bs;
 	g_qp_next = qpn + 1 >= QP_TABLE_SIZE ? DPV_QPN_FIRST : qpn + 1;
 	g_n_qps++;
 
@@ -278,7 +272,7 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	pthread_mutex_init(&ib->mutex, NULL);
 	pthread_cond_init(&ib->cond, NULL);
 	qp->ctx = to_dctx(context);
-	qp->pd = ib->pd ? to_dpd(ib->pd) : NULL;
+	qp->pd = upd ? upd->base : NULL;
 	qp->scq = ib->send_cq ? to_dcq(ib->send_cq) : NULL;
 	qp->rcq = ib->recv_cq ? to_dcq(ib->recv_cq) : NULL;
 	qp->xrcd = t == IBV_QPT_XRC_RECV ? to_dxrcd(a->xrcd) : NULL;
@@ -295,8 +289,8 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	qp->attr.path_mtu = (enum ibv_mtu)qp->port->active_mtu;
 	qp->attr.port_num = 1;
 	qp->attr.cap = cap;
-	if (qp->pd)
-		atomic_fetch_add(&qp->pd->users, 1);
+	if (qp->upd)
+		atomic_fetch_add(&qp->upd->users, 1);
 	if (qp->scq)
 		atomic_fetch_add(&qp->scq->users, 1);
 	if (qp->rcq)
@@ -378,8 +372,8 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ib)
 		rte_spinlock_unlock(&p->qctx[q].rx_lock);
 	}
 	cq_clean_qp(qp);
-	if (qp->pd)
-		atomic_fetch_sub(&qp->pd->users, 1);
+	if (qp->upd)
+		atomic_fetch_sub(&qp->upd->users, 1);
 	if (qp->scq)
 		atomic_fetch_sub(&qp->scq->users, 1);
 	if (qp->rcq)
@@ -390,10 +384,7 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ib)
 		atomic_fetch_sub(&qp->xrcd->users, 1);
 	pthread_mutex_destroy(&ib->mutex);
 	pthread_cond_destroy(&ib->cond);
-	dpv_qpex_fini(qp);
-	dpv_rc_fini(qp);
-	free(qp->rq);
-	free(qp);
+	dpv_bufs_free_all(&qp->bufs); /* the QP itself last */
 	return 0;
 }
 
@@ -892,22 +883,22 @@ DPV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init
 		errno = EINVAL;
 		return NULL;
 	}
-	struct dpv_srq *s = calloc(1, sizeof(*s));
-	if (!s) {
-		errno = ENOMEM;
+	struct dpv_bufs bs = {0};
+	struct dpv_pd *upd = to_dpd(pd);
+	struct dpv_srq *s = dpv_buf_alloc(upd, &bs, sizeof(*s), 64, DPV_RES_SRQ);
+	if (!s)
 		return NULL;
-	}
 	s->max_wr = pow2(attr->attr.max_wr);
 	s->max_sge = RTE_MAX(attr->attr.max_sge, 1u);
 	s->wqe_size = (uint32_t)(sizeof(struct dpv_recv_wqe) + s->max_sge * sizeof(struct ibv_sge));
-	s->wqes = calloc(s->max_wr, s->wqe_size);
+	s->wqes = dpv_buf_alloc(upd, &bs, (size_t)s->max_wr * s->wqe_size, 64, DPV_RES_SRQ_RING);
 	if (!s->wqes) {
-		free(s);
-		errno = ENOMEM;
+		dpv_bufs_free_all(&bs);
 		return NULL;
 	}
 	s->limit = attr->attr.srq_limit;
-	s->pd = to_dpd(pd);
+	s->upd = upd;
+	s->pd = upd->base;
 	rte_spinlock_init(&s->lock);
 	s->ibsrq.context = pd->context;
 	s->ibsrq.srq_context = attr->srq_context;
@@ -917,14 +908,14 @@ DPV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init
 	s->type = IBV_SRQT_BASIC;
 	s->srq_num = dpv_srq_num_alloc(s);
 	if (!s->srq_num) {
-		free(s->wqes);
-		free(s);
+		dpv_bufs_free_all(&bs);
 		errno = ENOMEM;
 		return NULL;
 	}
+	s->bufs = bs;
 	attr->attr.max_wr = s->max_wr;
 	attr->attr.max_sge = s->max_sge;
-	atomic_fetch_add(&s->pd->users, 1);
+	atomic_fetch_add(&s->upd->users, 1);
 	return &s->ibsrq;
 }
 
@@ -970,9 +961,8 @@ DPV_EXPORT int ibv_destroy_srq(struct ibv_srq *ib)
 		atomic_fetch_sub(&s->xrcd->users, 1);
 	if (s->cq)
 		atomic_fetch_sub(&s->cq->users, 1);
-	atomic_fetch_sub(&s->pd->users, 1);
-	free(s->wqes);
-	free(s);
+	atomic_fetch_sub(&s->upd->users, 1);
+	dpv_bufs_free_all(&s->bufs);
 	return 0;
 }
 

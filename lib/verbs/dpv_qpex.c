@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "dpv_verbs.h"
+#include "dpverbs.h"
 
 struct dpv_wr_batch {
 	struct ibv_send_wr *wrs;
@@ -249,24 +250,25 @@ uint64_t dpv_qpex_supported_ops(enum ibv_qp_type t)
 	}
 }
 
-int dpv_qpex_init(struct dpv_qp *qp, uint64_t ops)
+int dpv_qpex_init(struct dpv_qp *qp, uint64_t ops, struct dpv_bufs *bs)
 {
-	struct dpv_wr_batch *b = calloc(1, sizeof(*b));
-	if (!b)
+	/* one buffer: the batch, then the WRs, the SGEs and the inline bytes */
+	uint32_t cap = qp->cap.max_send_wr, max_sge = RTE_MAX(qp->cap.max_send_sge, 1u);
+	uint32_t max_inl = qp->cap.max_inline_data;
+	size_t off_wrs = RTE_ALIGN_CEIL(sizeof(struct dpv_wr_batch), 64);
+	size_t off_sges = off_wrs + (size_t)cap * sizeof(struct ibv_send_wr);
+	size_t off_inl = off_sges + (size_t)cap * max_sge * sizeof(struct ibv_sge);
+	size_t total = off_inl + (size_t)cap * RTE_MAX(max_inl, 1u);
+	uint8_t *m = dpv_buf_alloc(qp->upd, bs, total, 64, DPV_RES_QP_WRB);
+	if (!m)
 		return ENOMEM;
-	b->cap = qp->cap.max_send_wr;
-	b->max_sge = RTE_MAX(qp->cap.max_send_sge, 1u);
-	b->max_inl = qp->cap.max_inline_data;
-	b->wrs = calloc(b->cap, sizeof(*b->wrs));
-	b->sges = calloc((size_t)b->cap * b->max_sge, sizeof(*b->sges));
-	b->inl = calloc(b->cap, RTE_MAX(b->max_inl, 1u));
-	if (!b->wrs || !b->sges || !b->inl) {
-		free(b->wrs);
-		free(b->sges);
-		free(b->inl);
-		free(b);
-		return ENOMEM;
-	}
+	struct dpv_wr_batch *b = (struct dpv_wr_batch *)m;
+	b->cap = cap;
+	b->max_sge = max_sge;
+	b->max_inl = max_inl;
+	b->wrs = (struct ibv_send_wr *)(m + off_wrs);
+	b->sges = (struct ibv_sge *)(m + off_sges);
+	b->inl = m + off_inl;
 	qp->wrb = b;
 	struct ibv_qp_ex *x = &qp->ibqp;
 	x->comp_mask = 0;
@@ -294,14 +296,3 @@ int dpv_qpex_init(struct dpv_qp *qp, uint64_t ops)
 	return 0;
 }
 
-void dpv_qpex_fini(struct dpv_qp *qp)
-{
-	struct dpv_wr_batch *b = qp->wrb;
-	if (!b)
-		return;
-	free(b->wrs);
-	free(b->sges);
-	free(b->inl);
-	free(b);
-	qp->wrb = NULL;
-}

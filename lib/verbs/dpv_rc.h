@@ -128,8 +128,7 @@ static inline struct dpv_send_wqe *sq_slot(struct dpv_rc *rc, uint32_t i)
 }
 
 /* dpv_req.c */
-int dpv_rc_init(struct dpv_qp *qp, bool has_sq);
-void dpv_rc_fini(struct dpv_qp *qp);
+int dpv_rc_init(struct dpv_qp *qp, bool has_sq, struct dpv_bufs *bs);
 int dpv_rc_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 void dpv_req_run(struct dpv_qp *qp);
 void dpv_req_retry(struct dpv_qp *qp, uint32_t psn);

@@ -16,6 +16,7 @@
 #include <rte_cycles.h>
 
 #include "dpv_rc.h"
+#include "dpverbs.h"
 
 uint32_t dpv_qp_mtu(const struct dpv_qp *qp)
 {
@@ -33,9 +34,9 @@ static uint32_t pow2u(uint32_t v)
 	return s;
 }
 
-int dpv_rc_init(struct dpv_qp *qp, bool has_sq)
+int dpv_rc_init(struct dpv_qp *qp, bool has_sq, struct dpv_bufs *bs)
 {
-	struct dpv_rc *rc = calloc(1, sizeof(*rc));
+	struct dpv_rc *rc = dpv_buf_alloc(qp->upd, bs, sizeof(*rc), 64, DPV_RES_QP_RC);
 	if (!rc)
 		return ENOMEM;
 	if (!has_sq) {
@@ -47,22 +48,11 @@ int dpv_rc_init(struct dpv_qp *qp, bool has_sq)
 				     RTE_MAX(qp->cap.max_send_sge, 1u) * sizeof(struct ibv_sge) +
 				     qp->cap.max_inline_data);
 	rc->sq_wqe_size = (rc->sq_wqe_size + 7) & ~7u;
-	rc->sq = calloc(rc->sq_size, rc->sq_wqe_size);
-	if (!rc->sq) {
-		free(rc);
-		return ENOMEM;
-	}
+	rc->sq = dpv_buf_alloc(qp->upd, bs, (size_t)rc->sq_size * rc->sq_wqe_size, 64, DPV_RES_QP_SQ);
+	if (!rc->sq)
+		return ENOMEM; /* the caller frees what bs holds */
 	qp->rc = rc;
 	return 0;
-}
-
-void dpv_rc_fini(struct dpv_qp *qp)
-{
-	if (!qp->rc)
-		return;
-	free(qp->rc->sq);
-	free(qp->rc);
-	qp->rc = NULL;
 }
 
 void dpv_sge_copy_out(const struct ibv_sge *sge, uint32_t n, uint32_t off, void *dst, uint32_t len)

@@ -42,14 +42,42 @@ struct dpv_context {
 	rte_spinlock_t async_lock;
 };
 
+struct dpv_td {
+	struct ibv_td ibtd;
+	_Atomic int users;       /* parent domains using it */
+};
+
 struct dpv_pd {
 	struct ibv_pd ibpd;
-	_Atomic int users;       /* MRs, QPs, AHs, SRQs using it */
+	_Atomic int users;       /* MRs, QPs, AHs, SRQs, CQs, parent domains */
+	/* parent domain (ibv_alloc_parent_domain) */
+	bool parent;
+	struct dpv_pd *base;     /* the protection domain: itself for a plain PD */
+	struct dpv_td *td;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment,
+		       uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t resource_type);
+	void *pd_context;
+};
+
+/* Buffers of one object, each from the parent domain's allocator or the
+ * default one; freed exactly once when the object is destroyed. */
+#define DPV_OBJ_BUFS 6
+struct dpv_buf {
+	void *p;
+	uint32_t code;           /* enum dpv_resource_code */
+	bool custom;             /* from pd->alloc: give back with pd->free */
+};
+struct dpv_bufs {
+	struct dpv_pd *pd;
+	struct dpv_buf b[DPV_OBJ_BUFS];
+	unsigned int n;
 };
 
 struct dpv_mr {
 	struct ibv_mr ibmr;
-	struct dpv_pd *pd;
+	struct dpv_pd *pd;       /* protection domain (base) */
+	struct dpv_pd *upd;      /* the PD given (parent domain or plain) */
 	uint64_t iova;           /* address the peer uses (rkey space) */
 	uint8_t *addr;           /* local virtual address */
 	uint64_t length;
@@ -81,6 +109,9 @@ struct dpv_cqe {
 
 struct dpv_cq {
 	struct ibv_cq_ex ibcq;   /* begins with the struct ibv_cq layout */
+	struct dpv_bufs bufs;
+	struct dpv_pd *upd;      /* parent domain given (IBV_CQ_INIT_ATTR_MASK_PD) */
+	bool lockless;           /* parent domain with a thread domain */
 	rte_spinlock_t lock;
 	struct dpv_cqe *ring;
 	uint32_t size;           /* power of two, >= cqe + 1 */
@@ -120,7 +151,9 @@ struct dpv_recv_wqe {
 
 struct dpv_srq {
 	struct ibv_srq ibsrq;
-	struct dpv_pd *pd;
+	struct dpv_bufs bufs;
+	struct dpv_pd *upd;      /* the PD given */
+	struct dpv_pd *pd;       /* protection domain (base) */
 	enum ibv_srq_type type;
 	uint32_t srq_num;
 	struct dpv_xrcd *xrcd;   /* XRC SRQ */
@@ -133,8 +166,11 @@ struct dpv_srq {
 
 struct dpv_qp {
 	struct ibv_qp_ex ibqp;   /* begins with struct ibv_qp */
+	struct dpv_bufs bufs;
 	struct dpv_context *ctx;
-	struct dpv_pd *pd;
+	struct dpv_pd *upd;      /* the PD given (parent domain or plain) */
+	bool lockless;           /* parent domain with a thread domain */
+	struct dpv_pd *pd;       /* protection domain (base) */
 	struct dpv_cq *scq, *rcq;
 	struct dpv_srq *srq;
 	struct dpv_port *port;
@@ -192,6 +228,7 @@ static inline struct dpv_qp *to_dqp(struct ibv_qp *q)
 {
 	return container_of((struct ibv_qp_ex *)q, struct dpv_qp, ibqp);
 }
+static inline struct dpv_td *to_dtd(struct ibv_td *t) { return container_of(t, struct dpv_td, ibtd); }
 static inline struct dpv_xrcd *to_dxrcd(struct ibv_xrcd *x) { return container_of(x, struct dpv_xrcd, ibxrcd); }
 static inline struct dpv_srq *to_dsrq(struct ibv_srq *s) { return container_of(s, struct dpv_srq, ibsrq); }
 static inline struct dpv_comp_channel *to_dch(struct ibv_comp_channel *c)
@@ -230,6 +267,16 @@ void dpv_qp_to_error(struct dpv_qp *qp);
 bool dpv_qp_pop_recv(struct dpv_qp *qp, uint64_t *wr_id, struct ibv_sge *sge, uint32_t *nsge,
 		     struct dpv_pd **pd);
 
+/* dpv_pd.c */
+struct ibv_td *dpv_alloc_td(struct ibv_context *c, struct ibv_td_init_attr *a);
+int dpv_dealloc_td(struct ibv_td *td);
+struct ibv_pd *dpv_alloc_parent_domain(struct ibv_context *c, struct ibv_parent_domain_init_attr *a);
+/* Allocate a zeroed buffer for an object through pd's allocator (or the
+ * default one) and record it in bs. NULL with errno ENOMEM. */
+void *dpv_buf_alloc(struct dpv_pd *pd, struct dpv_bufs *bs, size_t size, size_t align, uint32_t code);
+void dpv_buf_free(struct dpv_bufs *bs, void *p);
+void dpv_bufs_free_all(struct dpv_bufs *bs);
+
 /* dpv_xrc.c */
 struct ibv_xrcd *dpv_open_xrcd(struct ibv_context *c, struct ibv_xrcd_init_attr *a);
 int dpv_close_xrcd(struct ibv_xrcd *x);
@@ -242,8 +289,7 @@ void dpv_srq_num_free(uint32_t n);
 
 /* dpv_qpex.c */
 uint64_t dpv_qpex_supported_ops(enum ibv_qp_type t);
-int dpv_qpex_init(struct dpv_qp *qp, uint64_t ops);
-void dpv_qpex_fini(struct dpv_qp *qp);
+int dpv_qpex_init(struct dpv_qp *qp, uint64_t ops, struct dpv_bufs *bs);
 
 bool dpv_srq_pop(struct dpv_srq *s, uint64_t *wr_id, struct ibv_sge *sge, uint32_t *nsge);
 

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file dpverbs.h
+ * dpverbs' public extensions to rdma-core's verbs API (<infiniband/verbs.h>).
+ *
+ * - Resource types passed to the custom allocators of a parent domain
+ *   (ibv_alloc_parent_domain(3)): the upper 32 bits are dpverbs' driver id,
+ *   the lower 32 bits one of enum dpv_resource_code.
+ * - A ready allocator that places those buffers in DPDK hugepage memory.
+ */
+#ifndef DPVERBS_H
+#define DPVERBS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** dpverbs' driver id (upper 32 bits of a resource type): "DP" */
+#define DPV_DRIVER_ID 0x4450u
+
+/** Buffers dpverbs allocates per object (lower 32 bits of a resource type). */
+enum dpv_resource_code {
+	DPV_RES_QP = 1,        /**< the QP object (state, locks, counters) */
+	DPV_RES_QP_SQ = 2,     /**< RC/UC/XRC send queue ring of WQEs */
+	DPV_RES_QP_RQ = 3,     /**< receive queue ring of WQEs */
+	DPV_RES_QP_RC = 4,     /**< connected-transport state (PSNs, timers) */
+	DPV_RES_QP_WRB = 5,    /**< ibv_wr_* batch (WRs, SGEs, inline bytes) */
+	DPV_RES_CQ = 6,        /**< the CQ object */
+	DPV_RES_CQ_RING = 7,   /**< CQ ring of completions */
+	DPV_RES_SRQ = 8,       /**< the SRQ object */
+	DPV_RES_SRQ_RING = 9,  /**< SRQ ring of receive WQEs */
+	DPV_RES_NR = 10,
+};
+
+/** The resource_type value an allocator receives for a code. */
+#define DPV_RESOURCE_TYPE(code) (((uint64_t)DPV_DRIVER_ID << 32) | (uint32_t)(code))
+/** The code of a resource_type (0 if it is not dpverbs'). */
+#define DPV_RESOURCE_CODE(type) \
+	((uint32_t)((type) >> 32) == DPV_DRIVER_ID ? (uint32_t)(type) : 0u)
+
+/* ---- Hugepage allocator ---- */
+
+/** Opaque: pools of DPDK hugepage memory for one NUMA socket. */
+struct dpv_hugepage_allocator;
+
+/** Statistics of one resource code. */
+struct dpv_hugepage_stats {
+	uint64_t bytes;        /**< bytes currently allocated */
+	uint64_t objects;      /**< buffers currently allocated */
+	uint64_t allocs;       /**< successful allocations so far */
+	uint64_t frees;        /**< frees so far */
+	uint64_t failures;     /**< allocations that failed */
+};
+
+/**
+ * Create a hugepage allocator: buffers come from DPDK mempools (one per
+ * size class, 4 KiB to 1 MiB) in hugepage memory on NUMA socket `socket`
+ * (-1: the caller's socket), larger ones from rte_zmalloc_socket. Buffers
+ * are zeroed and never copy-on-write (hugepage mappings are shared).
+ * Initialises dpverbs (and EAL) if needed.
+ *
+ * @return the allocator, or NULL with errno: ENODEV (dpverbs could not
+ *   start), ENOMEM.
+ */
+struct dpv_hugepage_allocator *dpv_hugepage_allocator_create(int socket);
+
+/**
+ * Destroy an allocator. @return 0, EINVAL for NULL, EBUSY while buffers are
+ * still allocated from it (nothing is freed then).
+ */
+int dpv_hugepage_allocator_destroy(struct dpv_hugepage_allocator *a);
+
+/**
+ * The alloc callback for struct ibv_parent_domain_init_attr; pd_context must
+ * be the allocator. Returns a zeroed buffer aligned to `alignment` (at least
+ * 64 bytes), or NULL if hugepage memory is exhausted.
+ */
+void *dpv_hugepage_alloc(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment,
+			 uint64_t resource_type);
+
+/** The free callback matching dpv_hugepage_alloc. */
+void dpv_hugepage_free(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t resource_type);
+
+/**
+ * Statistics per resource code (index = enum dpv_resource_code; index 0
+ * counts types that are not dpverbs'). @return 0, or EINVAL (NULL, code out
+ * of range).
+ */
+int dpv_hugepage_stats(const struct dpv_hugepage_allocator *a, uint32_t code,
+		       struct dpv_hugepage_stats *out);
+
+/**
+ * Is ptr inside DPDK hugepage memory (a memseg)? @return 1 yes, 0 no.
+ */
+int dpv_is_hugepage_memory(const void *ptr);
+
+/**
+ * Fill attr (pd, td, comp_mask with ALLOCATORS and PD_CONTEXT, alloc, free,
+ * pd_context) for a parent domain whose buffers come from a.
+ */
+void dpv_hugepage_parent_domain_attr(struct dpv_hugepage_allocator *a, struct ibv_pd *pd,
+				     struct ibv_td *td, struct ibv_parent_domain_init_attr *attr);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DPVERBS_H */
