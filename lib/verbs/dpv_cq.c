@@ -126,7 +126,7 @@ static void retire_sq(const struct dpv_cqe *e)
 {
 	struct dpv_qp *qp = dpv_qp_lookup(e->wc.qp_num);
 	if (qp)
-		atomic_fetch_sub_explicit(&qp->sq_inflight, e->retire, memory_order_release);
+		dpv_inflight_add(qp, -(int32_t)e->retire);
 }
 
 /* ---- extended CQ: ibv_start_poll / ibv_next_poll / ibv_end_poll ---- */
@@ -145,13 +145,14 @@ static int cqx_start_poll(struct ibv_cq_ex *c, struct ibv_poll_cq_attr *attr)
 	struct dpv_cq *cq = cqx(c);
 	if (attr && attr->comp_mask)
 		return EINVAL;
-	if (cq->tail == cq->head)
-		dpv_progress_all();
-	if (!cq->single_threaded)
-		rte_spinlock_lock(&cq->lock);
 	if (cq->tail == cq->head) {
-		if (!cq->single_threaded)
-			rte_spinlock_unlock(&cq->lock);
+		dpv_progress_all();
+		if (cq->lockless && dpv_td_claim(cq->upd->td))
+			dpv_td_progress(cq->upd->td);
+	}
+	cq_lock(cq);
+	if (cq->tail == cq->head) {
+		cq_unlock(cq);
 		return ENOENT; /* the lock is not held after ENOENT */
 	}
 	cq->poll_head = cq->head;
@@ -177,8 +178,7 @@ static void cqx_end_poll(struct ibv_cq_ex *c)
 			retire_sq(&cq->ring[i & (cq->size - 1)]);
 	cq->head = cq->poll_head + 1;
 	cq->cur = NULL;
-	if (!cq->single_threaded)
-		rte_spinlock_unlock(&cq->lock);
+	cq_unlock(cq);
 }
 
 static enum ibv_wc_opcode cqx_opcode(struct ibv_cq_ex *c) { return cqx(c)->cur->wc.opcode; }
@@ -310,10 +310,10 @@ DPV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 					     DPV_RES_CQ_RING);
 	if (!ring)
 		return ENOMEM;
-	rte_spinlock_lock(&cq->lock);
+	cq_lock(cq);
 	uint32_t n = cq->tail - cq->head;
 	if (n > size - 1) {
-		rte_spinlock_unlock(&cq->lock);
+		cq_unlock(cq);
 		dpv_buf_free(&cq->bufs, ring);
 		return EINVAL;
 	}
@@ -326,7 +326,7 @@ DPV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	cq->tail = n;
 	cq->cqe = (int)size - 1;
 	ibcq->cqe = cq->cqe;
-	rte_spinlock_unlock(&cq->lock);
+	cq_unlock(cq);
 	dpv_buf_free(&cq->bufs, old);
 	return 0;
 }
@@ -346,18 +346,18 @@ void dpv_cq_push_retire(struct dpv_cq *cq, const struct ibv_wc *wc, bool solicit
 		fprintf(stderr, "dpverbs: cq %p: wr_id %#llx status %d opcode %d qp %#x len %u\n",
 			(void *)cq, (unsigned long long)wc->wr_id, wc->status, wc->opcode, wc->qp_num,
 			wc->byte_len);
-	rte_spinlock_lock(&cq->lock);
+	cq_lock(cq);
 	if (cq->tail - cq->head >= cq->size - 1) {
 		/* IBA 11.4.2.1: CQ overrun is an error; keep what we have */
 		if (!cq->overflow) {
 			cq->overflow = true;
-			rte_spinlock_unlock(&cq->lock);
+			cq_unlock(cq);
 			struct ibv_async_event ev = {.event_type = IBV_EVENT_CQ_ERR};
 			ev.element.cq = dcq_ib(cq);
 			dpv_async_event(to_dctx(dcq_ib(cq)->context), &ev);
 			return;
 		}
-		rte_spinlock_unlock(&cq->lock);
+		cq_unlock(cq);
 		return;
 	}
 	struct dpv_cqe *e = &cq->ring[cq->tail & (cq->size - 1)];
@@ -370,7 +370,7 @@ void dpv_cq_push_retire(struct dpv_cq *cq, const struct ibv_wc *wc, bool solicit
 		cq->armed = false;
 		notify = true;
 	}
-	rte_spinlock_unlock(&cq->lock);
+	cq_unlock(cq);
 	if (notify && cq->chan) {
 		struct ibv_cq *ib = dcq_ib(cq);
 		ssize_t w = write(cq->chan->wfd, &ib, sizeof(ib));
@@ -382,7 +382,7 @@ void dpv_cq_push_retire(struct dpv_cq *cq, const struct ibv_wc *wc, bool solicit
  * RESET or destroyed, as mlx5 does). */
 void dpv_cq_clean(struct dpv_cq *cq, uint32_t qpn)
 {
-	rte_spinlock_lock(&cq->lock);
+	cq_lock(cq);
 	uint32_t w = cq->head;
 	for (uint32_t r = cq->head; r != cq->tail; r++) {
 		struct dpv_cqe *e = &cq->ring[r & (cq->size - 1)];
@@ -393,7 +393,7 @@ void dpv_cq_clean(struct dpv_cq *cq, uint32_t qpn)
 		w++;
 	}
 	cq->tail = w;
-	rte_spinlock_unlock(&cq->lock);
+	cq_unlock(cq);
 }
 
 int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
@@ -403,11 +403,14 @@ int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	if (n < 0)
 		return -EINVAL;
 	/* run to completion: the caller's thread drives RX (and timers) */
-	if (cq->tail == cq->head)
+	if (cq->tail == cq->head) {
 		dpv_progress_all();
+		if (cq->lockless && dpv_td_claim(cq->upd->td))
+			dpv_td_progress(cq->upd->td);
+	}
 	if (cq->tail == cq->head)
 		return 0;
-	rte_spinlock_lock(&cq->lock);
+	cq_lock(cq);
 	while (got < n && cq->head != cq->tail) {
 		struct dpv_cqe *e = &cq->ring[cq->head & (cq->size - 1)];
 		wc[got] = e->wc;
@@ -416,17 +419,17 @@ int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		cq->head++;
 		got++;
 	}
-	rte_spinlock_unlock(&cq->lock);
+	cq_unlock(cq);
 	return got;
 }
 
 int dpv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct dpv_cq *cq = to_dcq(ibcq);
-	rte_spinlock_lock(&cq->lock);
+	cq_lock(cq);
 	cq->armed = true;
 	cq->solicited_only = solicited_only != 0;
-	rte_spinlock_unlock(&cq->lock);
+	cq_unlock(cq);
 	return 0;
 }
 

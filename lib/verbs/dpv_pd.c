@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
 #include <rte_mempool.h>
 #include <rte_memory.h>
 #include <rte_lcore.h>
@@ -34,6 +36,15 @@ struct ibv_td *dpv_alloc_td(struct ibv_context *context, struct ibv_td_init_attr
 		errno = ENOMEM;
 		return NULL;
 	}
+	char name[RTE_RING_NAMESIZE];
+	static _Atomic unsigned int seq;
+	snprintf(name, sizeof(name), "dpv_td_%u", atomic_fetch_add(&seq, 1));
+	td->rx_ring = rte_ring_create(name, 4096, SOCKET_ID_ANY, RING_F_SC_DEQ);
+	if (!td->rx_ring) {
+		free(td);
+		errno = ENOMEM;
+		return NULL;
+	}
 	td->ibtd.context = context;
 	return &td->ibtd;
 }
@@ -46,6 +57,10 @@ int dpv_dealloc_td(struct ibv_td *ib)
 	struct dpv_td *td = to_dtd(ib);
 	if (atomic_load(&td->users) > 0)
 		return EBUSY;
+	struct rte_mbuf *m;
+	while (rte_ring_dequeue(td->rx_ring, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+	rte_ring_free(td->rx_ring);
 	free(td);
 	return 0;
 }

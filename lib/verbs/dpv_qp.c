@@ -53,9 +53,9 @@ bool dpv_qp_pop_recv(struct dpv_qp *qp, uint64_t *wr_id, struct ibv_sge *sge, ui
 		*pd = qp->srq->pd;
 		return dpv_srq_pop(qp->srq, wr_id, sge, nsge);
 	}
-	rte_spinlock_lock(&qp->rq_lock);
+	rq_lock(qp);
 	if (qp->rq_head == qp->rq_tail) {
-		rte_spinlock_unlock(&qp->rq_lock);
+		rq_unlock(qp);
 		return false;
 	}
 	w = rq_slot(qp->rq, qp->rq_wqe_size, qp->rq_size, qp->rq_head);
@@ -63,7 +63,7 @@ bool dpv_qp_pop_recv(struct dpv_qp *qp, uint64_t *wr_id, struct ibv_sge *sge, ui
 	*nsge = w->num_sge;
 	memcpy(sge, w->sge, w->num_sge * sizeof(*sge));
 	qp->rq_head++;
-	rte_spinlock_unlock(&qp->rq_lock);
+	rq_unlock(qp);
 	*pd = qp->pd;
 	return true;
 }
@@ -102,7 +102,7 @@ static void flush_rq(struct dpv_qp *qp)
 	struct ibv_wc wc;
 	if (qp->srq)
 		return; /* SRQ WQEs stay in the SRQ (IBA 10.2.9.5) */
-	rte_spinlock_lock(&qp->rq_lock);
+	rq_lock(qp);
 	while (qp->rq_head != qp->rq_tail) {
 		struct dpv_recv_wqe *w = rq_slot(qp->rq, qp->rq_wqe_size, qp->rq_size, qp->rq_head++);
 		memset(&wc, 0, sizeof(wc));
@@ -110,11 +110,11 @@ static void flush_rq(struct dpv_qp *qp)
 		wc.status = IBV_WC_WR_FLUSH_ERR;
 		wc.opcode = IBV_WC_RECV;
 		wc.qp_num = qp->ibqp.qp_base.qp_num;
-		rte_spinlock_unlock(&qp->rq_lock);
+		rq_unlock(qp);
 		dpv_cq_push(qp->rcq, &wc, false);
-		rte_spinlock_lock(&qp->rq_lock);
+		rq_lock(qp);
 	}
-	rte_spinlock_unlock(&qp->rq_lock);
+	rq_unlock(qp);
 }
 
 void dpv_qp_to_error(struct dpv_qp *qp)
@@ -178,6 +178,13 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	if ((has_sq && (!a->send_cq || a->send_cq->context != context)) ||
 	    (has_rq && (!a->recv_cq || a->recv_cq->context != context)) ||
 	    (has_rq && a->srq && a->srq->context != context)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* a thread domain's QP and its CQs go together (one thread uses them) */
+	bool want_lockless = t != IBV_QPT_XRC_RECV && to_dpd(a->pd)->td;
+	if ((has_sq && to_dcq(a->send_cq)->lockless != want_lockless) ||
+	    (has_rq && to_dcq(a->recv_cq)->lockless != want_lockless)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -498,9 +505,9 @@ static const struct qp_trans *trans_for(enum ibv_qp_type t, enum ibv_qp_state fr
 static void qp_reset(struct dpv_qp *qp)
 {
 	cq_clean_qp(qp);
-	rte_spinlock_lock(&qp->rq_lock);
+	rq_lock(qp);
 	qp->rq_head = qp->rq_tail = 0;
-	rte_spinlock_unlock(&qp->rq_lock);
+	rq_unlock(qp);
 	qp->sq_outstanding = 0;
 	atomic_store(&qp->sq_inflight, 0);
 	qp->sq_unsig = 0;
@@ -575,10 +582,10 @@ DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ib, struct ibv_qp_attr *attr, int ma
 	const uint32_t all = (IBV_QP_RATE_LIMIT << 1) - 1;
 	if ((uint32_t)mask & ~all)
 		return EINVAL;
-	rte_spinlock_lock(&qp->sq_lock);
+	qp_lock(qp);
 	enum ibv_qp_state cur = qp->state;
 	if ((mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur) {
-		rte_spinlock_unlock(&qp->sq_lock);
+		qp_unlock(qp);
 		return EINVAL;
 	}
 	enum ibv_qp_state to = (mask & IBV_QP_STATE) ? attr->qp_state : cur;
@@ -586,7 +593,7 @@ DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ib, struct ibv_qp_attr *attr, int ma
 	uint32_t m = (uint32_t)mask & ~(uint32_t)IBV_QP_STATE;
 	if (!tr || (m & tr->req) != tr->req || (m & ~(tr->req | tr->opt | IBV_QP_CUR_STATE)) ||
 	    check_attr_values(qp, attr, mask)) {
-		rte_spinlock_unlock(&qp->sq_lock);
+		qp_unlock(qp);
 		return EINVAL;
 	}
 	struct ibv_qp_attr *q = &qp->attr;
@@ -664,7 +671,7 @@ DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ib, struct ibv_qp_attr *attr, int ma
 		if (qp->rc && to == IBV_QPS_ERR)
 			dpv_rc_flush_sq(qp);
 	}
-	rte_spinlock_unlock(&qp->sq_lock);
+	qp_unlock(qp);
 	if ((mask & IBV_QP_STATE) && to == IBV_QPS_ERR)
 		dpv_qp_to_error(qp);
 	if (sqd_event) {
@@ -684,13 +691,13 @@ DPV_EXPORT int ibv_query_qp(struct ibv_qp *ib, struct ibv_qp_attr *attr, int mas
 	struct dpv_qp *qp = to_dqp(ib);
 	if (qp->opened)
 		qp = qp->opened;
-	rte_spinlock_lock(&qp->sq_lock);
+	qp_lock(qp);
 	*attr = qp->attr;
 	attr->qp_state = qp->state;
 	attr->cur_qp_state = qp->state;
 	attr->cap = qp->cap;
 	attr->sq_draining = 0;
-	rte_spinlock_unlock(&qp->sq_lock);
+	qp_unlock(qp);
 	memset(init_attr, 0, sizeof(*init_attr));
 	init_attr->qp_context = ib->qp_context;
 	init_attr->send_cq = ib->send_cq;
@@ -755,6 +762,8 @@ int dpv_post_send(struct ibv_qp *ib, struct ibv_send_wr *wr, struct ibv_send_wr 
 	int ret = 0;
 	if (!wr)
 		return EINVAL;
+	if (qp->lockless)
+		dpv_td_claim(qp->upd->td);
 	if (qp->rc) {
 		if (!qp->rc->sq) {
 			if (bad)
@@ -763,7 +772,7 @@ int dpv_post_send(struct ibv_qp *ib, struct ibv_send_wr *wr, struct ibv_send_wr 
 		}
 		return dpv_rc_post_send(qp, wr, bad);
 	}
-	rte_spinlock_lock(&qp->sq_lock);
+	qp_lock(qp);
 	for (; wr; wr = wr->next) {
 		if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_ERR && qp->state != IBV_QPS_SQE) {
 			ret = EINVAL;
@@ -791,7 +800,7 @@ int dpv_post_send(struct ibv_qp *ib, struct ibv_send_wr *wr, struct ibv_send_wr 
 			ret = ENOMEM;
 			break;
 		}
-		atomic_fetch_add_explicit(&qp->sq_inflight, 1, memory_order_relaxed);
+		dpv_inflight_add(qp, 1);
 		qp->sq_unsig++;
 		if (qp->state != IBV_QPS_RTS) {
 			/* IBA 10.8.3.3: flushed */
@@ -800,7 +809,7 @@ int dpv_post_send(struct ibv_qp *ib, struct ibv_send_wr *wr, struct ibv_send_wr 
 		}
 		int st = dpv_ud_send_one(qp, wr);
 		if (st < 0) {
-			atomic_fetch_sub_explicit(&qp->sq_inflight, 1, memory_order_relaxed);
+			dpv_inflight_add(qp, -1);
 			qp->sq_unsig--;
 			ret = -st;
 			break;
@@ -815,7 +824,7 @@ int dpv_post_send(struct ibv_qp *ib, struct ibv_send_wr *wr, struct ibv_send_wr 
 		if (qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED))
 			ud_send_cqe(qp, wr, IBV_WC_SUCCESS);
 	}
-	rte_spinlock_unlock(&qp->sq_lock);
+	qp_unlock(qp);
 	if (ret && bad)
 		*bad = wr;
 	return ret;
@@ -853,14 +862,14 @@ int dpv_post_recv(struct ibv_qp *ib, struct ibv_recv_wr *wr, struct ibv_recv_wr 
 			*bad = wr; /* SRQ, XRC QPs and RESET take no receive WRs */
 		return EINVAL;
 	}
-	rte_spinlock_lock(&qp->rq_lock);
+	rq_lock(qp);
 	for (; wr; wr = wr->next) {
 		ret = post_recv_ring(qp->rq, qp->rq_wqe_size, qp->rq_size, &qp->rq_head, &qp->rq_tail,
 				     qp->cap.max_recv_sge, wr);
 		if (ret)
 			break;
 	}
-	rte_spinlock_unlock(&qp->rq_lock);
+	rq_unlock(qp);
 	if (ret && bad)
 		*bad = wr;
 	if (qp->state == IBV_QPS_ERR)

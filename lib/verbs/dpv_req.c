@@ -423,7 +423,7 @@ int dpv_rc_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 {
 	struct dpv_rc *rc = qp->rc;
 	int ret = 0;
-	rte_spinlock_lock(&qp->sq_lock);
+	qp_lock(qp);
 	for (; wr; wr = wr->next) {
 		if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD && qp->state != IBV_QPS_ERR &&
 		    qp->state != IBV_QPS_SQE) {
@@ -478,7 +478,7 @@ int dpv_rc_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 	}
 	if (qp->state == IBV_QPS_RTS)
 		dpv_req_run(qp);
-	rte_spinlock_unlock(&qp->sq_lock);
+	qp_unlock(qp);
 	if (ret && bad)
 		*bad = wr;
 	return ret;

@@ -86,7 +86,7 @@ int dpv_ud_send_one(struct dpv_qp *qp, struct ibv_send_wr *wr)
 		off += wr->sg_list[i].length;
 	}
 	dpv_pkt_finish(f, flen);
-	atomic_fetch_add_explicit(&qp->tx_pkts, 1, memory_order_relaxed);
+	dpv_ctr_add(&qp->tx_pkts, 1, qp->lockless);
 	dpv_port_xmit(qp->qc, m, ah->dgid);
 	return IBV_WC_SUCCESS;
 }
@@ -155,7 +155,7 @@ void dpv_ud_rx(struct dpv_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, struc
 		dpv_sge_copy_in(sge, nsge, DPV_GRH_LEN, frame + pi->payload_off, pi->payload_len);
 	}
 	wc.status = (enum ibv_wc_status)st;
-	atomic_fetch_add_explicit(&qp->rx_pkts, 1, memory_order_relaxed);
+	dpv_ctr_add(&qp->rx_pkts, 1, qp->lockless);
 	rte_pktmbuf_free(m);
 	dpv_cq_push(qp->rcq, &wc, pi->se);
 	if (st != IBV_WC_SUCCESS)
@@ -163,7 +163,7 @@ void dpv_ud_rx(struct dpv_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, struc
 	return;
 drop:
 	dpv_stat_add(&p->stats.drop[why], 1);
-	atomic_fetch_add_explicit(&qp->rx_drops, 1, memory_order_relaxed);
+	dpv_ctr_add(&qp->rx_drops, 1, qp->lockless);
 	rte_pktmbuf_free(m);
 }
 
@@ -172,6 +172,12 @@ static struct dpv_qp *g_conn_list; /* RC/UC QPs, for timers */
 
 void dpv_conn_add(struct dpv_qp *qp)
 {
+	if (qp->lockless) {
+		struct dpv_td *td = qp->upd->td;
+		qp->td_next = td->conn;
+		td->conn = qp;
+		return;
+	}
 	rte_spinlock_lock(&g_conn_lock);
 	qp->timer_next = g_conn_list;
 	g_conn_list = qp;
@@ -180,6 +186,14 @@ void dpv_conn_add(struct dpv_qp *qp)
 
 void dpv_conn_del(struct dpv_qp *qp)
 {
+	if (qp->lockless) {
+		for (struct dpv_qp **pp = &qp->upd->td->conn; *pp; pp = &(*pp)->td_next)
+			if (*pp == qp) {
+				*pp = qp->td_next;
+				break;
+			}
+		return;
+	}
 	rte_spinlock_lock(&g_conn_lock);
 	for (struct dpv_qp **pp = &g_conn_list; *pp; pp = &(*pp)->timer_next)
 		if (*pp == qp) {
@@ -189,8 +203,14 @@ void dpv_conn_del(struct dpv_qp *qp)
 	rte_spinlock_unlock(&g_conn_lock);
 }
 
+/* qc: the engine context receiving (coalesced ACKs go on its list), or
+ * NULL when a thread domain's owner processes deferred packets (ACKs are
+ * sent at once). */
 static void conn_rx(struct dpv_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi)
 {
+	bool defer = qc != NULL;
+	if (!qc)
+		qc = qp->qc;
 	if ((pi->opcode & 0xe0) != dpv_qp_tr(qp)) {
 		dpv_stat_add(&qc->port->stats.drop[DPV_DROP_BAD_TRANSPORT], 1);
 		return;
@@ -199,10 +219,10 @@ static void conn_rx(struct dpv_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, 
 		dpv_stat_add(&qc->port->stats.drop[DPV_DROP_BAD_PKEY], 1);
 		return;
 	}
-	rte_spinlock_lock(&qp->sq_lock);
+	qp_lock(qp);
 	dpv_qp_cnt(qp, DPV_CNT_RCVD_PKTS);
 	if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT || qp->state == IBV_QPS_ERR) {
-		rte_spinlock_unlock(&qp->sq_lock);
+		qp_unlock(qp);
 		dpv_stat_add(&qc->port->stats.drop[DPV_DROP_QP_STATE], 1);
 		return;
 	}
@@ -213,6 +233,8 @@ static void conn_rx(struct dpv_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, 
 		dpv_comp_rx(qp, m, pi);
 	else
 		dpv_stat_add(&qc->port->stats.drop[DPV_DROP_BAD_TRANSPORT], 1);
+	if (qp->rc && qp->rc->ack_pending && !defer)
+		dpv_resp_flush_ack(qp);
 	if (qp->rc && qp->rc->ack_pending) {
 		bool listed = false;
 		for (unsigned int i = 0; i < qc->n_deferred; i++)
@@ -225,7 +247,27 @@ static void conn_rx(struct dpv_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, 
 				dpv_resp_flush_ack(qp);
 		}
 	}
-	rte_spinlock_unlock(&qp->sq_lock);
+	qp_unlock(qp);
+}
+
+static void dispatch(struct dpv_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi)
+{
+	switch (qp->type) {
+	case IBV_QPT_UD:
+		dpv_ud_rx(qp, qc ? qc : qp->qc, m, pi);
+		break;
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
+	case IBV_QPT_XRC_SEND:
+	case IBV_QPT_XRC_RECV:
+		conn_rx(qp, qc, m, pi);
+		rte_pktmbuf_free(m);
+		break;
+	default:
+		dpv_stat_add(&qp->port->stats.drop[DPV_DROP_BAD_TRANSPORT], 1);
+		rte_pktmbuf_free(m);
+		break;
+	}
 }
 
 void dpv_transport_rx(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi)
@@ -236,22 +278,43 @@ void dpv_transport_rx(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_in
 		rte_pktmbuf_free(m);
 		return;
 	}
-	switch (qp->type) {
-	case IBV_QPT_UD:
-		dpv_ud_rx(qp, qc, m, pi);
-		break;
-	case IBV_QPT_RC:
-	case IBV_QPT_UC:
-	case IBV_QPT_XRC_SEND:
-	case IBV_QPT_XRC_RECV:
-		conn_rx(qp, qc, m, pi);
-		rte_pktmbuf_free(m);
-		break;
-	default:
-		dpv_stat_add(&qc->port->stats.drop[DPV_DROP_BAD_TRANSPORT], 1);
-		rte_pktmbuf_free(m);
-		break;
+	if (qp->lockless && !dpv_td_is_owner(qp->upd->td)) {
+		/* only the thread domain's thread may touch the QP */
+		if (rte_ring_mp_enqueue(qp->upd->td->rx_ring, m) != 0) {
+			dpv_stat_add(&qc->port->stats.drop[DPV_DROP_TX_FULL], 1);
+			rte_pktmbuf_free(m);
+		}
+		return;
 	}
+	dispatch(qp, qc, m, pi);
+}
+
+void dpv_td_progress(struct dpv_td *td)
+{
+	struct rte_mbuf *pkts[DPV_BURST];
+	unsigned int n = rte_ring_sc_dequeue_burst(td->rx_ring, (void **)pkts, DPV_BURST, NULL);
+	for (unsigned int i = 0; i < n; i++) {
+		struct dpv_pkt_info pi;
+		struct rte_mbuf *m = pkts[i];
+		/* checked when received: parse again for the offsets only */
+		if (dpv_pkt_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &pi) != 0) {
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		struct dpv_qp *qp = dpv_qp_lookup(pi.dqpn);
+		if (!qp || !qp->lockless || qp->upd->td != td) {
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		dispatch(qp, NULL, m, &pi);
+	}
+	uint64_t now = rte_get_tsc_cycles();
+	if (now < td->next_timer_tsc)
+		return;
+	td->next_timer_tsc = now + rte_get_tsc_hz() / 100000;
+	for (struct dpv_qp *qp = td->conn; qp; qp = qp->td_next)
+		if (qp->type == IBV_QPT_RC || qp->type == IBV_QPT_XRC_SEND)
+			dpv_comp_timers(qp, now);
 }
 
 /* Engine hook after each RX burst: coalesced ACKs, then timers (at most every
@@ -260,9 +323,9 @@ void dpv_transport_poll(struct dpv_qctx *qc)
 {
 	for (unsigned int i = 0; i < qc->n_deferred; i++) {
 		struct dpv_qp *qp = qc->deferred[i];
-		rte_spinlock_lock(&qp->sq_lock);
+		qp_lock(qp);
 		dpv_resp_flush_ack(qp);
-		rte_spinlock_unlock(&qp->sq_lock);
+		qp_unlock(qp);
 	}
 	qc->n_deferred = 0;
 	uint64_t now = rte_get_tsc_cycles();
@@ -273,12 +336,12 @@ void dpv_transport_poll(struct dpv_qctx *qc)
 		return;
 	rte_spinlock_lock(&g_conn_lock);
 	for (struct dpv_qp *qp = g_conn_list; qp; qp = qp->timer_next) {
-		if (qp->qc != qc || (qp->type != IBV_QPT_RC && qp->type != IBV_QPT_XRC_SEND))
+		if (qp->qc != qc || qp->lockless || (qp->type != IBV_QPT_RC && qp->type != IBV_QPT_XRC_SEND))
 			continue;
-		if (!rte_spinlock_trylock(&qp->sq_lock))
+		if (!qp_trylock(qp))
 			continue;
 		dpv_comp_timers(qp, now);
-		rte_spinlock_unlock(&qp->sq_lock);
+		qp_unlock(qp);
 	}
 	rte_spinlock_unlock(&g_conn_lock);
 }

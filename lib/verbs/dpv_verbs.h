@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <pthread.h>
 #include <infiniband/verbs.h>
 
 #include <rte_spinlock.h>
@@ -42,9 +43,17 @@ struct dpv_context {
 	rte_spinlock_t async_lock;
 };
 
+struct dpv_qp;
 struct dpv_td {
 	struct ibv_td ibtd;
 	_Atomic int users;       /* parent domains using it */
+	/* the thread using the TD's objects: set at its first post or poll */
+	pthread_t owner;
+	_Atomic bool owner_set;
+	/* packets for the TD's QPs received by other threads (MP/SC) */
+	struct rte_ring *rx_ring;
+	struct dpv_qp *conn;     /* its RC/XRC QPs, for timers (owner only) */
+	uint64_t next_timer_tsc;
 };
 
 struct dpv_pd {
@@ -199,6 +208,7 @@ struct dpv_qp {
 	/* RC/UC state (dpv_rc.h), NULL for UD */
 	struct dpv_rc *rc;
 	struct dpv_qp *timer_next;  /* list of connected QPs of the qctx */
+	struct dpv_qp *td_next;     /* list of connected QPs of the TD */
 	/* extended post API (ibv_wr_*) batch, NULL unless SEND_OPS_FLAGS */
 	struct dpv_wr_batch *wrb;
 	/* counters */
@@ -206,10 +216,88 @@ struct dpv_qp {
 	_Atomic uint64_t cnt[DPV_CNT_NR];
 };
 
+/*
+ * Locks of QPs and CQs. Objects created through a parent domain with a
+ * thread domain (lockless) are used by one thread only: the transport defers
+ * their packets to that thread (dpv_td_*), so they need no lock.
+ */
+static inline void qp_lock(struct dpv_qp *qp)
+{
+	if (!qp->lockless)
+		rte_spinlock_lock(&qp->sq_lock);
+}
+static inline void qp_unlock(struct dpv_qp *qp)
+{
+	if (!qp->lockless)
+		rte_spinlock_unlock(&qp->sq_lock);
+}
+static inline int qp_trylock(struct dpv_qp *qp)
+{
+	return qp->lockless ? 1 : rte_spinlock_trylock(&qp->sq_lock);
+}
+static inline void rq_lock(struct dpv_qp *qp)
+{
+	if (!qp->lockless)
+		rte_spinlock_lock(&qp->rq_lock);
+}
+static inline void rq_unlock(struct dpv_qp *qp)
+{
+	if (!qp->lockless)
+		rte_spinlock_unlock(&qp->rq_lock);
+}
+static inline void cq_lock(struct dpv_cq *cq)
+{
+	if (!cq->lockless)
+		rte_spinlock_lock(&cq->lock);
+}
+static inline void cq_unlock(struct dpv_cq *cq)
+{
+	if (!cq->lockless)
+		rte_spinlock_unlock(&cq->lock);
+}
+
+/* Add to a counter: plain load and store (no locked instruction) for
+ * single-threaded objects, an atomic add otherwise. */
+static inline void dpv_ctr_add(_Atomic uint64_t *c, uint64_t v, bool lockless)
+{
+	if (lockless)
+		atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+				      memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(c, v, memory_order_relaxed);
+}
+
+/* Send-queue slot accounting of UD QPs (plain ops when lockless). */
+static inline void dpv_inflight_add(struct dpv_qp *qp, int32_t v)
+{
+	if (qp->lockless)
+		atomic_store_explicit(&qp->sq_inflight,
+				      atomic_load_explicit(&qp->sq_inflight, memory_order_relaxed) + (uint32_t)v,
+				      memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(&qp->sq_inflight, (uint32_t)v, memory_order_acq_rel);
+}
+
+/* Is the calling thread the owner of td? The first thread to ask claims it. */
+static inline bool dpv_td_claim(struct dpv_td *td)
+{
+	if (!atomic_load_explicit(&td->owner_set, memory_order_acquire)) {
+		td->owner = pthread_self();
+		atomic_store_explicit(&td->owner_set, true, memory_order_release);
+		return true;
+	}
+	return pthread_equal(td->owner, pthread_self());
+}
+static inline bool dpv_td_is_owner(struct dpv_td *td)
+{
+	return atomic_load_explicit(&td->owner_set, memory_order_acquire) &&
+	       pthread_equal(td->owner, pthread_self());
+}
+
 /* Count on the QP and its port. */
 static inline void dpv_qp_cnt(struct dpv_qp *qp, enum dpv_cnt c)
 {
-	atomic_fetch_add_explicit(&qp->cnt[c], 1, memory_order_relaxed);
+	dpv_ctr_add(&qp->cnt[c], 1, qp->lockless);
 	atomic_fetch_add_explicit(&qp->port->stats.cnt[c], 1, memory_order_relaxed);
 }
 
@@ -298,6 +386,8 @@ int dpv_ud_send_one(struct dpv_qp *qp, struct ibv_send_wr *wr);
 void dpv_ud_rx(struct dpv_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi);
 void dpv_transport_rx(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi);
 void dpv_transport_poll(struct dpv_qctx *qc);
+/* Owner thread of a TD: process packets deferred to it, run its timers. */
+void dpv_td_progress(struct dpv_td *td);
 void dpv_conn_add(struct dpv_qp *qp);
 void dpv_conn_del(struct dpv_qp *qp);
 

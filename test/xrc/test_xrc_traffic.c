@@ -1,0 +1,659 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * XRC traffic in one process: an XRC initiator QP on dpv0 sends through ONE
+ * XRC target QP on dpv1 to TWO XRC SRQs (remote_srqn per WR). The domain is
+ * file-backed and opened twice: SRQ A is created through handle A, SRQ B and
+ * the target QP through handle B, so delivery into SRQ A also proves that
+ * two handles on one inode reach one domain.
+ *
+ *   test_xrc_traffic                 operations (SEND, SEND_WITH_IMM, RDMA
+ *                                    WRITE [WITH_IMM], RDMA READ, atomics),
+ *                                    ibv_open_qp handles, error completions
+ *                                    for SRQ numbers outside the domain,
+ *                                    then a 2000-message stream
+ *   test_xrc_traffic --stream N      only the stream of N messages (run
+ *                                    under DPVERBS_FAULT by meson)
+ *
+ * The stream: messages of 1 B .. 64 KiB (multi-packet at path MTU 1024),
+ * SEND and SEND_WITH_IMM, each to SRQ A or B chosen pseudo-randomly; every
+ * message must arrive exactly once, in order per SRQ, with its length,
+ * immediate and content, and every send must complete successfully.
+ */
+#include "xrc_common.h"
+
+#define SLOT (64u * 1024u)
+#define NSLOT 128u         /* receive WQEs per SRQ and send slots */
+#define RDMA_LEN (64u * 1024u)
+
+struct xenv {
+	/* initiator side (dpv0) */
+	struct ibv_context *c0;
+	struct ibv_pd *pd0;
+	struct ibv_cq *scq;
+	struct ibv_qp *ini;
+	uint8_t *sbuf;     /* NSLOT send slots, then a READ landing area */
+	struct ibv_mr *smr;
+	/* target side (dpv1) */
+	struct ibv_context *c1;
+	struct ibv_pd *pd1;
+	struct ibv_cq *cq[2];
+	char path[64];
+	int fd, fd2;
+	struct ibv_xrcd *hx[2];  /* handle A (fd), handle B (fd2): same inode */
+	struct ibv_srq *srq[2];  /* SRQ A through handle A, SRQ B through B */
+	uint32_t srqn[2];
+	struct ibv_qp *tgt;      /* through handle B */
+	uint8_t *rbuf[2];        /* NSLOT receive slots per SRQ */
+	struct ibv_mr *rmr[2];
+	uint8_t *tbuf;           /* RDMA / atomic target */
+	struct ibv_mr *tmr;
+};
+
+static struct xenv E;
+
+static uint8_t pat(unsigned int seed, size_t i)
+{
+	return (uint8_t)(seed * 131u + i * 7u + (i >> 8) + (i >> 16) * 3u);
+}
+
+static void fill(uint8_t *p, size_t n, unsigned int seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = pat(seed, i);
+}
+
+/* offset of the first mismatch, or -1 */
+static long verify(const uint8_t *p, size_t n, unsigned int seed)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != pat(seed, i))
+			return (long)i;
+	return -1;
+}
+
+static int post_srq(int k, uint32_t slot)
+{
+	struct ibv_sge sg = {.addr = (uintptr_t)(E.rbuf[k] + (size_t)slot * SLOT), .length = SLOT,
+			     .lkey = E.rmr[k]->lkey};
+	struct ibv_recv_wr w = {.wr_id = ((uint64_t)k << 32) | slot, .sg_list = &sg, .num_sge = 1}, *bad = NULL;
+	return ibv_post_srq_recv(E.srq[k], &w, &bad);
+}
+
+static int post_send_x(struct ibv_qp *qp, uint64_t wr_id, enum ibv_wr_opcode op, uint32_t srqn,
+		       void *addr, uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint32_t imm)
+{
+	struct ibv_sge sg = {.addr = (uintptr_t)addr, .length = len, .lkey = lkey};
+	struct ibv_send_wr w, *bad = NULL;
+	memset(&w, 0, sizeof(w));
+	w.wr_id = wr_id;
+	w.opcode = op;
+	w.sg_list = len ? &sg : NULL;
+	w.num_sge = len ? 1 : 0;
+	w.send_flags = IBV_SEND_SIGNALED;
+	w.imm_data = htobe32(imm);
+	w.qp_type.xrc.remote_srqn = srqn;
+	w.wr.rdma.remote_addr = raddr;
+	w.wr.rdma.rkey = rkey;
+	return ibv_post_send(qp, &w, &bad);
+}
+
+static int post_atomic(uint64_t wr_id, enum ibv_wr_opcode op, uint32_t srqn, void *res, uint64_t raddr,
+		       uint64_t cmp_add, uint64_t swap)
+{
+	struct ibv_sge sg = {.addr = (uintptr_t)res, .length = 8, .lkey = E.smr->lkey};
+	struct ibv_send_wr w, *bad = NULL;
+	memset(&w, 0, sizeof(w));
+	w.wr_id = wr_id;
+	w.opcode = op;
+	w.sg_list = &sg;
+	w.num_sge = 1;
+	w.send_flags = IBV_SEND_SIGNALED;
+	w.qp_type.xrc.remote_srqn = srqn;
+	w.wr.atomic.remote_addr = raddr;
+	w.wr.atomic.rkey = E.tmr->rkey;
+	w.wr.atomic.compare_add = cmp_add;
+	w.wr.atomic.swap = swap;
+	return ibv_post_send(E.ini, &w, &bad);
+}
+
+/* Poll the initiator's send CQ (and the target CQs, to drive both ports
+ * in inline progress) until one send completion. */
+static int wait_send(struct ibv_wc *wc, unsigned int ms)
+{
+	return poll_n(E.scq, wc, 1, ms);
+}
+
+static int env_open(void)
+{
+	memset(&E, 0, sizeof(E));
+	E.fd = E.fd2 = -1;
+	E.c0 = open_dev("dpv0");
+	E.c1 = open_dev("dpv1");
+	if (!E.c0 || !E.c1)
+		return -1;
+	E.pd0 = ibv_alloc_pd(E.c0);
+	E.pd1 = ibv_alloc_pd(E.c1);
+	E.scq = ibv_create_cq(E.c0, 4096, NULL, NULL, 0);
+	E.cq[0] = ibv_create_cq(E.c1, 4096, NULL, NULL, 0);
+	E.cq[1] = ibv_create_cq(E.c1, 4096, NULL, NULL, 0);
+	if (!E.pd0 || !E.pd1 || !E.scq || !E.cq[0] || !E.cq[1])
+		return -1;
+	snprintf(E.path, sizeof(E.path), "/tmp/dpv-xrc-traffic-XXXXXX");
+	E.fd = mkstemp(E.path);
+	if (E.fd < 0)
+		return -1;
+	E.fd2 = open(E.path, O_RDONLY);
+	E.hx[0] = xrcd_open(E.c1, E.fd, O_CREAT | O_EXCL, XRCD_MASK);
+	E.hx[1] = xrcd_open(E.c1, E.fd2, 0, XRCD_MASK); /* the existing domain */
+	if (!E.hx[0] || !E.hx[1]) {
+		fprintf(stderr, "open_xrcd: %s\n", strerror(errno));
+		return -1;
+	}
+	for (int k = 0; k < 2; k++) {
+		E.srq[k] = xrc_srq_new(E.c1, E.pd1, E.cq[k], E.hx[k], NSLOT, 1);
+		if (!E.srq[k]) {
+			fprintf(stderr, "XRC SRQ: %s\n", strerror(errno));
+			return -1;
+		}
+		E.srqn[k] = srq_num(E.srq[k]);
+		E.rbuf[k] = aligned_alloc(4096, (size_t)NSLOT * SLOT);
+		if (!E.rbuf[k])
+			return -1;
+		memset(E.rbuf[k], 0, (size_t)NSLOT * SLOT);
+		E.rmr[k] = ibv_reg_mr(E.pd1, E.rbuf[k], (size_t)NSLOT * SLOT, IBV_ACCESS_LOCAL_WRITE);
+		if (!E.rmr[k])
+			return -1;
+	}
+	E.tbuf = aligned_alloc(4096, RDMA_LEN + 4096);
+	E.sbuf = aligned_alloc(4096, (size_t)NSLOT * SLOT + RDMA_LEN);
+	if (!E.tbuf || !E.sbuf)
+		return -1;
+	memset(E.tbuf, 0, RDMA_LEN + 4096);
+	memset(E.sbuf, 0, (size_t)NSLOT * SLOT + RDMA_LEN);
+	E.tmr = ibv_reg_mr(E.pd1, E.tbuf, RDMA_LEN + 4096, XRC_ACCESS);
+	E.smr = ibv_reg_mr(E.pd0, E.sbuf, (size_t)NSLOT * SLOT + RDMA_LEN, IBV_ACCESS_LOCAL_WRITE);
+	if (!E.tmr || !E.smr)
+		return -1;
+	E.tgt = xrc_tgt_new(E.c1, E.hx[1]);
+	E.ini = xrc_ini_new(E.c0, E.pd0, E.scq, NSLOT, 1);
+	if (!E.tgt || !E.ini) {
+		fprintf(stderr, "XRC QPs: %s\n", strerror(errno));
+		return -1;
+	}
+	if (xrc_tgt_connect(E.tgt, E.c0, E.ini->qp_num, 0x123456) ||
+	    xrc_ini_connect(E.ini, E.c1, E.tgt->qp_num, 0x123456, 10)) {
+		fprintf(stderr, "connect failed\n");
+		return -1;
+	}
+	return 0;
+}
+
+static void env_close(void)
+{
+	if (E.ini)
+		CHECK_EQ(ibv_destroy_qp(E.ini), 0, "destroy initiator");
+	if (E.tgt)
+		CHECK_EQ(ibv_destroy_qp(E.tgt), 0, "destroy target");
+	for (int k = 0; k < 2; k++) {
+		if (E.srq[k])
+			CHECK_EQ(ibv_destroy_srq(E.srq[k]), 0, "destroy SRQ");
+		if (E.rmr[k])
+			ibv_dereg_mr(E.rmr[k]);
+		free(E.rbuf[k]);
+	}
+	for (int k = 0; k < 2; k++)
+		if (E.hx[k])
+			CHECK_EQ(ibv_close_xrcd(E.hx[k]), 0, "close xrcd handle");
+	if (E.tmr)
+		ibv_dereg_mr(E.tmr);
+	if (E.smr)
+		ibv_dereg_mr(E.smr);
+	free(E.tbuf);
+	free(E.sbuf);
+	if (E.scq)
+		ibv_destroy_cq(E.scq);
+	for (int k = 0; k < 2; k++)
+		if (E.cq[k])
+			ibv_destroy_cq(E.cq[k]);
+	if (E.pd0)
+		ibv_dealloc_pd(E.pd0);
+	if (E.pd1)
+		ibv_dealloc_pd(E.pd1);
+	if (E.c0)
+		ibv_close_device(E.c0);
+	if (E.c1)
+		ibv_close_device(E.c1);
+	if (E.fd >= 0)
+		close(E.fd);
+	if (E.fd2 >= 0)
+		close(E.fd2);
+	unlink(E.path);
+}
+
+/* ibv_open_qp on the target through handle A: query and modify through it. */
+static struct ibv_qp *test_open_qp_handle(void)
+{
+	struct ibv_qp *o = xrc_open_qp(E.c1, E.hx[0], E.tgt->qp_num, &E);
+	CHECK(o != NULL, "open_qp on the target through handle A: %s", strerror(errno));
+	if (!o)
+		return NULL;
+	CHECK_EQ(o->qp_num, E.tgt->qp_num, "opened qp_num");
+	CHECK(o->qp_context == &E && o->context == E.c1, "opened qp_context/context");
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	memset(&a, 0, sizeof(a));
+	CHECK_EQ(ibv_query_qp(o, &a, IBV_QP_STATE | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN, &ia), 0,
+		 "query through the handle");
+	CHECK_EQ(a.qp_state, IBV_QPS_RTR, "state through the handle: RTR");
+	CHECK_EQ(a.dest_qp_num, E.ini->qp_num, "dest_qp_num through the handle");
+	CHECK_EQ(a.rq_psn, 0x123456, "rq_psn through the handle");
+	CHECK_EQ(ia.qp_type, IBV_QPT_XRC_RECV, "init_attr.qp_type through the handle");
+	/* modify through the handle: RTR -> RTS (XRC_TGT needs SQ_PSN, TIMEOUT) */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	CHECK_EQ(ibv_modify_qp(o, &a, IBV_QP_STATE), EINVAL, "RTR->RTS without SQ_PSN through the handle");
+	a.sq_psn = 0x123456;
+	a.timeout = 10;
+	CHECK_EQ(ibv_modify_qp(o, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT), 0,
+		 "RTR->RTS through the handle");
+	CHECK_EQ(qp_state(E.tgt), IBV_QPS_RTS, "the real QP moved to RTS");
+	CHECK_EQ(qp_state(o), IBV_QPS_RTS, "query through the handle: RTS");
+	CHECK_EQ(o->state, IBV_QPS_RTS, "handle's ibv_qp.state");
+	return o;
+}
+
+struct expect {
+	int srq;           /* 0 = A, 1 = B */
+	enum ibv_wc_opcode opc;
+	uint32_t len;
+	bool imm;
+	uint32_t immv;
+	unsigned int seed; /* content (SEND) */
+};
+
+/* Check the next receive completion of SRQ k against e. */
+static void expect_recv(const struct expect *e, const char *what)
+{
+	struct ibv_wc wc;
+	memset(&wc, 0, sizeof(wc));
+	int k = e->srq;
+	int n = 0;
+	uint64_t end = now_ms() + 3000;
+	while (!n && now_ms() < end) {
+		ibv_poll_cq(E.scq, 0, NULL);
+		n = ibv_poll_cq(E.cq[k], 1, &wc);
+		if (!n)
+			usleep(50);
+	}
+	CHECK_EQ(n, 1, what);
+	if (n != 1)
+		return;
+	CHECK(wc.status == IBV_WC_SUCCESS, "%s: status %s", what, ibv_wc_status_str(wc.status));
+	CHECK_EQ(wc.opcode, e->opc, what);
+	CHECK_EQ(wc.qp_num, E.tgt->qp_num, "receive wc.qp_num is the target QP number");
+	CHECK_EQ(wc.byte_len, e->len, what);
+	CHECK_EQ((uint32_t)(wc.wr_id >> 32), (uint32_t)k, "completion on the CQ of the SRQ named");
+	CHECK_EQ(!!(wc.wc_flags & IBV_WC_WITH_IMM), e->imm, "IBV_WC_WITH_IMM");
+	if (e->imm)
+		CHECK_EQ(be32toh(wc.imm_data), e->immv, "imm_data");
+	uint32_t slot = (uint32_t)wc.wr_id;
+	if (e->opc == IBV_WC_RECV) {
+		long bad = verify(E.rbuf[k] + (size_t)slot * SLOT, e->len, e->seed);
+		CHECK(bad < 0, "%s: content differs at %ld", what, bad);
+	}
+	CHECK_EQ(post_srq(k, slot), 0, "repost SRQ WQE");
+}
+
+static void expect_send_ok(enum ibv_wc_opcode opc, uint64_t wr_id, const char *what)
+{
+	struct ibv_wc wc;
+	memset(&wc, 0, sizeof(wc));
+	int n = wait_send(&wc, 3000);
+	CHECK_EQ(n, 1, what);
+	if (n != 1)
+		return;
+	CHECK(wc.status == IBV_WC_SUCCESS, "%s: status %s", what, ibv_wc_status_str(wc.status));
+	CHECK_EQ(wc.opcode, opc, what);
+	CHECK_EQ(wc.wr_id, wr_id, what);
+	CHECK_EQ(wc.qp_num, E.ini->qp_num, "send wc.qp_num is the initiator");
+}
+
+static void test_ops(void)
+{
+	static const uint32_t sizes[] = {1, 100, 1024, 1025, 4000, 9000, 65536, 0, 2048, 33333};
+	const unsigned int ns = sizeof(sizes) / sizeof(sizes[0]);
+	struct expect ex[64];
+	unsigned int nex = 0;
+	char what[96];
+
+	/* SEND and SEND_WITH_IMM alternating between SRQ A and SRQ B */
+	for (unsigned int i = 0; i < 2 * ns; i++) {
+		uint32_t len = sizes[i % ns];
+		int k = (int)(i & 1);
+		bool imm = i >= ns;
+		uint8_t *p = E.sbuf + (size_t)i * SLOT;
+		fill(p, len, 1000 + i);
+		int r = post_send_x(E.ini, i, imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, E.srqn[k], p, len,
+				    E.smr->lkey, 0, 0, 0xabc000 + i);
+		snprintf(what, sizeof(what), "post %s %u B to SRQ %c", imm ? "SEND_WITH_IMM" : "SEND", len,
+			 'A' + k);
+		CHECK_EQ(r, 0, what);
+		ex[nex++] = (struct expect){k, IBV_WC_RECV, len, imm, 0xabc000 + i, 1000 + i};
+	}
+	for (unsigned int i = 0; i < 2 * ns; i++) {
+		snprintf(what, sizeof(what), "send completion %u", i);
+		expect_send_ok(IBV_WC_SEND, i, what);
+	}
+	/* per SRQ in order */
+	for (int k = 0; k < 2; k++)
+		for (unsigned int i = 0; i < nex; i++)
+			if (ex[i].srq == k) {
+				snprintf(what, sizeof(what), "receive %u on SRQ %c", i, 'A' + k);
+				expect_recv(&ex[i], what);
+			}
+	CHECK_EQ(poll_quiet(E.cq[0], 50) + poll_quiet(E.cq[1], 50), 0, "no extra receive completions");
+
+	/* RDMA WRITE (the XRCETH names SRQ A: its PD gives the rkey's PD);
+	 * no receive WQE is consumed */
+	uint8_t *src = E.sbuf;
+	fill(src, 5000, 77);
+	CHECK_EQ(post_send_x(E.ini, 100, IBV_WR_RDMA_WRITE, E.srqn[0], src, 5000, E.smr->lkey,
+			     (uintptr_t)E.tbuf + 16, E.tmr->rkey, 0),
+		 0, "post RDMA WRITE");
+	expect_send_ok(IBV_WC_RDMA_WRITE, 100, "RDMA WRITE completion");
+	CHECK(verify(E.tbuf + 16, 5000, 77) < 0, "RDMA WRITE data at the target");
+	CHECK_EQ(poll_quiet(E.cq[0], 30), 0, "RDMA WRITE: no receive completion");
+	/* RDMA WRITE_WITH_IMM to SRQ B: consumes one WQE of SRQ B */
+	fill(src, 3000, 78);
+	CHECK_EQ(post_send_x(E.ini, 101, IBV_WR_RDMA_WRITE_WITH_IMM, E.srqn[1], src, 3000, E.smr->lkey,
+			     (uintptr_t)E.tbuf + 8192, E.tmr->rkey, 0x5151),
+		 0, "post RDMA WRITE_WITH_IMM");
+	expect_send_ok(IBV_WC_RDMA_WRITE, 101, "RDMA WRITE_WITH_IMM completion");
+	struct expect wi = {1, IBV_WC_RECV_RDMA_WITH_IMM, 3000, true, 0x5151, 0};
+	expect_recv(&wi, "WRITE_WITH_IMM receive on SRQ B");
+	CHECK(verify(E.tbuf + 8192, 3000, 78) < 0, "RDMA WRITE_WITH_IMM data");
+	CHECK_EQ(poll_quiet(E.cq[0], 30), 0, "WRITE_WITH_IMM: nothing on SRQ A's CQ");
+
+	/* RDMA READ (multi-packet) through SRQ B */
+	fill(E.tbuf + 20000, 7000, 79);
+	uint8_t *dst = E.sbuf + (size_t)NSLOT * SLOT;
+	memset(dst, 0, 7000);
+	CHECK_EQ(post_send_x(E.ini, 102, IBV_WR_RDMA_READ, E.srqn[1], dst, 7000, E.smr->lkey,
+			     (uintptr_t)E.tbuf + 20000, E.tmr->rkey, 0),
+		 0, "post RDMA READ");
+	expect_send_ok(IBV_WC_RDMA_READ, 102, "RDMA READ completion");
+	CHECK(verify(dst, 7000, 79) < 0, "RDMA READ data");
+
+	/* atomics */
+	uint64_t *av = (uint64_t *)(E.tbuf + RDMA_LEN);
+	uint64_t *res = (uint64_t *)(E.sbuf + (size_t)NSLOT * SLOT + 8000);
+	*av = 100;
+	*res = 0;
+	CHECK_EQ(post_atomic(103, IBV_WR_ATOMIC_FETCH_AND_ADD, E.srqn[0], res, (uintptr_t)av, 5, 0), 0,
+		 "post FETCH_ADD");
+	expect_send_ok(IBV_WC_FETCH_ADD, 103, "FETCH_ADD completion");
+	CHECK_EQ(*res, 100, "FETCH_ADD returns the old value");
+	CHECK_EQ(*av, 105, "FETCH_ADD result");
+	CHECK_EQ(post_atomic(104, IBV_WR_ATOMIC_CMP_AND_SWP, E.srqn[1], res, (uintptr_t)av, 105, 7), 0,
+		 "post CMP_SWP");
+	expect_send_ok(IBV_WC_COMP_SWAP, 104, "CMP_SWP completion");
+	CHECK_EQ(*res, 105, "CMP_SWP returns the old value");
+	CHECK_EQ(*av, 7, "CMP_SWP swapped");
+	CHECK_EQ(post_atomic(105, IBV_WR_ATOMIC_CMP_AND_SWP, E.srqn[0], res, (uintptr_t)av, 1, 9), 0,
+		 "post CMP_SWP (no match)");
+	expect_send_ok(IBV_WC_COMP_SWAP, 105, "CMP_SWP (no match) completion");
+	CHECK_EQ(*res, 7, "CMP_SWP (no match) returns the value");
+	CHECK_EQ(*av, 7, "CMP_SWP (no match) left it");
+	CHECK_EQ(poll_quiet(E.cq[0], 30) + poll_quiet(E.cq[1], 30), 0, "READ/atomics: no receive completions");
+}
+
+/* A fresh initiator/target pair in the same domain; one WR to srqn; the
+ * initiator must get `want` and both QPs end in ERR. */
+static void error_case(const char *name, enum ibv_wr_opcode op, uint32_t srqn, enum ibv_wc_status want)
+{
+	struct ibv_cq *scq = ibv_create_cq(E.c0, 16, NULL, NULL, 0);
+	struct ibv_qp *ini = scq ? xrc_ini_new(E.c0, E.pd0, scq, 4, 1) : NULL;
+	struct ibv_qp *tgt = xrc_tgt_new(E.c1, E.hx[1]);
+	char what[128];
+	if (!scq || !ini || !tgt || xrc_tgt_connect(tgt, E.c0, ini->qp_num, 100) ||
+	    xrc_ini_connect(ini, E.c1, tgt->qp_num, 100, 10)) {
+		CHECK(0, "%s: set-up", name);
+		goto out;
+	}
+	uint8_t *p = E.sbuf;
+	fill(p, 2000, 5);
+	int r = post_send_x(ini, 7, op, srqn, p, 2000, E.smr->lkey, (uintptr_t)E.tbuf, E.tmr->rkey, 1);
+	snprintf(what, sizeof(what), "%s: post", name);
+	CHECK_EQ(r, 0, what);
+	struct ibv_wc wc;
+	memset(&wc, 0, sizeof(wc));
+	int n = poll_n(scq, &wc, 1, 3000);
+	snprintf(what, sizeof(what), "%s: one completion", name);
+	CHECK_EQ(n, 1, what);
+	if (n == 1) {
+		CHECK(wc.status == want, "%s: status %s, expected %s", name, ibv_wc_status_str(wc.status),
+		      ibv_wc_status_str(want));
+		CHECK_EQ(wc.wr_id, 7, "error completion wr_id");
+		CHECK_EQ(wc.qp_num, ini->qp_num, "error completion qp_num");
+	}
+	snprintf(what, sizeof(what), "%s: initiator in ERR", name);
+	CHECK_EQ(qp_state(ini), IBV_QPS_ERR, what);
+	snprintf(what, sizeof(what), "%s: target in ERR", name);
+	CHECK_EQ(qp_state(tgt), IBV_QPS_ERR, what);
+	snprintf(what, sizeof(what), "%s: nothing delivered to SRQ A/B", name);
+	CHECK_EQ(poll_quiet(E.cq[0], 20) + poll_quiet(E.cq[1], 20), 0, what);
+out:
+	if (ini)
+		ibv_destroy_qp(ini);
+	if (tgt)
+		ibv_destroy_qp(tgt);
+	if (scq)
+		ibv_destroy_cq(scq);
+}
+
+static void test_errors(void)
+{
+	/* an XRC SRQ of another (anonymous) domain on the same device */
+	struct ibv_xrcd *ox = xrcd_open(E.c1, -1, O_CREAT, XRCD_MASK);
+	struct ibv_cq *ocq = ibv_create_cq(E.c1, 16, NULL, NULL, 0);
+	struct ibv_srq *os = ox && ocq ? xrc_srq_new(E.c1, E.pd1, ocq, ox, 16, 1) : NULL;
+	CHECK(os != NULL, "SRQ in another domain");
+	if (os) {
+		uint32_t slot = 0;
+		struct ibv_sge sg = {.addr = (uintptr_t)E.rbuf[0], .length = SLOT, .lkey = E.rmr[0]->lkey};
+		struct ibv_recv_wr w = {.wr_id = slot, .sg_list = &sg, .num_sge = 1}, *bad = NULL;
+		ibv_post_srq_recv(os, &w, &bad);
+		/* the responder NAKs "invalid request" (XRCETH names no XRC SRQ
+		 * of the target's domain): IBV_WC_REM_INV_REQ_ERR */
+		error_case("SEND to another domain's SRQ", IBV_WR_SEND, srq_num(os), IBV_WC_REM_INV_REQ_ERR);
+		error_case("RDMA WRITE via another domain's SRQ", IBV_WR_RDMA_WRITE, srq_num(os),
+			   IBV_WC_REM_INV_REQ_ERR);
+		error_case("RDMA READ via another domain's SRQ", IBV_WR_RDMA_READ, srq_num(os),
+			   IBV_WC_REM_INV_REQ_ERR);
+		CHECK_EQ(poll_quiet(ocq, 20), 0, "nothing delivered into the other domain's SRQ");
+		CHECK_EQ(ibv_destroy_srq(os), 0, "destroy other SRQ");
+	}
+	if (ocq)
+		ibv_destroy_cq(ocq);
+	if (ox)
+		CHECK_EQ(ibv_close_xrcd(ox), 0, "close other domain");
+	/* a basic SRQ's number */
+	struct ibv_srq_init_attr sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.attr.max_wr = 4;
+	sa.attr.max_sge = 1;
+	struct ibv_srq *bs = ibv_create_srq(E.pd1, &sa);
+	CHECK(bs != NULL, "basic SRQ");
+	if (bs) {
+		uint32_t n = 0;
+		CHECK_EQ(ibv_get_srq_num(bs, &n), 0, "get_srq_num of a basic SRQ");
+		error_case("SEND to a basic SRQ's number", IBV_WR_SEND, n, IBV_WC_REM_INV_REQ_ERR);
+		CHECK_EQ(ibv_destroy_srq(bs), 0, "destroy basic SRQ");
+	}
+	error_case("SEND to SRQ number 0", IBV_WR_SEND, 0, IBV_WC_REM_INV_REQ_ERR);
+	error_case("SEND to an unused SRQ number", IBV_WR_SEND, 0xfffff0, IBV_WC_REM_INV_REQ_ERR);
+}
+
+/* ---- the stream ---- */
+
+static uint64_t g_rng;
+static uint32_t rnd(void)
+{
+	g_rng = g_rng * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(g_rng >> 33);
+}
+
+struct smsg {
+	uint32_t len;
+	uint8_t srq;
+	bool imm;
+};
+
+static void stream(unsigned int n, unsigned int timeout_s)
+{
+	struct smsg *m = calloc(n, sizeof(*m));
+	unsigned int *order[2] = {calloc(n, sizeof(unsigned int)), calloc(n, sizeof(unsigned int))};
+	unsigned int cnt[2] = {0, 0}, got[2] = {0, 0};
+	if (!m || !order[0] || !order[1]) {
+		CHECK(0, "stream: memory");
+		return;
+	}
+	g_rng = 0x5eed;
+	uint64_t bytes = 0;
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t r = rnd();
+		m[i].len = (r % 10 < 7) ? 1 + rnd() % SLOT : 1 + rnd() % 2048;
+		m[i].srq = (uint8_t)(rnd() & 1);
+		m[i].imm = (rnd() & 3) == 0;
+		order[m[i].srq][cnt[m[i].srq]++] = i;
+		bytes += m[i].len;
+	}
+	unsigned int posted = 0, sdone = 0, bad_send = 0, bad_recv = 0, bad_data = 0, bad_order = 0;
+	uint64_t t0 = now_ms(), last_progress = t0, end = t0 + (uint64_t)timeout_s * 1000u;
+	struct ibv_wc wc[32];
+	while ((sdone < n || got[0] + got[1] < n) && now_ms() < end) {
+		bool progress = false;
+		while (posted < n && posted - sdone < NSLOT) {
+			unsigned int i = posted;
+			uint8_t *p = E.sbuf + (size_t)(i % NSLOT) * SLOT;
+			fill(p, m[i].len, i);
+			if (post_send_x(E.ini, i, m[i].imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, E.srqn[m[i].srq], p,
+					m[i].len, E.smr->lkey, 0, 0, i ^ 0x55aa0000u))
+				break;
+			posted++;
+			progress = true;
+		}
+		int r = ibv_poll_cq(E.scq, 32, wc);
+		for (int j = 0; j < r; j++) {
+			if (wc[j].status != IBV_WC_SUCCESS || wc[j].wr_id != sdone) {
+				if (bad_send++ < 5)
+					fprintf(stderr, "send %u: status %s wr_id %llu\n", sdone,
+						ibv_wc_status_str(wc[j].status), (unsigned long long)wc[j].wr_id);
+			}
+			sdone++;
+			progress = true;
+		}
+		for (int k = 0; k < 2; k++) {
+			r = ibv_poll_cq(E.cq[k], 32, wc);
+			for (int j = 0; j < r; j++) {
+				progress = true;
+				uint32_t slot = (uint32_t)wc[j].wr_id;
+				if (got[k] >= cnt[k]) {
+					if (bad_order++ < 5)
+						fprintf(stderr, "SRQ %c: extra completion\n", 'A' + k);
+					post_srq(k, slot);
+					continue;
+				}
+				unsigned int i = order[k][got[k]++];
+				if (wc[j].status != IBV_WC_SUCCESS || wc[j].opcode != IBV_WC_RECV ||
+				    wc[j].qp_num != E.tgt->qp_num || (uint32_t)(wc[j].wr_id >> 32) != (uint32_t)k) {
+					if (bad_recv++ < 5)
+						fprintf(stderr, "SRQ %c msg %u: status %s opcode %d qp %u\n", 'A' + k, i,
+							ibv_wc_status_str(wc[j].status), wc[j].opcode, wc[j].qp_num);
+				} else if (wc[j].byte_len != m[i].len ||
+					   !!(wc[j].wc_flags & IBV_WC_WITH_IMM) != m[i].imm ||
+					   (m[i].imm && be32toh(wc[j].imm_data) != (i ^ 0x55aa0000u))) {
+					if (bad_order++ < 5)
+						fprintf(stderr,
+							"SRQ %c: expected msg %u (%u B, imm %d), got %u B imm %d/%08x\n",
+							'A' + k, i, m[i].len, m[i].imm, wc[j].byte_len,
+							!!(wc[j].wc_flags & IBV_WC_WITH_IMM), be32toh(wc[j].imm_data));
+				} else {
+					long off = verify(E.rbuf[k] + (size_t)slot * SLOT, m[i].len, i);
+					if (off >= 0 && bad_data++ < 5)
+						fprintf(stderr, "SRQ %c msg %u (%u B): content differs at %ld\n", 'A' + k,
+							i, m[i].len, off);
+				}
+				post_srq(k, slot);
+			}
+		}
+		if (progress)
+			last_progress = now_ms();
+		else if (now_ms() - last_progress > 20000) {
+			fprintf(stderr, "stream stalled: posted %u, sends done %u, received A %u/%u B %u/%u\n", posted,
+				sdone, got[0], cnt[0], got[1], cnt[1]);
+			break;
+		} else {
+			usleep(20);
+		}
+	}
+	uint64_t ms = now_ms() - t0;
+	printf("stream: %u messages (%llu bytes) in %llu ms; sends done %u; received A %u/%u B %u/%u\n", n,
+	       (unsigned long long)bytes, (unsigned long long)ms, sdone, got[0], cnt[0], got[1], cnt[1]);
+	CHECK_EQ(sdone, n, "stream: every send completed");
+	CHECK_EQ(bad_send, 0, "stream: send completions successful and in order");
+	CHECK_EQ(got[0], cnt[0], "stream: SRQ A received every message");
+	CHECK_EQ(got[1], cnt[1], "stream: SRQ B received every message");
+	CHECK_EQ(bad_recv, 0, "stream: receive completions successful, on the right CQ and QP");
+	CHECK_EQ(bad_order, 0, "stream: in order per SRQ, right length/immediate, exactly once");
+	CHECK_EQ(bad_data, 0, "stream: content");
+	int extra = poll_quiet(E.cq[0], 200) + poll_quiet(E.cq[1], 200) + poll_quiet(E.scq, 50);
+	CHECK_EQ(extra, 0, "stream: no duplicate completions afterwards");
+	CHECK_EQ(qp_state(E.ini), IBV_QPS_RTS, "stream: initiator still RTS");
+	free(m);
+	free(order[0]);
+	free(order[1]);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int stream_n = 0;
+	if (argc >= 2 && !strcmp(argv[1], "--stream"))
+		stream_n = argc >= 3 ? (unsigned int)strtoul(argv[2], NULL, 0) : 3000;
+	const char *f = getenv("DPVERBS_FAULT");
+	if (f && *f)
+		printf("DPVERBS_FAULT=%s\n", f);
+	if (env_open()) {
+		fprintf(stderr, "set-up failed\n");
+		env_close();
+		return 1;
+	}
+	for (int k = 0; k < 2; k++)
+		for (uint32_t s = 0; s < NSLOT; s++)
+			if (post_srq(k, s)) {
+				fprintf(stderr, "post_srq_recv failed\n");
+				return 1;
+			}
+	CHECK(E.srqn[0] && E.srqn[1] && E.srqn[0] != E.srqn[1], "two SRQ numbers");
+
+	struct ibv_qp *opened = NULL;
+	if (!stream_n) {
+		opened = test_open_qp_handle();
+		test_ops();
+		test_errors();
+		/* the main pair is unaffected by the others' errors */
+		stream(2000, 100);
+	} else {
+		stream(stream_n, 280);
+	}
+
+	if (opened) {
+		CHECK_EQ(ibv_destroy_qp(E.tgt), EBUSY, "destroy the target while an open_qp handle exists: EBUSY");
+		CHECK_EQ(qp_state(opened), IBV_QPS_RTS, "target intact after EBUSY");
+		CHECK_EQ(ibv_close_xrcd(E.hx[0]), EBUSY, "close handle A (SRQ A, open_qp handle): EBUSY");
+		CHECK_EQ(ibv_destroy_qp(opened), 0, "destroy the open_qp handle");
+	}
+	CHECK_EQ(ibv_close_xrcd(E.hx[1]), EBUSY, "close handle B (SRQ B, target QP): EBUSY");
+	env_close();
+	return func_finish();
+}
