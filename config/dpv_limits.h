@@ -33,7 +33,7 @@
 
 #define DPV_QPN_FIRST 0x11 /* QPNs 0/1 are special (SMI/GSI) as on rxe */
 #define DPV_NEIGH_MAX 256
-#define DPV_NEIGH_PENDING_MAX 64 /* packets held while resolving */
+#define DPV_NEIGH_PENDING_MAX 256 /* packets held while resolving */
 #define DPV_BURST 32
 
 #endif

@@ -372,11 +372,15 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ib)
 	rte_spinlock_unlock(&g_qp_lock);
 	if (qp->rc)
 		dpv_conn_del(qp);
-	/* wait until no engine context is inside this QP's receive path */
-	struct dpv_port *p = qp->port;
-	for (uint16_t q = 0; q < p->n_qctx; q++) {
-		rte_spinlock_lock(&p->qctx[q].rx_lock);
-		rte_spinlock_unlock(&p->qctx[q].rx_lock);
+	/* wait until no engine context is inside this QP's receive path or
+	 * reading its counters (dpv_stats_publish runs on port 0) */
+	struct dpv_runtime *rt = dpv_runtime_peek();
+	for (unsigned int i = 0; rt && i < rt->n_ports; i++) {
+		struct dpv_port *p = &rt->ports[i];
+		for (uint16_t q = 0; q < p->n_qctx; q++) {
+			rte_spinlock_lock(&p->qctx[q].rx_lock);
+			rte_spinlock_unlock(&p->qctx[q].rx_lock);
+		}
 	}
 	cq_clean_qp(qp);
 	if (qp->upd)

@@ -87,6 +87,7 @@ int dpv_ud_send_one(struct dpv_qp *qp, struct ibv_send_wr *wr)
 	}
 	dpv_pkt_finish(f, flen);
 	dpv_ctr_add(&qp->tx_pkts, 1, qp->lockless);
+	dpv_qp_cnt(qp, DPV_CNT_SENT_PKTS);
 	dpv_port_xmit(qp->qc, m, ah->dgid);
 	return IBV_WC_SUCCESS;
 }
@@ -156,6 +157,7 @@ void dpv_ud_rx(struct dpv_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, struc
 	}
 	wc.status = (enum ibv_wc_status)st;
 	dpv_ctr_add(&qp->rx_pkts, 1, qp->lockless);
+	dpv_qp_cnt(qp, DPV_CNT_RCVD_PKTS);
 	rte_pktmbuf_free(m);
 	dpv_cq_push(qp->rcq, &wc, pi->se);
 	if (st != IBV_WC_SUCCESS)
@@ -321,6 +323,8 @@ void dpv_td_progress(struct dpv_td *td)
  * 10 us). Runs with qc->rx_lock held. */
 void dpv_transport_poll(struct dpv_qctx *qc)
 {
+	if (qc->port->index == 0 && qc->qid == 0)
+		dpv_stats_publish();
 	for (unsigned int i = 0; i < qc->n_deferred; i++) {
 		struct dpv_qp *qp = qc->deferred[i];
 		qp_lock(qp);

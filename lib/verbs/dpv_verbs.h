@@ -386,6 +386,7 @@ int dpv_ud_send_one(struct dpv_qp *qp, struct ibv_send_wr *wr);
 void dpv_ud_rx(struct dpv_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi);
 void dpv_transport_rx(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi);
 void dpv_transport_poll(struct dpv_qctx *qc);
+void dpv_stats_publish(void);
 /* Owner thread of a TD: process packets deferred to it, run its timers. */
 void dpv_td_progress(struct dpv_td *td);
 void dpv_conn_add(struct dpv_qp *qp);

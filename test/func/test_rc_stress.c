@@ -56,6 +56,7 @@ struct msg {
 };
 
 static uint64_t g_seed;
+static int g_mix; /* 0 all, 1 no READ, 2 no READ/atomics (DPV_STRESS_MIX all|noread|norda) */
 
 static const uint32_t special_len[] = {
 	1, 2, 7, 8, 9, 63, 64, 65, 1023, 1024, 1025, 2047, 2048, 2049, 3071, 3072, 3073,
@@ -71,6 +72,8 @@ static void gen(uint64_t i, struct msg *m)
 	memset(m, 0, sizeof(*m));
 	m->k = t < 28 ? K_SEND : t < 38 ? K_SEND_IMM : t < 53 ? K_WRITE_NOTIFY : t < 73 ? K_WRITE_IMM
 	     : t < 86 ? K_READ : t < 93 ? K_FADD : t < 98 ? K_CAS : K_CAS_FAIL;
+	if ((m->k == K_READ && g_mix >= 1) || (m->k >= K_FADD && g_mix >= 2))
+		m->k = (r3 & 1) ? K_SEND : K_WRITE_IMM;
 	if (m->k >= K_FADD) {
 		m->len = 8;
 		m->val = r3 % 1000 + 1;
@@ -157,6 +160,12 @@ static void dump_state(const char *why)
 		"timer %llu rnr %llu rd_out %u\n", a->state, a->rc->sq_head, a->rc->sq_cur, a->rc->sq_tail,
 		a->rc->req_psn, a->rc->comp_psn, a->rc->retry_left, (unsigned long long)a->rc->timer_deadline,
 		(unsigned long long)a->rc->rnr_deadline, a->rc->rd_outstanding);
+	for (uint32_t k = a->rc->sq_head; k != a->rc->sq_tail && k - a->rc->sq_head < 4; k++) {
+		struct dpv_send_wqe *w = sq_slot(a->rc, k);
+		fprintf(stderr, "  A wqe %u: op %d state %u len %u psn %#x..%#x next_psn %#x next_off %u read_recv %u\n",
+			k, w->opcode, w->state, w->length, w->first_psn, w->last_psn, w->next_psn, w->next_off,
+			w->read_recv);
+	}
 	fprintf(stderr, "  B state %d epsn %#x in_msg %u have_rwqe %d\n", b->state, b->rc->epsn, b->rc->in_msg,
 		b->rc->have_rwqe);
 }
@@ -407,6 +416,8 @@ int main(int argc, char **argv)
 	bool fault = argc < 2 || strcmp(argv[1], "clean") != 0;
 	const char *se = argc > 2 ? argv[2] : getenv("DPV_STRESS_SEED");
 	g_seed = se && *se ? strtoull(se, NULL, 0) : 1;
+	const char *mx = getenv("DPV_STRESS_MIX");
+	g_mix = mx && !strcmp(mx, "noread") ? 1 : mx && !strcmp(mx, "norda") ? 2 : 0;
 	uint64_t target = parse_bytes(getenv("DPV_STRESS_BYTES"), DEFAULT_BYTES);
 	uint64_t limit_ms = parse_bytes(getenv("DPV_STRESS_LIMIT_S"), 170) * 1000;
 	char spec[160];
@@ -422,10 +433,10 @@ int main(int argc, char **argv)
 		unsetenv("DPVERBS_FAULT");
 		snprintf(spec, sizeof(spec), "(none)");
 	}
-	printf("rc_stress: mode %s, seed %llu, %llu bytes, DPVERBS_FAULT=%s\n", fault ? "fault" : "clean",
-	       (unsigned long long)g_seed, (unsigned long long)target, spec);
-	printf("replay: DPV_STRESS_BYTES=%llu DPVERBS_FAULT='%s' test_rc_stress %s %llu\n",
-	       (unsigned long long)target, fault ? spec : "", fault ? "fault" : "clean", (unsigned long long)g_seed);
+	printf("rc_stress: mode %s, mix %s, seed %llu, %llu bytes, DPVERBS_FAULT=%s\n", fault ? "fault" : "clean",
+	       g_mix == 0 ? "all" : g_mix == 1 ? "noread" : "norda", (unsigned long long)g_seed, (unsigned long long)target, spec);
+	printf("replay: DPV_STRESS_MIX=%s DPV_STRESS_BYTES=%llu DPVERBS_FAULT='%s' test_rc_stress %s %llu\n",
+	       g_mix == 0 ? "all" : g_mix == 1 ? "noread" : "norda", (unsigned long long)target, fault ? spec : "", fault ? "fault" : "clean", (unsigned long long)g_seed);
 	fflush(stdout);
 
 	if (rc_side_open(&A, "dpv0", 4096) || rc_side_open(&B, "dpv1", 4096)) {

@@ -509,7 +509,7 @@ struct smsg {
 	bool imm;
 };
 
-static void stream(unsigned int n, unsigned int timeout_s)
+static void stream(unsigned int n, unsigned int window, unsigned int timeout_s)
 {
 	struct smsg *m = calloc(n, sizeof(*m));
 	unsigned int *order[2] = {calloc(n, sizeof(unsigned int)), calloc(n, sizeof(unsigned int))};
@@ -533,7 +533,7 @@ static void stream(unsigned int n, unsigned int timeout_s)
 	struct ibv_wc wc[32];
 	while ((sdone < n || got[0] + got[1] < n) && now_ms() < end) {
 		bool progress = false;
-		while (posted < n && posted - sdone < NSLOT) {
+		while (posted < n && posted - sdone < window) {
 			unsigned int i = posted;
 			uint8_t *p = E.sbuf + (size_t)(i % NSLOT) * SLOT;
 			fill(p, m[i].len, i);
@@ -598,7 +598,7 @@ static void stream(unsigned int n, unsigned int timeout_s)
 		}
 	}
 	uint64_t ms = now_ms() - t0;
-	printf("stream: %u messages (%llu bytes) in %llu ms; sends done %u; received A %u/%u B %u/%u\n", n,
+	printf("stream (window %u): %u messages (%llu bytes) in %llu ms; sends done %u; received A %u/%u B %u/%u\n", window, n,
 	       (unsigned long long)bytes, (unsigned long long)ms, sdone, got[0], cnt[0], got[1], cnt[1]);
 	CHECK_EQ(sdone, n, "stream: every send completed");
 	CHECK_EQ(bad_send, 0, "stream: send completions successful and in order");
@@ -617,9 +617,15 @@ static void stream(unsigned int n, unsigned int timeout_s)
 
 int main(int argc, char **argv)
 {
-	unsigned int stream_n = 0;
-	if (argc >= 2 && !strcmp(argv[1], "--stream"))
-		stream_n = argc >= 3 ? (unsigned int)strtoul(argv[2], NULL, 0) : 3000;
+	unsigned int stream_n = 0, window = NSLOT;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--stream") && i + 1 < argc)
+			stream_n = (unsigned int)strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--window") && i + 1 < argc)
+			window = (unsigned int)strtoul(argv[++i], NULL, 0);
+	}
+	if (window < 1 || window > NSLOT)
+		window = NSLOT;
 	const char *f = getenv("DPVERBS_FAULT");
 	if (f && *f)
 		printf("DPVERBS_FAULT=%s\n", f);
@@ -642,9 +648,9 @@ int main(int argc, char **argv)
 		test_ops();
 		test_errors();
 		/* the main pair is unaffected by the others' errors */
-		stream(2000, 100);
+		stream(2000, NSLOT, 100);
 	} else {
-		stream(stream_n, 280);
+		stream(stream_n, window, 280);
 	}
 
 	if (opened) {

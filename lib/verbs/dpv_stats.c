@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Publishing counters into /dev/shm for apps/dpv_stat (see dpv_stats.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include <rte_cycles.h>
+
+#include "dpv_verbs.h"
+#include "dpv_fault.h"
+#include "dpv_stats.h"
+
+static struct dpv_stats_shm *g_shm;
+static char g_path[64];
+static uint64_t g_next_tsc;
+static bool g_failed;
+
+static void stats_remove(void)
+{
+	if (g_shm) {
+		munmap(g_shm, sizeof(*g_shm));
+		g_shm = NULL;
+		unlink(g_path);
+	}
+}
+
+static int stats_open(struct dpv_runtime *rt)
+{
+	snprintf(g_path, sizeof(g_path), DPV_STATS_PREFIX "%d", (int)getpid());
+	int fd = open(g_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, sizeof(struct dpv_stats_shm)) != 0) {
+		close(fd);
+		unlink(g_path);
+		return -errno;
+	}
+	void *p = mmap(NULL, sizeof(struct dpv_stats_shm), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		unlink(g_path);
+		return -errno;
+	}
+	g_shm = p;
+	memcpy(g_shm->magic, DPV_STATS_MAGIC, 8);
+	g_shm->version = DPV_STATS_VERSION;
+	g_shm->pid = (int32_t)getpid();
+	g_shm->n_ports = rt->n_ports;
+	g_shm->n_drop = DPV_DROP_NR;
+	g_shm->n_cnt = DPV_CNT_NR;
+	for (unsigned int i = 0; i < DPV_DROP_NR; i++)
+		snprintf(g_shm->drop_names[i], 32, "%s", dpv_drop_reason_names[i]);
+	for (unsigned int i = 0; i < DPV_CNT_NR; i++)
+		snprintf(g_shm->cnt_names[i], 32, "%s", dpv_cnt_names[i]);
+	atexit(stats_remove);
+	return 0;
+}
+
+#define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+
+/* Refresh the snapshot at most every DPV_STATS_PERIOD_MS. Called by the
+ * engine from the poll hook of the first port's first context. */
+void dpv_stats_publish(void)
+{
+	struct dpv_runtime *rt = dpv_runtime_peek();
+	uint64_t now = rte_get_tsc_cycles();
+	if (!rt || g_failed || now < g_next_tsc)
+		return;
+	g_next_tsc = now + rte_get_tsc_hz() / 1000 * DPV_STATS_PERIOD_MS;
+	if (!g_shm && stats_open(rt) != 0) {
+		g_failed = true; /* no /dev/shm: counters stay in-process */
+		return;
+	}
+	struct dpv_stats_shm *s = g_shm;
+	atomic_thread_fence(memory_order_release);
+	s->seq++;
+	atomic_thread_fence(memory_order_release);
+	for (unsigned int i = 0; i < rt->n_ports && i < DPV_MAX_PORTS; i++) {
+		struct dpv_port *p = &rt->ports[i];
+		struct dpv_stats_port *o = &s->ports[i];
+		snprintf(o->name, sizeof(o->name), "%s", p->name);
+		o->rx_pkts = LD(p->stats.rx_pkts);
+		o->rx_bytes = LD(p->stats.rx_bytes);
+		o->tx_pkts = LD(p->stats.tx_pkts);
+		o->tx_bytes = LD(p->stats.tx_bytes);
+		o->rx_roce = LD(p->stats.rx_roce);
+		o->tx_roce = LD(p->stats.tx_roce);
+		o->rx_loopback = LD(p->stats.rx_loopback);
+		o->tx_loopback = LD(p->stats.tx_loopback);
+		o->arp_rx = LD(p->stats.arp_rx);
+		o->arp_tx = LD(p->stats.arp_tx);
+		o->nd_rx = LD(p->stats.nd_rx);
+		o->nd_tx = LD(p->stats.nd_tx);
+		for (unsigned int k = 0; k < DPV_DROP_NR; k++)
+			o->drop[k] = LD(p->stats.drop[k]);
+		for (unsigned int k = 0; k < DPV_CNT_NR; k++)
+			o->cnt[k] = LD(p->stats.cnt[k]);
+	}
+	uint32_t n = 0;
+	for (uint32_t qpn = DPV_QPN_FIRST; qpn < 65536 && n < DPV_STATS_MAX_QPS; qpn++) {
+		struct dpv_qp *qp = dpv_qp_lookup(qpn);
+		if (!qp)
+			continue;
+		struct dpv_stats_qp *o = &s->qps[n++];
+		o->qpn = qpn;
+		o->type = qp->type;
+		o->state = qp->state;
+		o->port = qp->port->index;
+		for (unsigned int k = 0; k < DPV_CNT_NR; k++)
+			o->cnt[k] = LD(qp->cnt[k]);
+	}
+	s->n_qps = n;
+	const struct dpv_fault_stats *fs = dpv_fault_stats();
+	s->fault_dropped = LD(fs->dropped);
+	s->fault_duplicated = LD(fs->duplicated);
+	s->fault_reordered = LD(fs->reordered);
+	s->fault_corrupted = LD(fs->corrupted);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	s->updated_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	atomic_thread_fence(memory_order_release);
+	s->seq++;
+}
