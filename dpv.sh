@@ -51,9 +51,9 @@ reserve_hugepages() {
 build() {
   local dir=$1; shift
   if [ ! -f "$dir/build.ninja" ]; then
-    meson setup "$dir" "$@" >/dev/null
+    meson setup "$dir" "$@" >/dev/null || { echo "dpv.sh: meson setup $dir failed" >&2; exit 1; }
   fi
-  ninja -C "$dir" >/dev/null
+  ninja -C "$dir" >/dev/null || { echo "dpv.sh: build in $dir failed" >&2; ninja -C "$dir" | tail -30 >&2; exit 1; }
 }
 
 cmd=${1:-}
@@ -69,7 +69,8 @@ test)
   install_missing
   reserve_hugepages
   build build
-  build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+  # clang: ASan+UBSan for the unit and functional suites, and libFuzzer
+  CC=clang build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
   shift || true
   exec ./scripts/run_tests.sh "$@"
   ;;

@@ -147,7 +147,7 @@ static void do_ack(struct dpv_qp *qp, uint32_t psn)
 			 * READ/ATOMIC response is missing: resend from it */
 			if (psn_cmp(psn, w->last_psn) >= 0) {
 				uint32_t mtu = dpv_qp_mtu(qp);
-				dpv_req_retry(qp, psn_add(w->first_psn, w->read_recv / mtu));
+				dpv_req_retry(qp, psn_add(w->first_psn, w->read_recv / mtu), false);
 				return;
 			}
 			break;
@@ -187,14 +187,21 @@ static void read_resp(struct dpv_qp *qp, struct dpv_pkt_info *pi, const uint8_t 
 		dpv_qp_cnt(qp, DPV_CNT_DUP_RESP);
 		return;
 	}
-	if (d > 0) {
-		/* a response is missing: go back once per missing PSN */
-		if (rc->last_retry_psn != expect) {
-			rc->last_retry_psn = expect;
-			dpv_req_retry(qp, expect);
-		}
+	if (rc->rd_wait && (d > 0 || pi->psn != rc->rd_wait_psn)) {
+		/* responses of an older burst, still arriving after we asked
+		 * again: they must not trigger yet another replay */
+		dpv_qp_cnt(qp, DPV_CNT_DUP_RESP);
 		return;
 	}
+	if (d > 0) {
+		/* a response is missing: ask for the rest again (C9-?); the
+		 * responder replays from expect */
+		rc->rd_wait = true;
+		rc->rd_wait_psn = expect;
+		dpv_req_retry(qp, expect, true);
+		return;
+	}
+	rc->rd_wait = false;
 	uint8_t op = pi->opcode & 0x1f;
 	bool last = op == DPV_OPC_READ_RESP_LAST || op == DPV_OPC_READ_RESP_ONLY;
 	uint32_t left = w->length - w->read_recv;
@@ -205,7 +212,6 @@ static void read_resp(struct dpv_qp *qp, struct dpv_pkt_info *pi, const uint8_t 
 	}
 	dpv_sge_copy_in(w->sge, w->num_sge, w->read_recv, frame + pi->payload_off, pi->payload_len);
 	w->read_recv += pi->payload_len;
-	rc->last_retry_psn = 0xffffffff;
 	if (last) {
 		rc->comp_psn = psn_add(w->last_psn, 1);
 		dpv_comp_wqe_done(qp, w, IBV_WC_SUCCESS);
@@ -275,7 +281,7 @@ static void nak(struct dpv_qp *qp, struct dpv_pkt_info *pi)
 	if (syn == AETH_NAK_PSN_SEQ) {
 		dpv_qp_cnt(qp, DPV_CNT_SEQ_NAK_RCVD);
 		if (psn_cmp(pi->psn, rc->req_psn) < 0)
-			dpv_req_retry(qp, pi->psn);
+			dpv_req_retry(qp, pi->psn, false);
 		return;
 	}
 	struct dpv_send_wqe *w = wqe_of_psn(qp, pi->psn);
@@ -331,7 +337,7 @@ void dpv_comp_timers(struct dpv_qp *qp, uint64_t now)
 		return;
 	if (rc->rnr_deadline && now >= rc->rnr_deadline) {
 		rc->rnr_deadline = 0;
-		dpv_req_retry(qp, rc->rnr_psn);
+		dpv_req_retry(qp, rc->rnr_psn, true);
 		return;
 	}
 	if (rc->timer_deadline && now >= rc->timer_deadline) {
@@ -347,6 +353,7 @@ void dpv_comp_timers(struct dpv_qp *qp, uint64_t now)
 			return;
 		}
 		rc->retry_left--;
-		dpv_req_retry(qp, rc->comp_psn);
+		rc->rd_wait = false;
+		dpv_req_retry(qp, rc->comp_psn, true);
 	}
 }

@@ -79,6 +79,11 @@ struct dpv_rc {
 	uint64_t rnr_deadline;   /* RNR wait (tsc), 0 = off */
 	uint32_t rnr_psn;
 	uint32_t last_retry_psn; /* throttle out-of-order read retries */
+	bool rd_wait;            /* after a READ gap retry: ignore responses ... */
+	uint32_t rd_wait_psn;    /* ... until the replay starting here arrives */
+	uint32_t retry_psn;      /* last go-back target ... */
+	uint32_t retry_comp_psn; /* ... and comp_psn then (no progress since) */
+	bool retried;
 	/* ---- responder ---- */
 	uint32_t epsn;           /* expected PSN */
 	uint32_t msn;
@@ -131,7 +136,11 @@ static inline struct dpv_send_wqe *sq_slot(struct dpv_rc *rc, uint32_t i)
 int dpv_rc_init(struct dpv_qp *qp, bool has_sq, struct dpv_bufs *bs);
 int dpv_rc_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 void dpv_req_run(struct dpv_qp *qp);
-void dpv_req_retry(struct dpv_qp *qp, uint32_t psn);
+/* Go back to psn. force: the retry timer or an RNR wait expired; otherwise
+ * (NAK, implied NAK, read gap) a second go-back to the same PSN without
+ * progress in between is ignored, so that duplicate ACKs and NAKs of one
+ * loss do not resend the window again and again. */
+void dpv_req_retry(struct dpv_qp *qp, uint32_t psn, bool force);
 uint32_t dpv_qp_mtu(const struct dpv_qp *qp);
 /* Build and send one packet of this QP to its peer (payload from SGEs). */
 int dpv_rc_xmit(struct dpv_qp *qp, struct dpv_pkt_build *b, const struct ibv_sge *sge, uint32_t nsge,

@@ -328,9 +328,14 @@ void dpv_req_run(struct dpv_qp *qp)
 }
 
 /* Go back to psn (oldest PSN to resend). Must hold qp->lock. */
-void dpv_req_retry(struct dpv_qp *qp, uint32_t psn)
+void dpv_req_retry(struct dpv_qp *qp, uint32_t psn, bool force)
 {
 	struct dpv_rc *rc = qp->rc;
+	if (!force && rc->retried && rc->retry_psn == psn && rc->retry_comp_psn == rc->comp_psn)
+		return; /* this loss is being recovered already */
+	rc->retried = true;
+	rc->retry_psn = psn;
+	rc->retry_comp_psn = rc->comp_psn;
 	uint32_t mtu = dpv_qp_mtu(qp);
 	bool found = false;
 	for (uint32_t i = rc->sq_head; i != rc->sq_tail; i++) {

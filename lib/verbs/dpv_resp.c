@@ -188,8 +188,10 @@ static void duplicate(struct dpv_qp *qp, struct dpv_pkt_info *pi)
 		}
 		return;
 	}
-	/* SEND/WRITE: re-acknowledge what we have (C9-?) */
-	if (qp->type == IBV_QPT_RC) {
+	/* SEND/WRITE: re-acknowledge what we have (IBA 9.9.2.1), but only for
+	 * duplicates that asked for an ACK, so that a resent window does not
+	 * bring back one ACK per packet */
+	if (qp->type != IBV_QPT_UC && pi->ackreq) {
 		dpv_resp_flush_ack(qp);
 		send_ack(qp, DPV_AETH_CREDIT_INVALID, psn_add(rc->epsn, 0xffffff));
 	}

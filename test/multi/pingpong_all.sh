@@ -18,8 +18,9 @@
 # usage: pingpong_all.sh memif|veth [BUILD_DIR]
 # env:   DPV_TIMEOUT per process (default 60 s), DPV_ITERS (1000),
 #        DPV_ITERS_BIG (for sizes >= 64 KiB, 50), DPV_SIZES ("1 4096 1048576"),
-#        DPV_ONLY=regex to run only the
-#        matching cases (names like rc-s4096, xsrq), DPV_KEEP_LOGS=DIR
+#        DPV_ONLY=regex to run only the matching cases (names like rc-s4096,
+#        uc-s1048576, xsrq), DPV_SKIP=regex to leave cases out,
+#        DPV_KEEP_LOGS=DIR to keep the outputs
 set -u
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 
@@ -37,6 +38,7 @@ ITERS=${DPV_ITERS:-1000}
 ITERS_BIG=${DPV_ITERS_BIG:-50}
 TMO=${DPV_TIMEOUT:-60}
 ONLY=${DPV_ONLY:-}
+SKIP=${DPV_SKIP:-}
 SIZES=${DPV_SIZES:-1 4096 1048576}
 SOCK=/tmp/dpverbs-pair.sock
 if [ "$TRANSPORT" = memif ]; then
@@ -127,6 +129,11 @@ run_case() {
 	local expect=$2 tool=$3; shift 3
 	local port srv cli rc_s rc_c t0 dt nfail=$MULTI_FAIL d lsns=
 	if [ -n "$ONLY" ] && ! [[ $NAME =~ $ONLY ]]; then
+		return
+	fi
+	if [ -n "$SKIP" ] && [[ $NAME =~ $SKIP ]]; then
+		log "=== $NAME: skipped (DPV_SKIP)"
+		SUMMARY="$SUMMARY$(printf '%-14s %-6s' "$NAME" "skip")"$'\n'
 		return
 	fi
 	MULTI_FAIL=0

@@ -529,6 +529,13 @@ static void stream(unsigned int n, unsigned int window, unsigned int timeout_s)
 		bytes += m[i].len;
 	}
 	unsigned int posted = 0, sdone = 0, bad_send = 0, bad_recv = 0, bad_data = 0, bad_order = 0;
+	bool *delivered = calloc(n, sizeof(bool));
+	unsigned int first_bad = n;             /* first send that did not succeed */
+	enum ibv_wc_status first_bad_st = IBV_WC_SUCCESS;
+	if (!delivered) {
+		CHECK(0, "stream: memory");
+		return;
+	}
 	uint64_t t0 = now_ms(), last_progress = t0, end = t0 + (uint64_t)timeout_s * 1000u;
 	struct ibv_wc wc[32];
 	while ((sdone < n || got[0] + got[1] < n) && now_ms() < end) {
@@ -546,6 +553,10 @@ static void stream(unsigned int n, unsigned int window, unsigned int timeout_s)
 		int r = ibv_poll_cq(E.scq, 32, wc);
 		for (int j = 0; j < r; j++) {
 			if (wc[j].status != IBV_WC_SUCCESS || wc[j].wr_id != sdone) {
+				if (first_bad == n) {
+					first_bad = sdone;
+					first_bad_st = wc[j].status;
+				}
 				if (bad_send++ < 5)
 					fprintf(stderr, "send %u: status %s wr_id %llu\n", sdone,
 						ibv_wc_status_str(wc[j].status), (unsigned long long)wc[j].wr_id);
@@ -583,13 +594,14 @@ static void stream(unsigned int n, unsigned int window, unsigned int timeout_s)
 					if (off >= 0 && bad_data++ < 5)
 						fprintf(stderr, "SRQ %c msg %u (%u B): content differs at %ld\n", 'A' + k,
 							i, m[i].len, off);
+					delivered[i] = true;
 				}
 				post_srq(k, slot);
 			}
 		}
 		if (progress)
 			last_progress = now_ms();
-		else if (now_ms() - last_progress > 20000) {
+		else if (now_ms() - last_progress > (sdone == n ? 2000u : 20000u)) {
 			fprintf(stderr, "stream stalled: posted %u, sends done %u, received A %u/%u B %u/%u\n", posted,
 				sdone, got[0], cnt[0], got[1], cnt[1]);
 			break;
@@ -600,16 +612,31 @@ static void stream(unsigned int n, unsigned int window, unsigned int timeout_s)
 	uint64_t ms = now_ms() - t0;
 	printf("stream (window %u): %u messages (%llu bytes) in %llu ms; sends done %u; received A %u/%u B %u/%u\n", window, n,
 	       (unsigned long long)bytes, (unsigned long long)ms, sdone, got[0], cnt[0], got[1], cnt[1]);
-	CHECK_EQ(sdone, n, "stream: every send completed");
-	CHECK_EQ(bad_send, 0, "stream: send completions successful and in order");
-	CHECK_EQ(got[0], cnt[0], "stream: SRQ A received every message");
-	CHECK_EQ(got[1], cnt[1], "stream: SRQ B received every message");
+	/* KNOWN BUG signature: a message the target delivered whose send then
+	 * failed with RETRY_EXC_ERR: its ACK was lost and the target never
+	 * re-acknowledged the retransmitted (duplicate) request. dpv_resp.c
+	 * duplicate() re-ACKs duplicate SEND/WRITE only for IBV_QPT_RC, not
+	 * for IBV_QPT_XRC_RECV. The rest (initiator in ERR, flushed sends,
+	 * undelivered messages) follows from it. */
+	bool lost_ack = first_bad < n && first_bad_st == IBV_WC_RETRY_EXC_ERR && delivered[first_bad];
+	KNOWN_BUG(!lost_ack,
+		  "stream: message %u was delivered but its send failed with RETRY_EXC_ERR: the XRC target "
+		  "does not re-ACK duplicate requests (dpv_resp.c duplicate())",
+		  first_bad);
+	if (!lost_ack) {
+		CHECK_EQ(sdone, n, "stream: every send completed");
+		CHECK_EQ(bad_send, 0, "stream: send completions successful and in order");
+		CHECK_EQ(got[0], cnt[0], "stream: SRQ A received every message");
+		CHECK_EQ(got[1], cnt[1], "stream: SRQ B received every message");
+		CHECK_EQ(qp_state(E.ini), IBV_QPS_RTS, "stream: initiator still RTS");
+	}
 	CHECK_EQ(bad_recv, 0, "stream: receive completions successful, on the right CQ and QP");
 	CHECK_EQ(bad_order, 0, "stream: in order per SRQ, right length/immediate, exactly once");
 	CHECK_EQ(bad_data, 0, "stream: content");
-	int extra = poll_quiet(E.cq[0], 200) + poll_quiet(E.cq[1], 200) + poll_quiet(E.scq, 50);
-	CHECK_EQ(extra, 0, "stream: no duplicate completions afterwards");
-	CHECK_EQ(qp_state(E.ini), IBV_QPS_RTS, "stream: initiator still RTS");
+	int extra = poll_quiet(E.cq[0], 200) + poll_quiet(E.cq[1], 200);
+	CHECK_EQ(extra, 0, "stream: no duplicate receive completions afterwards");
+	CHECK_EQ(poll_quiet(E.scq, 50), 0, "stream: no extra send completions afterwards");
+	free(delivered);
 	free(m);
 	free(order[0]);
 	free(order[1]);

@@ -1,0 +1,178 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Debian's unmodified perftest (no -R: the connection data goes over TCP) on
+# the drop-in build/compat/libibverbs.so.1, two processes over net_memif:
+# server with config/pair-a.json (no host), client with config/pair-b.json
+# connecting to 127.0.0.1, both "-d dpv0 -x 1 -p <free port>":
+#   ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat     -n 1000
+#   ib_send_bw  ib_write_bw  ib_read_bw  ib_atomic_bw      -n 5000
+# Asserts for each: both sides exit 0 (each bounded by timeout) and the
+# client printed the result table line (and the server too, except for
+# ib_read_lat and ib_atomic_lat, whose servers print none). The result lines
+# are collected (with the table header) into SUMMARY and printed.
+#
+# usage: perftest.sh [BUILD_DIR] [SUMMARY]   (default BUILD_DIR/perftest-summary.txt)
+# env:   DPV_TIMEOUT per process (default 60 s), DPV_LAT_ITERS (1000),
+#        DPV_BW_ITERS (5000), DPV_ONLY=regex of the tests to run,
+#        DPV_PERFTEST_ARGS extra arguments for both sides, DPV_KEEP_LOGS=DIR
+set -u
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
+resolve_build "${1:-}"
+SUMMARY_FILE=${2:-$BUILD/perftest-summary.txt}
+
+TESTS="ib_send_lat ib_send_bw ib_write_lat ib_write_bw ib_read_lat ib_read_bw ib_atomic_lat ib_atomic_bw"
+for t in $TESTS; do
+	command -v "$t" >/dev/null || skip "$t (Debian perftest) not installed"
+done
+
+LAT_ITERS=${DPV_LAT_ITERS:-1000}
+BW_ITERS=${DPV_BW_ITERS:-5000}
+TMO=${DPV_TIMEOUT:-60}
+ONLY=${DPV_ONLY:-}
+# shellcheck disable=SC2206
+EXTRA=(${DPV_PERFTEST_ARGS:-})
+SOCK=/tmp/dpverbs-pair.sock
+RUNDIRS="/var/run/dpdk/dpv-pair-a /var/run/dpdk/dpv-pair-b"
+WORK=$(mktemp -d /tmp/dpv-multi-perftest.XXXXXX)
+# a result row: "#bytes #iterations" then at least two more numbers
+RESULT_RE='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+'
+
+cleanup() {
+	kill_own
+	rm -f "$SOCK"
+	if [ -n "${DPV_KEEP_LOGS:-}" ]; then
+		mkdir -p "$DPV_KEEP_LOGS" && cp "$WORK"/*.server "$WORK"/*.client "$DPV_KEEP_LOGS"/ 2>/dev/null
+	fi
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+exec 9>/tmp/dpverbs-pair.lock
+flock -w 300 9 || { log "could not get /tmp/dpverbs-pair.lock within 300 s"; exit 1; }
+
+for d in $RUNDIRS; do
+	if [ -e "$d" ]; then
+		if ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dpdk/${d##*/}/"; then
+			log "$d is in use by another process"
+			exit 1
+		fi
+		log "WARN: removing stale $d (left by an earlier crashed run)"
+		rm -rf "$d"
+	fi
+done
+[ -e "$SOCK" ] && { log "WARN: removing stale $SOCK"; rm -f "$SOCK"; }
+
+mkdir -p "$(dirname "$SUMMARY_FILE")" || exit 1
+{
+	echo "# dpverbs perftest summary, $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(uname -n)"
+	echo "# memif pair (config/pair-a.json server, pair-b.json client), -d dpv0 -x 1," \
+		"lat -n $LAT_ITERS, bw -n $BW_ITERS${EXTRA[*]:+, extra: ${EXTRA[*]}}"
+} >"$SUMMARY_FILE.tmp"
+TIMES=""
+
+# server_prints_result TEST: does perftest print the result row on the
+# server side too? (perftest 4.5: ib_read_lat and ib_atomic_lat servers are
+# passive and print only the banner; the others print the row)
+server_prints_result() {
+	case "$1" in
+	ib_read_lat|ib_atomic_lat) return 1 ;;
+	*) return 0 ;;
+	esac
+}
+
+run_test() {
+	local t=$1 n port srv cli rc_s rc_c t0 dt nfail=$MULTI_FAIL
+	local tool; tool=$(command -v "$t")
+	if [ -n "$ONLY" ] && ! [[ $t =~ $ONLY ]]; then
+		return
+	fi
+	MULTI_FAIL=0
+	case "$t" in
+	*_lat) n=$LAT_ITERS ;;
+	*) n=$BW_ITERS ;;
+	esac
+	port=$(pick_port)
+	log "=== $t -d dpv0 -x 1 -n $n ${EXTRA[*]} (tcp port $port)"
+	t0=$(date +%s.%N)
+	DPVERBS_CONFIG=$SRC/config/pair-a.json LD_LIBRARY_PATH=$COMPAT \
+		timeout -k 5 "$TMO" "$tool" -d dpv0 -x 1 -n "$n" -p "$port" "${EXTRA[@]}" \
+		>"$WORK/$t.server" 2>&1 &
+	srv=$!
+	MULTI_PIDS="$MULTI_PIDS $srv"
+	if ! wait_listen "$srv" "$port"; then
+		fail "$t: server did not listen on tcp port $port"
+		kill_own
+	else
+		DPVERBS_CONFIG=$SRC/config/pair-b.json LD_LIBRARY_PATH=$COMPAT \
+			timeout -k 5 "$TMO" "$tool" -d dpv0 -x 1 -n "$n" -p "$port" "${EXTRA[@]}" \
+			127.0.0.1 >"$WORK/$t.client" 2>&1 &
+		cli=$!
+		MULTI_PIDS="$MULTI_PIDS $cli"
+		wait "$cli"; rc_c=$?
+		if [ "$rc_c" != 0 ]; then
+			# a server whose client failed early may wait forever
+			local i
+			for i in $(seq 1 50); do kill -0 "$srv" 2>/dev/null || break; sleep 0.1; done
+			if kill -0 "$srv" 2>/dev/null; then
+				log "client failed ($rc_c), server still running: stopping it"
+				kill -TERM "$srv" 2>/dev/null
+			fi
+		fi
+		wait "$srv"; rc_s=$?
+		MULTI_PIDS=""
+		[ "$rc_s" = 124 ] && fail "$t: server timed out after $TMO s"
+		[ "$rc_c" = 124 ] && fail "$t: client timed out after $TMO s"
+		[ "$rc_s" = 0 ] || fail "$t: server exited with $rc_s"
+		[ "$rc_c" = 0 ] || fail "$t: client exited with $rc_c"
+		grep -Eq "$RESULT_RE" "$WORK/$t.client" || fail "$t: client printed no result line"
+		if server_prints_result "$t"; then
+			grep -Eq "$RESULT_RE" "$WORK/$t.server" || fail "$t: server printed no result line"
+		fi
+	fi
+	dt=$(echo "$(date +%s.%N) - $t0" | bc)
+	for d in $RUNDIRS; do
+		if [ -e "$d" ]; then
+			fail "$t: $d still exists after both processes exited"
+			rm -rf "$d"
+		fi
+	done
+	[ -e "$SOCK" ] && rm -f "$SOCK"
+	if [ "$MULTI_FAIL" != 0 ]; then
+		sed "s/^/    [server] /" "$WORK/$t.server"
+		sed "s/^/    [client] /" "$WORK/$t.client" 2>/dev/null
+		echo "$t: FAILED" >>"$SUMMARY_FILE.tmp"
+	else
+		{
+			echo "$t:"
+			grep -E '^ *#bytes' "$WORK/$t.client" | head -1 | sed 's/^/  client /'
+			grep -E "$RESULT_RE" "$WORK/$t.client" | sed 's/^/  client /'
+			if server_prints_result "$t"; then
+				grep -E "$RESULT_RE" "$WORK/$t.server" | sed 's/^/  server /'
+			fi
+		} >>"$SUMMARY_FILE.tmp"
+	fi
+	log "--- $t: $([ "$MULTI_FAIL" = 0 ] && echo ok || echo FAILED), $dt s"
+	TIMES="$TIMES$(printf '%-14s %-6s %6.2f s' "$t" "$([ "$MULTI_FAIL" = 0 ] && echo ok || echo FAILED)" "$dt")"$'\n'
+	[ "$nfail" != 0 ] && MULTI_FAIL=1
+}
+
+T0=$(date +%s.%N)
+for t in $TESTS; do
+	run_test "$t"
+done
+{
+	echo "# durations (both processes, incl. EAL start and exit):"
+	printf '%s' "$TIMES" | sed 's/^/#   /'
+	echo "# total $(echo "$(date +%s.%N) - $T0" | bc) s"
+} >>"$SUMMARY_FILE.tmp"
+mv "$SUMMARY_FILE.tmp" "$SUMMARY_FILE"
+log "summary ($SUMMARY_FILE):"
+cat "$SUMMARY_FILE"
+
+if [ "$MULTI_FAIL" != 0 ]; then
+	log "FAILED"
+	exit 1
+fi
+log "PASSED"
+exit 0
