@@ -93,10 +93,8 @@ void dpv_rc_error(struct dpv_qp *qp, struct dpv_send_wqe *w, enum ibv_wc_status 
 		dpv_comp_wqe_done(qp, sq_slot(rc, rc->sq_head), IBV_WC_WR_FLUSH_ERR);
 	if (rc->sq_head != rc->sq_tail)
 		dpv_comp_wqe_done(qp, w, st);
-	qp->state = IBV_QPS_ERR;
-	dqp_ib(qp)->state = IBV_QPS_ERR;
-	qp->attr.qp_state = IBV_QPS_ERR;
 	dpv_rc_flush_sq(qp);
+	dpv_qp_to_error(qp); /* and the receive queue (IBA 10.3.1) */
 }
 
 static uint64_t timeout_cycles(uint8_t t)

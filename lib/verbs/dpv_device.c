@@ -99,8 +99,8 @@ DPV_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 	if (num_devices)
 		*num_devices = 0;
 	if (!d) {
-		if (!errno)
-			errno = ENODEV;
+		struct dpv_runtime *rt = dpv_runtime_get();
+		errno = rt ? ENODEV : (errno ? errno : ENODEV);
 		return NULL;
 	}
 	struct ibv_device **list = calloc(n + 1, sizeof(*list));
@@ -188,7 +188,7 @@ static void fill_device_attr(struct dpv_device *d, struct ibv_device_attr *a)
 	struct dpv_runtime *rt = dpv_runtime_peek();
 	const struct dpv_conf *c = &rt->conf;
 	memset(a, 0, sizeof(*a));
-	snprintf(a->fw_ver, sizeof(a->fw_ver), "dpverbs-0.1.0");
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "0.1.0");
 	a->node_guid = d->guid;
 	a->sys_image_guid = d->guid;
 	a->max_mr_size = c->max_mr_size;
@@ -196,9 +196,10 @@ static void fill_device_attr(struct dpv_device *d, struct ibv_device_attr *a)
 	a->vendor_id = DPV_VENDOR_ID;
 	a->vendor_part_id = DPV_VENDOR_PART_ID;
 	a->hw_ver = DPV_HW_VER;
-	a->max_qp = (int)c->max_qp;
+	/* the object tables hold 64 Ki entries (QPN 0x11.., MR and SRQ index 1..) */
+	a->max_qp = (int)RTE_MIN(c->max_qp, 65536u - DPV_QPN_FIRST);
 	a->max_qp_wr = (int)c->max_qp_wr;
-	a->device_cap_flags = IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_SYS_IMAGE_GUID |
+	a->device_cap_flags = IBV_DEVICE_SYS_IMAGE_GUID |
 			      IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_XRC |
 			      IBV_DEVICE_CHANGE_PHY_PORT |
 			      IBV_DEVICE_UD_AV_PORT_ENFORCE | IBV_DEVICE_N_NOTIFY_CQ;
@@ -206,7 +207,7 @@ static void fill_device_attr(struct dpv_device *d, struct ibv_device_attr *a)
 	a->max_sge_rd = (int)c->max_sge;
 	a->max_cq = (int)c->max_cq;
 	a->max_cqe = (int)c->max_cqe;
-	a->max_mr = (int)c->max_mr;
+	a->max_mr = (int)RTE_MIN(c->max_mr, 65535u);
 	a->max_pd = (int)c->max_pd;
 	a->max_qp_rd_atom = 16;
 	a->max_ee_rd_atom = 0;
@@ -225,7 +226,7 @@ static void fill_device_attr(struct dpv_device *d, struct ibv_device_attr *a)
 	a->max_ah = (int)c->max_ah;
 	a->max_fmr = 0;
 	a->max_map_per_fmr = 0;
-	a->max_srq = (int)c->max_srq;
+	a->max_srq = (int)RTE_MIN(c->max_srq, 65535u);
 	a->max_srq_wr = (int)c->max_qp_wr;
 	a->max_srq_sge = (int)c->max_sge;
 	a->max_pkeys = DPV_PKEY_TABLE_LEN;

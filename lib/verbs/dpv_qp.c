@@ -121,6 +121,7 @@ void dpv_qp_to_error(struct dpv_qp *qp)
 {
 	qp->state = IBV_QPS_ERR;
 	qp->ibqp.qp_base.state = IBV_QPS_ERR;
+	qp->attr.qp_state = IBV_QPS_ERR;
 	flush_rq(qp);
 }
 
@@ -713,10 +714,15 @@ DPV_EXPORT int ibv_query_qp(struct ibv_qp *ib, struct ibv_qp_attr *attr, int mas
 	return 0;
 }
 
-/** ibv_query_qp_data_in_order: UD messages are single packets, delivered whole. */
+/**
+ * ibv_query_qp_data_in_order: dpverbs writes the data of every message in
+ * order (go-back-N, no out-of-order placement), so it returns 1 for every
+ * QP and opcode when flags is 0; 0 for a NULL QP or other flags (rdma-core
+ * 44: "1 if the data is guaranteed to be written in-order, 0 otherwise").
+ */
 DPV_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags)
 {
-	return 0;
+	return qp && !flags ? 1 : 0;
 }
 
 /**
@@ -754,8 +760,10 @@ static void ud_send_cqe(struct dpv_qp *qp, struct ibv_send_wr *wr, enum ibv_wc_s
  * post_send (ibv_post_send): RETURN VALUE: 0, or an errno value with *bad_wr
  * set to the first WR not posted: EINVAL (QP not in RTS, more SGEs than
  * max_send_sge, inline data above max_inline_data, opcode not valid for the
- * QP type, NULL or foreign AH, an XRC target QP), ENOMEM (send queue full:
- * max_send_wr WRs whose completions were not polled yet).
+ * QP type, NULL or foreign AH, an XRC target QP, NULL wr), ENOMEM (send
+ * queue full: max_send_wr WRs whose completions were not polled yet; or no
+ * packet buffer left in the port's mempool). In ERR and SQE the WRs are
+ * accepted and complete with IBV_WC_WR_FLUSH_ERR.
  * Local errors found while executing a WR (bad lkey, an lkey of another PD,
  * message longer than the path MTU) complete it with an error status and
  * move a UD QP to SQE; in ERR/SQE WRs complete with IBV_WC_WR_FLUSH_ERR.

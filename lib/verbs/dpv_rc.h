@@ -4,7 +4,9 @@
  * completer (dpv_comp.c: ACK/NAK/read response -> send CQE, retransmission)
  * and responder (dpv_resp.c: request -> placement, receive CQE, ACK/NAK),
  * split the way Linux rxe splits them. All state of one QP is protected by
- * qp->lock; lock order: engine rx_lock -> qp->lock -> port tx_lock.
+ * qp->sq_lock (qp_lock(); none for thread-domain QPs, see dpv_verbs.h);
+ * lock order: engine rx_lock -> qp->sq_lock -> qp->rq_lock / cq->lock ->
+ * port tx_lock. "Must hold qp->lock" below means qp_lock(qp).
  */
 #ifndef DPV_RC_H
 #define DPV_RC_H

@@ -50,6 +50,7 @@ struct xenv {
 };
 
 static struct xenv E;
+static uint8_t g_timeout = 10; /* initiator's local ACK timeout: 4.096 us * 2^10 = 4.2 ms */
 
 static uint8_t pat(unsigned int seed, size_t i)
 {
@@ -181,7 +182,7 @@ static int env_open(void)
 		return -1;
 	}
 	if (xrc_tgt_connect(E.tgt, E.c0, E.ini->qp_num, 0x123456) ||
-	    xrc_ini_connect(E.ini, E.c1, E.tgt->qp_num, 0x123456, 10)) {
+	    xrc_ini_connect(E.ini, E.c1, E.tgt->qp_num, 0x123456, g_timeout)) {
 		fprintf(stderr, "connect failed\n");
 		return -1;
 	}
@@ -650,6 +651,8 @@ int main(int argc, char **argv)
 			stream_n = (unsigned int)strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--window") && i + 1 < argc)
 			window = (unsigned int)strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
+			g_timeout = (uint8_t)strtoul(argv[++i], NULL, 0);
 	}
 	if (window < 1 || window > NSLOT)
 		window = NSLOT;
