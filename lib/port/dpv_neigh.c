@@ -183,6 +183,8 @@ static void neigh_learn(struct dpv_qctx *qc, const uint8_t ip[16], const uint8_t
 		n = neigh_alloc(p, ip);
 	if (n) {
 		memcpy(n->mac, mac, 6);
+		if (n->state == DPV_NEIGH_INCOMPLETE)
+			atomic_fetch_sub(&p->neigh_incomplete, 1);
 		n->state = DPV_NEIGH_REACHABLE;
 		memcpy(out, n->pending, n->n_pending * sizeof(out[0]));
 		n_out = n->n_pending;
@@ -213,6 +215,7 @@ int dpv_neigh_resolve_or_queue(struct dpv_qctx *qc, const uint8_t ip[16], struct
 		n = neigh_alloc(p, ip);
 		if (n) {
 			n->state = DPV_NEIGH_INCOMPLETE;
+			atomic_fetch_add(&p->neigh_incomplete, 1);
 			n->next_tsc = rte_get_tsc_cycles() + rte_get_tsc_hz() / 1000 * NEIGH_RETRY_MS;
 			n->tries = 1;
 			ask = true;
@@ -239,8 +242,10 @@ void dpv_neigh_timer(struct dpv_qctx *qc)
 	uint8_t ask[8][16];
 	unsigned int n_ask = 0;
 
-	if (qc->qid != 0)
+	if (qc->qid != 0 || !atomic_load_explicit(&p->neigh_incomplete, memory_order_relaxed) ||
+	    now < p->neigh_next_tsc)
 		return;
+	p->neigh_next_tsc = now + rte_get_tsc_hz() / 1000; /* every ms at most */
 	rte_spinlock_lock(&p->neigh_lock);
 	for (unsigned int i = 0; i < DPV_NEIGH_MAX; i++) {
 		struct dpv_neigh *n = &p->neigh[i];
@@ -252,6 +257,7 @@ void dpv_neigh_timer(struct dpv_qctx *qc)
 			dpv_stat_add(&p->stats.drop[DPV_DROP_NEIGH], n->n_pending);
 			n->n_pending = 0;
 			n->state = DPV_NEIGH_FREE;
+			atomic_fetch_sub(&p->neigh_incomplete, 1);
 			continue;
 		}
 		n->tries++;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <signal.h>
 #include <arpa/inet.h>
 
 #include <rte_eal.h>
@@ -200,6 +201,31 @@ static void cpuset_str(char *buf, size_t len)
 	snprintf(buf + off, len - off, ")");
 }
 
+static int rm_tree(const char *dir);
+
+/* Remove /var/run/dpdk/dpv-<pid> directories of dpverbs processes that died
+ * without exiting (our default file prefix; configured prefixes are reused
+ * by EAL itself). */
+static void sweep_runtime_dirs(void)
+{
+	DIR *d = opendir("/var/run/dpdk");
+	struct dirent *e;
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, "dpv-", 4) != 0)
+			continue;
+		char *end;
+		long pid = strtol(e->d_name + 4, &end, 10);
+		if (*end || pid <= 0 || pid == getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		char path[300];
+		snprintf(path, sizeof(path), "/var/run/dpdk/%s", e->d_name);
+		rm_tree(path);
+	}
+	closedir(d);
+}
+
 static int eal_up(struct dpv_runtime *rt)
 {
 	struct dpv_conf *c = &rt->conf;
@@ -211,10 +237,12 @@ static int eal_up(struct dpv_runtime *rt)
 	bool has_pci = false;
 
 	argv[argc++] = (char *)"dpverbs";
-	if (c->file_prefix[0])
+	if (c->file_prefix[0]) {
 		snprintf(prefix, sizeof(prefix), "--file-prefix=%s", c->file_prefix);
-	else
+	} else {
 		snprintf(prefix, sizeof(prefix), "--file-prefix=dpv-%d", (int)getpid());
+		sweep_runtime_dirs();
+	}
 	argv[argc++] = prefix;
 	cpuset_str(cpus, sizeof(cpus));
 	int off = snprintf(lcores, sizeof(lcores), "--lcores=0@%s", cpus);

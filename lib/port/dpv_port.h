@@ -138,6 +138,8 @@ struct dpv_port {
 	uint16_t n_qctx;
 	struct dpv_qctx qctx[DPV_MAX_QUEUES];
 	rte_spinlock_t neigh_lock;
+	_Atomic unsigned int neigh_incomplete; /* entries being resolved */
+	uint64_t neigh_next_tsc;  /* next neighbour timer run */
 	struct dpv_neigh neigh[DPV_NEIGH_MAX];
 	struct dpv_port_stats stats;
 };

@@ -6,6 +6,8 @@
  * move the QP to the error state and flush everything else.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <endian.h>
 
@@ -135,9 +137,11 @@ static void do_ack(struct dpv_qp *qp, uint32_t psn)
 {
 	struct dpv_rc *rc = qp->rc;
 	bool moved = false;
-	while (rc->sq_head != rc->sq_cur) {
+	/* WQEs rewound by a retry (SENDING) were all sent once: an ACK past
+	 * their last PSN completes them too; POSTED ones were never sent */
+	while (rc->sq_head != rc->sq_tail) {
 		struct dpv_send_wqe *w = sq_slot(rc, rc->sq_head);
-		if (w->state != WQE_PENDING)
+		if (w->state != WQE_PENDING && w->state != WQE_SENDING)
 			break;
 		if (w->opcode == IBV_WR_RDMA_READ || w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 		    w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
@@ -323,7 +327,7 @@ void dpv_comp_rx(struct dpv_qp *qp, struct rte_mbuf *m, struct dpv_pkt_info *pi)
 	default:
 		break;
 	}
-	if (qp->state == IBV_QPS_RTS)
+	if (qp->state == IBV_QPS_RTS || qp->state == IBV_QPS_SQD)
 		dpv_req_run(qp);
 }
 
@@ -352,6 +356,10 @@ void dpv_comp_timers(struct dpv_qp *qp, uint64_t now)
 		}
 		rc->retry_left--;
 		rc->rd_wait = false;
+		if (getenv("DPVERBS_TRACE_RC"))
+			fprintf(stderr, "dpverbs: qp %#x: timeout, retry from %#x (req_psn %#x, left %u, head %u cur %u tail %u)\n",
+				dqp_ib(qp)->qp_num, rc->comp_psn, rc->req_psn, rc->retry_left, rc->sq_head, rc->sq_cur,
+				rc->sq_tail);
 		dpv_req_retry(qp, rc->comp_psn, true);
 	}
 }

@@ -85,6 +85,7 @@ static struct dpv_cq *cq_new(struct ibv_context *context, int cqe, void *cq_cont
 	cq->ring = dpv_buf_alloc(upd, &bs, (size_t)size * sizeof(struct dpv_cqe), 64, DPV_RES_CQ_RING);
 	if (!cq->ring) {
 		dpv_bufs_free_all(&bs);
+		errno = ENOMEM;
 		return NULL;
 	}
 	cq->bufs = bs;

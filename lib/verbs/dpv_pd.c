@@ -210,6 +210,17 @@ struct dpv_hugepage_allocator *dpv_hugepage_allocator_create(int socket)
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (socket >= 0) {
+		bool known = false;
+		for (unsigned int i = 0; i < rte_socket_count(); i++)
+			if (rte_socket_id_by_idx(i) == socket)
+				known = true;
+		if (!known) {
+			free(a);
+			errno = EINVAL; /* no such NUMA socket */
+			return NULL;
+		}
+	}
 	a->socket = socket < 0 ? (int)rte_socket_id() : socket;
 	if (a->socket < 0 || (unsigned int)a->socket >= RTE_MAX_NUMA_NODES)
 		a->socket = 0;

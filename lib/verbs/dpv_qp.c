@@ -183,9 +183,10 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 		return NULL;
 	}
 	/* a thread domain's QP and its CQs go together (one thread uses them) */
-	bool want_lockless = t != IBV_QPT_XRC_RECV && to_dpd(a->pd)->td;
-	if ((has_sq && to_dcq(a->send_cq)->lockless != want_lockless) ||
-	    (has_rq && to_dcq(a->recv_cq)->lockless != want_lockless)) {
+	struct dpv_td *want_td = t != IBV_QPT_XRC_RECV ? to_dpd(a->pd)->td : NULL;
+	struct dpv_cq *xs = has_sq ? to_dcq(a->send_cq) : NULL, *xr = has_rq ? to_dcq(a->recv_cq) : NULL;
+	if ((xs && (xs->lockless ? xs->upd->td : NULL) != want_td) ||
+	    (xr && (xr->lockless ? xr->upd->td : NULL) != want_td)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -222,6 +223,7 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 		qp->rq = dpv_buf_alloc(upd, &bs, (size_t)qp->rq_size * qp->rq_wqe_size, 64, DPV_RES_QP_RQ);
 		if (!qp->rq) {
 			dpv_bufs_free_all(&bs);
+			errno = ENOMEM;
 			return NULL;
 		}
 	} else {
@@ -677,8 +679,15 @@ DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ib, struct ibv_qp_attr *attr, int ma
 			dpv_rc_flush_sq(qp);
 	}
 	qp_unlock(qp);
-	if ((mask & IBV_QP_STATE) && to == IBV_QPS_ERR)
+	if ((mask & IBV_QP_STATE) && to == IBV_QPS_ERR) {
 		dpv_qp_to_error(qp);
+		if (qp->srq && cur != IBV_QPS_ERR && cur != IBV_QPS_RESET) {
+			/* IBA 11.6.3: the QP's last WQE of the SRQ has been consumed */
+			struct ibv_async_event ev = {.event_type = IBV_EVENT_QP_LAST_WQE_REACHED};
+			ev.element.qp = ib;
+			dpv_async_event(qp->ctx, &ev);
+		}
+	}
 	if (sqd_event) {
 		struct ibv_async_event ev = {.event_type = IBV_EVENT_SQ_DRAINED};
 		ev.element.qp = ib;
@@ -915,6 +924,7 @@ DPV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init
 	s->wqes = dpv_buf_alloc(upd, &bs, (size_t)s->max_wr * s->wqe_size, 64, DPV_RES_SRQ_RING);
 	if (!s->wqes) {
 		dpv_bufs_free_all(&bs);
+		errno = ENOMEM;
 		return NULL;
 	}
 	s->limit = attr->attr.srq_limit;

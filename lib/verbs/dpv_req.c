@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <endian.h>
 
@@ -291,7 +292,9 @@ static bool wqe_send(struct dpv_qp *qp, struct dpv_send_wqe *w)
 void dpv_req_run(struct dpv_qp *qp)
 {
 	struct dpv_rc *rc = qp->rc;
-	if (qp->state != IBV_QPS_RTS)
+	/* in SQD, WQEs already started still go out (retries): only new ones
+	 * wait (IBA 10.3.1: the SQ drains) */
+	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
 		return;
 	if (rc->rnr_deadline)
 		return; /* waiting out an RNR NAK */
@@ -300,6 +303,8 @@ void dpv_req_run(struct dpv_qp *qp)
 		if (qp->type != IBV_QPT_UC && window_full(rc))
 			break;
 		if (w->state == WQE_POSTED) {
+			if (qp->state == IBV_QPS_SQD)
+				break;
 			if (is_rd_atomic(w->opcode) &&
 			    rc->rd_outstanding >= RTE_MAX(qp->attr.max_rd_atomic, (uint8_t)1))
 				break;
@@ -313,8 +318,11 @@ void dpv_req_run(struct dpv_qp *qp)
 				rc->rd_outstanding++;
 			}
 		}
-		bool was_idle = psn_cmp(rc->req_psn, rc->comp_psn) == 0;
-		if (!wqe_send(qp, w))
+		bool done = wqe_send(qp, w);
+		/* the retransmission timer runs whenever requests are out */
+		if (qp->type != IBV_QPT_UC && !rc->timer_deadline)
+			dpv_rc_timer_restart(qp);
+		if (!done)
 			break;
 		rc->sq_cur++;
 		if (qp->type == IBV_QPT_UC) {
@@ -322,8 +330,6 @@ void dpv_req_run(struct dpv_qp *qp)
 			continue;
 		}
 		w->state = WQE_PENDING;
-		if (was_idle || !rc->timer_deadline)
-			dpv_rc_timer_restart(qp);
 	}
 }
 
@@ -344,7 +350,7 @@ void dpv_req_retry(struct dpv_qp *qp, uint32_t psn, bool force)
 			break; /* nothing after this was sent */
 		if (w->state == WQE_DONE)
 			continue;
-		if (!found && psn_cmp(psn, w->last_psn) > 0)
+		if (!found && psn_cmp(psn, w->last_psn) > 0 && !is_rd_atomic(w->opcode))
 			continue; /* entirely acknowledged already */
 		if (!found) {
 			found = true;
@@ -372,6 +378,9 @@ void dpv_req_retry(struct dpv_qp *qp, uint32_t psn, bool force)
 					      ? psn_add(w->first_psn, w->read_recv / mtu) : w->first_psn;
 		}
 	}
+	if (getenv("DPVERBS_TRACE_RC"))
+		fprintf(stderr, "dpverbs: qp %#x: go back to %#x: %s, cur %u, req_psn %#x\n", dqp_ib(qp)->qp_num, psn,
+			found ? "found" : "NOT FOUND", rc->sq_cur, rc->req_psn);
 	if (!found)
 		return;
 	dpv_qp_cnt(qp, DPV_CNT_RETRY);

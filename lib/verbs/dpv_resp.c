@@ -5,6 +5,8 @@
  * receive completions and ACK/NAK generation with coalescing.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <endian.h>
 

@@ -6,6 +6,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 
 #include <rte_cycles.h>
@@ -19,17 +22,39 @@ static char g_path[64];
 static uint64_t g_next_tsc;
 static bool g_failed;
 
+/* At exit: stop publishing and remove the file. The mapping stays: an
+ * engine thread may still be inside dpv_stats_publish (process exit unmaps). */
 static void stats_remove(void)
 {
-	if (g_shm) {
-		munmap(g_shm, sizeof(*g_shm));
-		g_shm = NULL;
+	g_failed = true;
+	if (g_shm)
 		unlink(g_path);
+}
+
+/* Remove files left by dpverbs processes that died without exiting. */
+static void stats_sweep(void)
+{
+	DIR *d = opendir("/dev/shm");
+	struct dirent *e;
+	const char *pfx = strrchr(DPV_STATS_PREFIX, '/') + 1;
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, pfx, strlen(pfx)) != 0)
+			continue;
+		int pid = atoi(e->d_name + strlen(pfx));
+		if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) {
+			char path[300];
+			snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
+			unlink(path);
+		}
 	}
+	closedir(d);
 }
 
 static int stats_open(struct dpv_runtime *rt)
 {
+	stats_sweep();
 	snprintf(g_path, sizeof(g_path), DPV_STATS_PREFIX "%d", (int)getpid());
 	int fd = open(g_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)

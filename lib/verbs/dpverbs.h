@@ -64,7 +64,8 @@ struct dpv_hugepage_stats {
  * Initialises dpverbs (and EAL) if needed.
  *
  * @return the allocator, or NULL with errno: ENODEV (dpverbs could not
- *   start), ENOMEM.
+ *   start), EINVAL (socket is neither -1 nor a NUMA socket of this machine),
+ *   ENOMEM.
  */
 struct dpv_hugepage_allocator *dpv_hugepage_allocator_create(int socket);
 
