@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/prctl.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -43,6 +44,13 @@ static void tx_one(struct dpv_qctx *qc, struct rte_mbuf *m)
 
 	rte_spinlock_lock(&qc->tx_lock);
 	n = rte_eth_tx_burst(p->eth_port, qc->qid, &m, 1);
+	/* a full TX ring drains quickly (af_packet hands frames to the kernel,
+	 * memif to the peer): wait a little before dropping, so that one long
+	 * message does not lose its tail */
+	for (unsigned int tries = 0; n != 1 && tries < DPV_TX_RETRIES; tries++) {
+		rte_pause();
+		n = rte_eth_tx_burst(p->eth_port, qc->qid, &m, 1);
+	}
 	rte_spinlock_unlock(&qc->tx_lock);
 	if (n != 1) {
 		dpv_stat_add(&p->stats.drop[DPV_DROP_TX_FULL], 1);
@@ -196,6 +204,17 @@ int dpv_qctx_poll(struct dpv_qctx *qc)
 	return n;
 }
 
+/* The assist thread's poll: does not count as the application polling. */
+static int dpv_qctx_poll_assist(struct dpv_qctx *qc)
+{
+	int n;
+	if (!rte_spinlock_trylock(&qc->rx_lock))
+		return 0;
+	n = qctx_poll_locked(qc);
+	rte_spinlock_unlock(&qc->rx_lock);
+	return n;
+}
+
 int dpv_progress_all(void)
 {
 	struct dpv_runtime *rt = dpv_runtime_peek();
@@ -212,9 +231,12 @@ static void *assist_main(void *arg)
 {
 	struct dpv_runtime *rt = arg;
 	uint64_t idle = rt->tsc_hz / 1000000 * DPV_ASSIST_IDLE_US;
+	uint64_t spin = rt->tsc_hz / 1000000 * DPV_ASSIST_SPIN_US;
 	struct timespec ts = {0, DPV_ASSIST_IDLE_US * 1000};
+	uint64_t last_work = 0;
 
 	pthread_setname_np(pthread_self(), "dpv-assist");
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* sleep as asked, not +50 us */
 	while (!atomic_load(&g_stop)) {
 		uint64_t now = rte_get_tsc_cycles();
 		int busy = 0;
@@ -224,10 +246,17 @@ static void *assist_main(void *arg)
 				uint64_t last = atomic_load_explicit(&qc->last_poll_tsc,
 								     memory_order_relaxed);
 				if (now - last >= idle)
-					busy += dpv_qctx_poll(qc);
+					busy += dpv_qctx_poll_assist(qc);
 			}
-		if (!busy)
+		if (busy)
+			last_work = now;
+		/* keep polling while traffic flows (a peer that only spins on
+		 * memory, as ib_write_lat's target does, still gets its ACKs
+		 * and READ responses at once); sleep once it has been quiet */
+		if (!busy && now - last_work > spin)
 			nanosleep(&ts, NULL);
+		else if (!busy)
+			rte_pause();
 	}
 	return NULL;
 }

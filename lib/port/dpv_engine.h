@@ -5,8 +5,10 @@
  * progress "inline": the application's own calls drive it (ibv_post_send
  * transmits, ibv_poll_cq polls RX on the caller's thread); an assist thread
  * polls contexts nobody has polled for DPV_ASSIST_IDLE_US so that a process
- * blocked elsewhere (TCP, ibv_get_cq_event) still answers ARP, receives and
- * runs timers.
+ * blocked elsewhere (TCP, ibv_get_cq_event, spinning on memory) still answers
+ * ARP, receives, acknowledges and runs timers. It keeps polling while packets
+ * keep coming and sleeps DPV_ASSIST_IDLE_US once nothing arrived for
+ * DPV_ASSIST_SPIN_US.
  * progress "lcore": one EAL lcore per engine context polls it forever.
  */
 #ifndef DPV_ENGINE_H
@@ -15,6 +17,7 @@
 #include "dpv_port.h"
 
 #define DPV_ASSIST_IDLE_US 50
+#define DPV_ASSIST_SPIN_US 200 /* keep polling this long after the last packet */
 
 int dpv_engine_start(struct dpv_runtime *rt);
 /* true when the contexts are driven by service lcores */

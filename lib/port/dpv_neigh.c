@@ -235,6 +235,47 @@ int dpv_neigh_resolve_or_queue(struct dpv_qctx *qc, const uint8_t ip[16], struct
 	return ret;
 }
 
+/* Is ip's MAC known (or ip local)? Starts resolving it if not. */
+bool dpv_neigh_ready(struct dpv_qctx *qc, const uint8_t ip[16])
+{
+	struct dpv_port *p = qc->port;
+	struct dpv_runtime *rt = dpv_runtime_peek();
+	if (rt && rt->conf.sw_loopback && dpv_port_find_local_gid(ip))
+		return true;
+	rte_spinlock_lock(&p->neigh_lock);
+	struct dpv_neigh *n = neigh_find(p, ip);
+	bool ok = n && n->state == DPV_NEIGH_REACHABLE;
+	rte_spinlock_unlock(&p->neigh_lock);
+	if (!ok && !n)
+		dpv_neigh_prefetch(qc, ip);
+	return ok;
+}
+
+/* Start resolving ip now (an address handle or a connected QP's path was
+ * set up), so that the first message does not wait in the pending queue. */
+void dpv_neigh_prefetch(struct dpv_qctx *qc, const uint8_t ip[16])
+{
+	struct dpv_port *p = qc->port;
+	bool ask = false;
+	struct dpv_runtime *rt = dpv_runtime_peek();
+	if (rt && rt->conf.sw_loopback && dpv_port_find_local_gid(ip))
+		return; /* software loopback */
+	rte_spinlock_lock(&p->neigh_lock);
+	if (!neigh_find(p, ip)) {
+		struct dpv_neigh *n = neigh_alloc(p, ip);
+		if (n) {
+			n->state = DPV_NEIGH_INCOMPLETE;
+			n->next_tsc = rte_get_tsc_cycles() + rte_get_tsc_hz() / 1000 * NEIGH_RETRY_MS;
+			n->tries = 1;
+			atomic_fetch_add(&p->neigh_incomplete, 1);
+			ask = true;
+		}
+	}
+	rte_spinlock_unlock(&p->neigh_lock);
+	if (ask)
+		send_request(qc, ip);
+}
+
 void dpv_neigh_timer(struct dpv_qctx *qc)
 {
 	struct dpv_port *p = qc->port;

@@ -218,6 +218,8 @@ int dpv_neigh_rx(struct dpv_qctx *qc, struct rte_mbuf *m); /* 1: consumed, 0: no
 int dpv_neigh_resolve_or_queue(struct dpv_qctx *qc, const uint8_t ip[16], struct rte_mbuf *m,
 			       uint8_t mac_out[6]); /* 1: mac_out valid, 0: queued, <0 dropped */
 void dpv_neigh_timer(struct dpv_qctx *qc);
+void dpv_neigh_prefetch(struct dpv_qctx *qc, const uint8_t ip[16]);
+bool dpv_neigh_ready(struct dpv_qctx *qc, const uint8_t ip[16]);
 void dpv_port_tx_raw(struct dpv_qctx *qc, struct rte_mbuf *m); /* send as is, consumes */
 
 /* Map an Ethernet MTU to the IB MTU enum (1..5) the port can carry. */

@@ -61,8 +61,13 @@ void dpv_comp_wqe_done(struct dpv_qp *qp, struct dpv_send_wqe *w, enum ibv_wc_st
 	}
 	if (sq_slot(rc, rc->sq_head) == w)
 		rc->sq_head++;
-	if (rc->sq_cur - rc->sq_head > rc->sq_tail - rc->sq_head)
+	if (rc->sq_cur - rc->sq_head > rc->sq_tail - rc->sq_head) {
+		/* a rewound WQE was acknowledged before it was resent: the send
+		 * cursor and the next PSN move past it (never reuse its PSNs) */
 		rc->sq_cur = rc->sq_head;
+	}
+	if (st == IBV_WC_SUCCESS && w->npkts && psn_cmp(psn_add(w->last_psn, 1), rc->req_psn) > 0)
+		rc->req_psn = psn_add(w->last_psn, 1);
 	if (rc->sqd_pending && rc->sq_head == rc->sq_cur) {
 		rc->sqd_pending = false;
 		struct ibv_async_event ev = {.event_type = IBV_EVENT_SQ_DRAINED};
@@ -115,6 +120,24 @@ void dpv_rc_timer_restart(struct dpv_qp *qp)
 	rc->timer_deadline = c ? rte_get_tsc_cycles() + c : 0;
 }
 
+/*
+ * Tail-loss probe: when nothing was acknowledged for probe_cycles (500 us,
+ * doubling while nothing moves, reset by progress), go back to the oldest
+ * unacknowledged PSN. This recovers a lost last packet or lost ACK long
+ * before the QP's ACK timeout (often tens of ms), and unlike that timeout it
+ * does not count against retry_cnt: IBA's timer keeps running on its own.
+ */
+void dpv_rc_probe_restart(struct dpv_qp *qp, bool reset)
+{
+	struct dpv_rc *rc = qp->rc;
+	uint64_t base = rte_get_tsc_hz() / 1000000 * DPV_RC_PROBE_US;
+	if (reset || !rc->probe_cycles)
+		rc->probe_cycles = base;
+	else if (rc->probe_cycles < base << 10)
+		rc->probe_cycles <<= 1;
+	rc->probe_deadline = rte_get_tsc_cycles() + rc->probe_cycles;
+}
+
 /* IBA 9.7.5.2.8 table 45: RNR NAK timer field -> microseconds */
 static const uint32_t rnr_us[32] = {
 	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920,
@@ -122,14 +145,21 @@ static const uint32_t rnr_us[32] = {
 	163840, 245760, 327680, 491520,
 };
 
-static void comp_progress(struct dpv_qp *qp)
+/* The oldest outstanding PSN moved from old to comp_psn. */
+static void comp_progress(struct dpv_qp *qp, uint32_t old)
 {
 	struct dpv_rc *rc = qp->rc;
 	rc->retry_left = qp->attr.retry_cnt;
-	if (psn_cmp(rc->req_psn, rc->comp_psn) > 0)
+	/* additive increase */
+	uint32_t acked = (uint32_t)RTE_MAX(psn_cmp(rc->comp_psn, old), 0);
+	rc->cwnd = RTE_MIN(rc->cwnd + acked / 8 + 1, (uint32_t)DPV_RC_WINDOW);
+	if (psn_cmp(rc->req_psn, rc->comp_psn) > 0) {
 		dpv_rc_timer_restart(qp);
-	else
+		dpv_rc_probe_restart(qp, true);
+	} else {
 		rc->timer_deadline = 0;
+		rc->probe_deadline = 0;
+	}
 }
 
 /* An ACK (or the AETH of a response) for everything up to psn. */
@@ -137,6 +167,7 @@ static void do_ack(struct dpv_qp *qp, uint32_t psn)
 {
 	struct dpv_rc *rc = qp->rc;
 	bool moved = false;
+	uint32_t old = rc->comp_psn;
 	/* WQEs rewound by a retry (SENDING) were all sent once: an ACK past
 	 * their last PSN completes them too; POSTED ones were never sent */
 	while (rc->sq_head != rc->sq_tail) {
@@ -164,7 +195,7 @@ static void do_ack(struct dpv_qp *qp, uint32_t psn)
 		moved = true;
 	}
 	if (moved)
-		comp_progress(qp);
+		comp_progress(qp, old);
 }
 
 static void read_resp(struct dpv_qp *qp, struct dpv_pkt_info *pi, const uint8_t *frame)
@@ -212,13 +243,14 @@ static void read_resp(struct dpv_qp *qp, struct dpv_pkt_info *pi, const uint8_t 
 		dpv_rc_error(qp, w, IBV_WC_BAD_RESP_ERR);
 		return;
 	}
+	uint32_t old = rc->comp_psn;
 	dpv_sge_copy_in(w->sge, w->num_sge, w->read_recv, frame + pi->payload_off, pi->payload_len);
 	w->read_recv += pi->payload_len;
 	if (last) {
 		rc->comp_psn = psn_add(w->last_psn, 1);
 		dpv_comp_wqe_done(qp, w, IBV_WC_SUCCESS);
 	}
-	comp_progress(qp);
+	comp_progress(qp, old);
 }
 
 static void atomic_ack(struct dpv_qp *qp, struct dpv_pkt_info *pi)
@@ -237,10 +269,11 @@ static void atomic_ack(struct dpv_qp *qp, struct dpv_pkt_info *pi)
 		return;
 	}
 	uint64_t orig = pi->atmack_orig;
+	uint32_t old = rc->comp_psn;
 	dpv_sge_copy_in(w->sge, w->num_sge, 0, &orig, 8);
 	rc->comp_psn = psn_add(w->first_psn, 1);
 	dpv_comp_wqe_done(qp, w, IBV_WC_SUCCESS);
-	comp_progress(qp);
+	comp_progress(qp, old);
 }
 
 static struct dpv_send_wqe *wqe_of_psn(struct dpv_qp *qp, uint32_t psn)
@@ -277,6 +310,7 @@ static void nak(struct dpv_qp *qp, struct dpv_pkt_info *pi)
 		rc->rnr_deadline = rte_get_tsc_cycles() +
 				   (uint64_t)rnr_us[syn & 0x1f] * rte_get_tsc_hz() / 1000000;
 		rc->timer_deadline = 0;
+		rc->probe_deadline = 0;
 		return;
 	}
 	dpv_qp_cnt(qp, DPV_CNT_NAK_RCVD);
@@ -337,8 +371,15 @@ void dpv_comp_timers(struct dpv_qp *qp, uint64_t now)
 	struct dpv_rc *rc = qp->rc;
 	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_SQD)
 		return;
+	if (rc->neigh_wait) {
+		rc->neigh_wait = false;
+		dpv_req_run(qp); /* sets neigh_wait again if still unresolved */
+	}
+	if (qp->type == IBV_QPT_UC)
+		return; /* no acknowledgements, no retransmission */
 	if (rc->rnr_deadline && now >= rc->rnr_deadline) {
 		rc->rnr_deadline = 0;
+		dpv_rc_timer_restart(qp);
 		dpv_req_retry(qp, rc->rnr_psn, true);
 		return;
 	}
@@ -356,10 +397,21 @@ void dpv_comp_timers(struct dpv_qp *qp, uint64_t now)
 		}
 		rc->retry_left--;
 		rc->rd_wait = false;
+		dpv_rc_timer_restart(qp);
 		if (getenv("DPVERBS_TRACE_RC"))
 			fprintf(stderr, "dpverbs: qp %#x: timeout, retry from %#x (req_psn %#x, left %u, head %u cur %u tail %u)\n",
 				dqp_ib(qp)->qp_num, rc->comp_psn, rc->req_psn, rc->retry_left, rc->sq_head, rc->sq_cur,
 				rc->sq_tail);
+		dpv_req_retry(qp, rc->comp_psn, true);
+		return;
+	}
+	if (rc->probe_deadline && now >= rc->probe_deadline) {
+		if (psn_cmp(rc->req_psn, rc->comp_psn) <= 0 && rc->sq_head == rc->sq_cur) {
+			rc->probe_deadline = 0;
+			return;
+		}
+		dpv_rc_probe_restart(qp, false);
+		rc->rd_wait = false;
 		dpv_req_retry(qp, rc->comp_psn, true);
 	}
 }

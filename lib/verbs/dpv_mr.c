@@ -340,6 +340,7 @@ DPV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr 
 	ah->ip_ver = d4 ? 4 : 6;
 	atomic_fetch_add(&ah->pd->users, 1);
 	atomic_fetch_add(&g_n_ahs, 1);
+	dpv_neigh_prefetch(&p->qctx[0], ah->dgid); /* resolve the MAC now */
 	return &ah->ibah;
 }
 

@@ -612,8 +612,11 @@ DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ib, struct ibv_qp_attr *attr, int ma
 		q->port_num = attr->port_num;
 	if (mask & IBV_QP_ACCESS_FLAGS)
 		q->qp_access_flags = attr->qp_access_flags;
-	if (mask & IBV_QP_AV)
+	if (mask & IBV_QP_AV) {
 		q->ah_attr = attr->ah_attr;
+		if (qp->rc)
+			qp->rc->path_ok = false;
+	}
 	if (mask & IBV_QP_PATH_MTU)
 		q->path_mtu = attr->path_mtu;
 	if (mask & IBV_QP_DEST_QPN)
@@ -653,10 +656,13 @@ DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ib, struct ibv_qp_attr *attr, int ma
 		if (qp->rc && to == IBV_QPS_RTR && cur == IBV_QPS_INIT) {
 			qp->rc->epsn = q->rq_psn;
 			qp->rc->msn = 0;
+			/* resolve the peer's MAC now, as a RoCE NIC's driver does */
+			dpv_neigh_prefetch(qp->qc, q->ah_attr.grh.dgid.raw);
 		}
 		if (qp->rc && to == IBV_QPS_RTS && cur == IBV_QPS_RTR) {
 			qp->rc->req_psn = q->sq_psn;
 			qp->rc->comp_psn = q->sq_psn;
+			qp->rc->cwnd = DPV_RC_WINDOW;
 			qp->rc->last_retry_psn = 0xffffffff;
 		}
 		if (qp->rc && to == IBV_QPS_RTS) {

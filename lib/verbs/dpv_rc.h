@@ -14,6 +14,8 @@
 #include "dpv_verbs.h"
 
 #define DPV_RC_WINDOW 256         /* max un-acknowledged request packets */
+#define DPV_RC_WINDOW_MIN 8       /* congestion window floor */
+#define DPV_RC_PROBE_US 500       /* first tail-loss probe after no progress */
 #define DPV_RC_ACKREQ_EVERY 32    /* ask for an ACK at least this often */
 #define DPV_MAX_RD_ATOMIC 16      /* saved READ/ATOMIC responder resources */
 #define DPV_MAX_RD_ATOMIC_DEV 16  /* max_qp_rd_atom reported by the device */
@@ -72,13 +74,19 @@ struct dpv_rc {
 	uint32_t sq_head, sq_cur, sq_tail; /* oldest / next to send / next free */
 	/* ---- requester ---- */
 	uint32_t req_psn;        /* next PSN to send */
+	uint32_t cwnd;           /* packets allowed in flight: AIMD between
+				  * DPV_RC_WINDOW_MIN and DPV_RC_WINDOW */
 	uint32_t rd_outstanding; /* READ/ATOMIC in flight */
 	bool sqd_pending;        /* SQ_DRAINED to raise when empty */
+	bool path_ok;            /* the peer's MAC is known: requests may go */
+	bool neigh_wait;         /* waiting for it (timer scan re-runs us) */
 	/* ---- completer ---- */
 	uint32_t comp_psn;       /* oldest un-acknowledged PSN */
 	uint8_t retry_left, rnr_left;
 	uint64_t timer_deadline; /* retransmission timer (tsc), 0 = off */
 	uint64_t rnr_deadline;   /* RNR wait (tsc), 0 = off */
+	uint64_t probe_deadline; /* tail-loss probe (tsc), 0 = off */
+	uint64_t probe_cycles;   /* its current interval (doubles, reset on progress) */
 	uint32_t rnr_psn;
 	uint32_t last_retry_psn; /* throttle out-of-order read retries */
 	bool rd_wait;            /* after a READ gap retry: ignore responses ... */
@@ -143,6 +151,7 @@ void dpv_req_run(struct dpv_qp *qp);
  * progress in between is ignored, so that duplicate ACKs and NAKs of one
  * loss do not resend the window again and again. */
 void dpv_req_retry(struct dpv_qp *qp, uint32_t psn, bool force);
+void dpv_rc_probe_restart(struct dpv_qp *qp, bool reset);
 uint32_t dpv_qp_mtu(const struct dpv_qp *qp);
 /* Build and send one packet of this QP to its peer (payload from SGEs). */
 int dpv_rc_xmit(struct dpv_qp *qp, struct dpv_pkt_build *b, const struct ibv_sge *sge, uint32_t nsge,

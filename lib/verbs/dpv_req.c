@@ -5,8 +5,11 @@
  * WQEs get their PSN range when first started; a retry rewinds the send
  * cursor to the WQE holding the PSN to resend and restarts it at the packet
  * of that PSN (go-back-N), so retransmitted packets carry their original
- * PSNs. At most DPV_RC_WINDOW request packets are un-acknowledged and at
- * most max_rd_atomic READ/ATOMIC requests are outstanding.
+ * PSNs. At most cwnd request packets are un-acknowledged (an AIMD window:
+ * halved on a loss, a quarter after a timeout, grown as ACKs arrive, between
+ * DPV_RC_WINDOW_MIN and DPV_RC_WINDOW: go-back-N must not resend more than
+ * a lossy path can carry) and at most max_rd_atomic READ/ATOMIC requests are
+ * outstanding.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -179,7 +182,7 @@ static bool is_rd_atomic(enum ibv_wr_opcode op)
 
 static bool window_full(struct dpv_rc *rc)
 {
-	return psn_cmp(rc->req_psn, psn_add(rc->comp_psn, DPV_RC_WINDOW)) >= 0;
+	return psn_cmp(rc->req_psn, psn_add(rc->comp_psn, rc->cwnd)) >= 0;
 }
 
 /* Start a WQE: check local access and give it its PSN range. Returns a
@@ -271,7 +274,11 @@ static bool wqe_send(struct dpv_qp *qp, struct dpv_send_wqe *w)
 		dpv_rc_build_init(qp, &b, req_opcode(qp, w->opcode, first, last), w->next_psn);
 		b.se = last && (w->send_flags & IBV_SEND_SOLICITED);
 		b.xrc_srqn = w->remote_srqn;
-		b.ackreq = !uc && (last || ((pkt_idx + 1) % DPV_RC_ACKREQ_EVERY) == 0);
+		/* ask for an ACK at the end of a message, every DPV_RC_ACKREQ_EVERY
+		 * packets, and on the last packet the window allows (else a
+		 * resent window of duplicates might draw no ACK at all) */
+		bool win_last = !uc && psn_cmp(psn_add(w->next_psn, 1), psn_add(rc->comp_psn, rc->cwnd)) >= 0;
+		b.ackreq = !uc && (last || win_last || ((pkt_idx + 1) % DPV_RC_ACKREQ_EVERY) == 0);
 		if (first && (w->opcode == IBV_WR_RDMA_WRITE || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)) {
 			b.reth_va = w->remote_addr;
 			b.reth_rkey = w->rkey;
@@ -298,9 +305,21 @@ void dpv_req_run(struct dpv_qp *qp)
 		return;
 	if (rc->rnr_deadline)
 		return; /* waiting out an RNR NAK */
+	if (!rc->path_ok && rc->sq_cur != rc->sq_tail) {
+		/* hold requests until ARP/ND has answered rather than overflow
+		 * the neighbour's pending queue (a UC message would be lost) */
+		if (!dpv_neigh_ready(qp->qc, qp->attr.ah_attr.grh.dgid.raw)) {
+			rc->neigh_wait = true;
+			return;
+		}
+		rc->path_ok = true;
+	}
 	while (rc->sq_cur != rc->sq_tail) {
 		struct dpv_send_wqe *w = sq_slot(rc, rc->sq_cur);
-		if (qp->type != IBV_QPT_UC && window_full(rc))
+		/* a READ asked again for its missing part is one request packet
+		 * whatever PSNs its responses take: the window does not hold it */
+		bool resume_rd = w->state == WQE_SENDING && is_rd_atomic(w->opcode);
+		if (qp->type != IBV_QPT_UC && !resume_rd && window_full(rc))
 			break;
 		if (w->state == WQE_POSTED) {
 			if (qp->state == IBV_QPS_SQD)
@@ -322,6 +341,8 @@ void dpv_req_run(struct dpv_qp *qp)
 		/* the retransmission timer runs whenever requests are out */
 		if (qp->type != IBV_QPT_UC && !rc->timer_deadline)
 			dpv_rc_timer_restart(qp);
+		if (qp->type != IBV_QPT_UC && !rc->probe_deadline)
+			dpv_rc_probe_restart(qp, true);
 		if (!done)
 			break;
 		rc->sq_cur++;
@@ -342,6 +363,8 @@ void dpv_req_retry(struct dpv_qp *qp, uint32_t psn, bool force)
 	rc->retried = true;
 	rc->retry_psn = psn;
 	rc->retry_comp_psn = rc->comp_psn;
+	/* multiplicative decrease: once per loss event */
+	rc->cwnd = RTE_MAX(force ? rc->cwnd / 4 : rc->cwnd / 2, (uint32_t)DPV_RC_WINDOW_MIN);
 	uint32_t mtu = dpv_qp_mtu(qp);
 	bool found = false;
 	for (uint32_t i = rc->sq_head; i != rc->sq_tail; i++) {
@@ -384,7 +407,8 @@ void dpv_req_retry(struct dpv_qp *qp, uint32_t psn, bool force)
 	if (!found)
 		return;
 	dpv_qp_cnt(qp, DPV_CNT_RETRY);
-	dpv_rc_timer_restart(qp);
+	if (!rc->timer_deadline)
+		dpv_rc_timer_restart(qp);
 	dpv_req_run(qp);
 }
 

@@ -188,6 +188,9 @@ static void duplicate(struct dpv_qp *qp, struct dpv_pkt_info *pi)
 				return;
 			}
 		}
+		if (getenv("DPVERBS_TRACE_RC"))
+			fprintf(stderr, "dpverbs: resp qp %#x: duplicate atomic psn %#x: no saved result (epsn %#x)\n",
+				dqp_ib(qp)->qp_num, pi->psn, rc->epsn);
 		return;
 	}
 	/* SEND/WRITE: re-acknowledge what we have (IBA 9.9.2.1), but only for

@@ -315,7 +315,7 @@ void dpv_td_progress(struct dpv_td *td)
 		return;
 	td->next_timer_tsc = now + rte_get_tsc_hz() / 100000;
 	for (struct dpv_qp *qp = td->conn; qp; qp = qp->td_next)
-		if (qp->type == IBV_QPT_RC || qp->type == IBV_QPT_XRC_SEND)
+		if (qp->type != IBV_QPT_XRC_RECV)
 			dpv_comp_timers(qp, now);
 }
 
@@ -340,7 +340,7 @@ void dpv_transport_poll(struct dpv_qctx *qc)
 		return;
 	rte_spinlock_lock(&g_conn_lock);
 	for (struct dpv_qp *qp = g_conn_list; qp; qp = qp->timer_next) {
-		if (qp->qc != qc || qp->lockless || (qp->type != IBV_QPT_RC && qp->type != IBV_QPT_XRC_SEND))
+		if (qp->qc != qc || qp->lockless || qp->type == IBV_QPT_XRC_RECV)
 			continue;
 		if (!qp_trylock(qp))
 			continue;

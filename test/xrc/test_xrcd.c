@@ -290,6 +290,7 @@ static void test_close_busy(void)
 		CHECK(n != 0 && n <= 0xffffff, "SRQ number is 24-bit and non-zero: %u", n);
 		CHECK_EQ(ibv_close_xrcd(h), EBUSY, "close with an XRC SRQ: EBUSY");
 		CHECK_EQ(ibv_close_xrcd(h), EBUSY, "close with an XRC SRQ again: EBUSY");
+		CHECK_EQ(ibv_destroy_cq(cq0), EBUSY, "destroy the XRC SRQ's CQ: EBUSY");
 		/* intact: the handle is usable and the domain reachable */
 		struct ibv_srq *s2 = xrc_srq_new(ctx0, pd0, cq0, h, 8, 1);
 		CHECK(s2 != NULL, "handle usable after EBUSY: another SRQ");
