@@ -235,20 +235,22 @@ static void read_resp(struct dpv_qp *qp, struct dpv_pkt_info *pi, const uint8_t 
 		return;
 	}
 	rc->rd_wait = false;
-	uint8_t op = pi->opcode & 0x1f;
-	bool last = op == DPV_OPC_READ_RESP_LAST || op == DPV_OPC_READ_RESP_ONLY;
+	/* every response carries one MTU but the last of the READ (IBA
+	 * 9.7.5.1.5); FIRST/LAST mark the request's range, which may be a part */
 	uint32_t left = w->length - w->read_recv;
-	uint32_t want = last ? left : mtu;
-	if (pi->payload_len != want || (!last && left <= mtu)) {
+	uint32_t want = left < mtu ? left : mtu;
+	if (pi->payload_len != want) {
 		dpv_rc_error(qp, w, IBV_WC_BAD_RESP_ERR);
 		return;
 	}
 	uint32_t old = rc->comp_psn;
 	dpv_sge_copy_in(w->sge, w->num_sge, w->read_recv, frame + pi->payload_off, pi->payload_len);
 	w->read_recv += pi->payload_len;
-	if (last) {
+	if (w->read_recv >= w->length) {
 		rc->comp_psn = psn_add(w->last_psn, 1);
 		dpv_comp_wqe_done(qp, w, IBV_WC_SUCCESS);
+	} else if (w->read_recv >= w->rd_chunk_end) {
+		dpv_req_read_more(qp, w); /* the part asked for is in */
 	}
 	comp_progress(qp, old);
 }

@@ -56,6 +56,7 @@ struct dpv_send_wqe {
 	uint32_t next_off;       /* requester: next byte to send */
 	uint32_t next_psn;
 	uint32_t read_recv;      /* READ: bytes of response received */
+	uint32_t rd_chunk_end;   /* READ: end of the range asked for last */
 	struct ibv_sge sge[];    /* then the inline data */
 };
 
@@ -146,6 +147,7 @@ static inline struct dpv_send_wqe *sq_slot(struct dpv_rc *rc, uint32_t i)
 int dpv_rc_init(struct dpv_qp *qp, bool has_sq, struct dpv_bufs *bs);
 int dpv_rc_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 void dpv_req_run(struct dpv_qp *qp);
+void dpv_req_read_more(struct dpv_qp *qp, struct dpv_send_wqe *w);
 /* Go back to psn. force: the retry timer or an RNR wait expired; otherwise
  * (NAK, implied NAK, read gap) a second go-back to the same PSN without
  * progress in between is ignored, so that duplicate ACKs and NAKs of one

@@ -239,6 +239,16 @@ static bool wqe_send(struct dpv_qp *qp, struct dpv_send_wqe *w)
 
 	if (w->opcode == IBV_WR_RDMA_READ) {
 		uint32_t left = w->length - w->next_off;
+		/* Part of the READ has arrived, so the responder executed it and
+		 * this is a duplicate: ask only for what the window carries, the
+		 * rest when that is in (a lossy path must not get the whole
+		 * remainder of a large READ again and again). A READ nothing of
+		 * which arrived is asked for whole: if its first request was lost
+		 * the responder executes this one and numbers its responses from
+		 * this length (IBA 9.7.4.1.4), which must match ours. */
+		if (w->next_off && left > rc->cwnd * mtu)
+			left = rc->cwnd * mtu;
+		w->rd_chunk_end = w->next_off + left;
 		dpv_rc_build_init(qp, &b, req_opcode(qp, w->opcode, true, true), w->next_psn);
 		b.ackreq = true;
 		b.xrc_srqn = w->remote_srqn;
@@ -293,6 +303,26 @@ static bool wqe_send(struct dpv_qp *qp, struct dpv_send_wqe *w)
 		if (last)
 			return true;
 	}
+}
+
+/* Ask for the next part of a READ fetched in parts after a loss (see
+ * wqe_send): one request packet, the send cursor does not move. */
+void dpv_req_read_more(struct dpv_qp *qp, struct dpv_send_wqe *w)
+{
+	struct dpv_rc *rc = qp->rc;
+	uint32_t mtu = dpv_qp_mtu(qp);
+	struct dpv_pkt_build b;
+	uint32_t left = w->length - w->read_recv;
+	if (left > rc->cwnd * mtu)
+		left = rc->cwnd * mtu;
+	w->rd_chunk_end = w->read_recv + left;
+	dpv_rc_build_init(qp, &b, req_opcode(qp, w->opcode, true, true), psn_add(w->first_psn, w->read_recv / mtu));
+	b.ackreq = true;
+	b.xrc_srqn = w->remote_srqn;
+	b.reth_va = w->remote_addr + w->read_recv;
+	b.reth_rkey = w->rkey;
+	b.reth_len = left;
+	dpv_rc_xmit(qp, &b, NULL, 0, 0, 0, NULL);
 }
 
 /* Must hold qp->lock. */
