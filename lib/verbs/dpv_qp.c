@@ -867,7 +867,8 @@ static int post_recv_ring(uint8_t *ring, uint32_t wqe_size, uint32_t size, uint3
 	struct dpv_recv_wqe *w = rq_slot(ring, wqe_size, size, *tail);
 	w->wr_id = wr->wr_id;
 	w->num_sge = (uint32_t)wr->num_sge;
-	memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(struct ibv_sge));
+	if (wr->num_sge)
+		memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(struct ibv_sge));
 	(*tail)++;
 	return 0;
 }

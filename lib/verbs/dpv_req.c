@@ -533,7 +533,8 @@ int dpv_rc_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 			w->sge[0].lkey = 0;
 			w->num_sge = 1;
 		} else {
-			memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(struct ibv_sge));
+			if (wr->num_sge)
+				memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(struct ibv_sge));
 			w->num_sge = (uint32_t)wr->num_sge;
 		}
 		w->state = WQE_POSTED;

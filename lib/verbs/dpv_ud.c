@@ -82,6 +82,8 @@ int dpv_ud_send_one(struct dpv_qp *qp, struct ibv_send_wr *wr)
 	}
 	uint32_t off = dpv_pkt_build_hdrs(f, &b, len);
 	for (uint32_t i = 0; i < nsge; i++) {
+		if (!wr->sg_list[i].length)
+			continue;
 		memcpy(f + off, (const void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length);
 		off += wr->sg_list[i].length;
 	}
