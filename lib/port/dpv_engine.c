@@ -186,7 +186,9 @@ static int qctx_poll_locked(struct dpv_qctx *qc)
 		rx_one(qc, pkts[i], true);
 	}
 	total += n;
-	dpv_fault_flush(qc);
+	struct rte_mbuf *held = dpv_fault_take_held(qc);
+	if (held)
+		rx_one(qc, held, false);
 	dpv_neigh_timer(qc);
 	if (g_poll_fn)
 		g_poll_fn(qc);

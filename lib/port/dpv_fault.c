@@ -145,7 +145,10 @@ bool dpv_fault_tx(struct dpv_qctx *qc, struct rte_mbuf **m, struct rte_mbuf **du
 }
 bool dpv_fault_rx(struct dpv_qctx *qc, struct rte_mbuf **m) { return apply(qc, m, false, NULL); }
 
-void dpv_fault_flush(struct dpv_qctx *qc)
+struct rte_mbuf *dpv_fault_take_held(struct dpv_qctx *qc)
 {
-	(void)qc; /* held frames are released by the next received frame */
+	struct rte_mbuf **h = &g_held[qc->port->index][qc->qid];
+	struct rte_mbuf *m = *h;
+	*h = NULL;
+	return m;
 }

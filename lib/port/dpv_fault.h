@@ -31,8 +31,9 @@ bool dpv_fault_enabled(void);
 bool dpv_fault_tx(struct dpv_qctx *qc, struct rte_mbuf **m, struct rte_mbuf **dup);
 /* Returns true if the frame was consumed (held back to reorder). */
 bool dpv_fault_rx(struct dpv_qctx *qc, struct rte_mbuf **m);
-/* Release frames held back for reordering. */
-void dpv_fault_flush(struct dpv_qctx *qc);
+/* The frame held back for reordering, if any (delivered after the burst it
+ * was taken from, so a reordered frame is late by at most one burst). */
+struct rte_mbuf *dpv_fault_take_held(struct dpv_qctx *qc);
 const struct dpv_fault_stats *dpv_fault_stats(void);
 
 #endif

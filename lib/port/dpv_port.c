@@ -67,6 +67,7 @@ const char *const dpv_cnt_names[DPV_CNT_NR] = {
 	[DPV_CNT_NAK_SENT] = "nak_sent",
 	[DPV_CNT_NAK_RCVD] = "nak_rcvd",
 	[DPV_CNT_DUP_RESP] = "duplicate_response",
+	[DPV_CNT_PROBE] = "tail_loss_probe",
 };
 
 static struct dpv_runtime g_rt;
@@ -256,8 +257,9 @@ static int eal_up(struct dpv_runtime *rt)
 	argv[argc++] = lcores;
 	if (!c->huge)
 		argv[argc++] = (char *)"--no-huge";
-	if (c->memory_mb) {
-		snprintf(mem, sizeof(mem), "-m%u", c->memory_mb);
+	if (c->memory_mb || !c->huge) {
+		/* without hugepages EAL reserves only 64 MiB unless told */
+		snprintf(mem, sizeof(mem), "-m%u", c->memory_mb ? c->memory_mb : 512);
 		argv[argc++] = mem;
 	}
 	snprintf(loglvl, sizeof(loglvl), "--log-level=%d", c->log_level);

@@ -69,6 +69,7 @@ enum dpv_cnt {
 	DPV_CNT_NAK_SENT,         /* NAK invalid request / remote access / op */
 	DPV_CNT_NAK_RCVD,
 	DPV_CNT_DUP_RESP,         /* duplicate or unexpected responses dropped */
+	DPV_CNT_PROBE,            /* tail-loss probes (go-back without a timeout) */
 	DPV_CNT_NR,
 };
 extern const char *const dpv_cnt_names[DPV_CNT_NR];

@@ -121,7 +121,7 @@ void dpv_rc_timer_restart(struct dpv_qp *qp)
 }
 
 /*
- * Tail-loss probe: when nothing was acknowledged for probe_cycles (500 us,
+ * Tail-loss probe: when nothing was acknowledged for probe_cycles (1 ms,
  * doubling while nothing moves, reset by progress), go back to the oldest
  * unacknowledged PSN. This recovers a lost last packet or lost ACK long
  * before the QP's ACK timeout (often tens of ms), and unlike that timeout it
@@ -180,7 +180,7 @@ static void do_ack(struct dpv_qp *qp, uint32_t psn)
 			 * READ/ATOMIC response is missing: resend from it */
 			if (psn_cmp(psn, w->last_psn) >= 0) {
 				uint32_t mtu = dpv_qp_mtu(qp);
-				dpv_req_retry(qp, psn_add(w->first_psn, w->read_recv / mtu), false);
+				dpv_req_retry(qp, psn_add(w->first_psn, w->read_recv / mtu), false, false);
 				return;
 			}
 			break;
@@ -231,7 +231,7 @@ static void read_resp(struct dpv_qp *qp, struct dpv_pkt_info *pi, const uint8_t 
 		 * responder replays from expect */
 		rc->rd_wait = true;
 		rc->rd_wait_psn = expect;
-		dpv_req_retry(qp, expect, true);
+		dpv_req_retry(qp, expect, true, false);
 		return;
 	}
 	rc->rd_wait = false;
@@ -319,7 +319,7 @@ static void nak(struct dpv_qp *qp, struct dpv_pkt_info *pi)
 	if (syn == AETH_NAK_PSN_SEQ) {
 		dpv_qp_cnt(qp, DPV_CNT_SEQ_NAK_RCVD);
 		if (psn_cmp(pi->psn, rc->req_psn) < 0)
-			dpv_req_retry(qp, pi->psn, false);
+			dpv_req_retry(qp, pi->psn, false, false);
 		return;
 	}
 	struct dpv_send_wqe *w = wqe_of_psn(qp, pi->psn);
@@ -382,7 +382,7 @@ void dpv_comp_timers(struct dpv_qp *qp, uint64_t now)
 	if (rc->rnr_deadline && now >= rc->rnr_deadline) {
 		rc->rnr_deadline = 0;
 		dpv_rc_timer_restart(qp);
-		dpv_req_retry(qp, rc->rnr_psn, true);
+		dpv_req_retry(qp, rc->rnr_psn, true, false);
 		return;
 	}
 	if (rc->timer_deadline && now >= rc->timer_deadline) {
@@ -404,7 +404,7 @@ void dpv_comp_timers(struct dpv_qp *qp, uint64_t now)
 			fprintf(stderr, "dpverbs: qp %#x: timeout, retry from %#x (req_psn %#x, left %u, head %u cur %u tail %u)\n",
 				dqp_ib(qp)->qp_num, rc->comp_psn, rc->req_psn, rc->retry_left, rc->sq_head, rc->sq_cur,
 				rc->sq_tail);
-		dpv_req_retry(qp, rc->comp_psn, true);
+		dpv_req_retry(qp, rc->comp_psn, true, false);
 		return;
 	}
 	if (rc->probe_deadline && now >= rc->probe_deadline) {
@@ -414,6 +414,6 @@ void dpv_comp_timers(struct dpv_qp *qp, uint64_t now)
 		}
 		dpv_rc_probe_restart(qp, false);
 		rc->rd_wait = false;
-		dpv_req_retry(qp, rc->comp_psn, true);
+		dpv_req_retry(qp, rc->comp_psn, true, true);
 	}
 }

@@ -15,7 +15,7 @@
 
 #define DPV_RC_WINDOW 256         /* max un-acknowledged request packets */
 #define DPV_RC_WINDOW_MIN 8       /* congestion window floor */
-#define DPV_RC_PROBE_US 500       /* first tail-loss probe after no progress */
+#define DPV_RC_PROBE_US 1000      /* first tail-loss probe after no progress */
 #define DPV_RC_ACKREQ_EVERY 32    /* ask for an ACK at least this often */
 #define DPV_MAX_RD_ATOMIC 16      /* saved READ/ATOMIC responder resources */
 #define DPV_MAX_RD_ATOMIC_DEV 16  /* max_qp_rd_atom reported by the device */
@@ -152,7 +152,7 @@ void dpv_req_read_more(struct dpv_qp *qp, struct dpv_send_wqe *w);
  * (NAK, implied NAK, read gap) a second go-back to the same PSN without
  * progress in between is ignored, so that duplicate ACKs and NAKs of one
  * loss do not resend the window again and again. */
-void dpv_req_retry(struct dpv_qp *qp, uint32_t psn, bool force);
+void dpv_req_retry(struct dpv_qp *qp, uint32_t psn, bool force, bool probe);
 void dpv_rc_probe_restart(struct dpv_qp *qp, bool reset);
 uint32_t dpv_qp_mtu(const struct dpv_qp *qp);
 /* Build and send one packet of this QP to its peer (payload from SGEs). */

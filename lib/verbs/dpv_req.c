@@ -385,7 +385,7 @@ void dpv_req_run(struct dpv_qp *qp)
 }
 
 /* Go back to psn (oldest PSN to resend). Must hold qp->lock. */
-void dpv_req_retry(struct dpv_qp *qp, uint32_t psn, bool force)
+void dpv_req_retry(struct dpv_qp *qp, uint32_t psn, bool force, bool probe)
 {
 	struct dpv_rc *rc = qp->rc;
 	if (!force && rc->retried && rc->retry_psn == psn && rc->retry_comp_psn == rc->comp_psn)
@@ -436,7 +436,7 @@ void dpv_req_retry(struct dpv_qp *qp, uint32_t psn, bool force)
 			found ? "found" : "NOT FOUND", rc->sq_cur, rc->req_psn);
 	if (!found)
 		return;
-	dpv_qp_cnt(qp, DPV_CNT_RETRY);
+	dpv_qp_cnt(qp, probe ? DPV_CNT_PROBE : DPV_CNT_RETRY);
 	if (!rc->timer_deadline)
 		dpv_rc_timer_restart(qp);
 	dpv_req_run(qp);

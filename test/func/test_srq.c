@@ -118,6 +118,8 @@ int main(void)
 	CHECK_EQ(ibv_destroy_srq(srq), 0, "destroy SRQ after its QPs");
 	ibv_dereg_mr(smr);
 	ibv_dereg_mr(rmr);
+	free(sbuf);
+	free(rbuf);
 	rc_side_close(&A);
 	rc_side_close(&B);
 	return func_finish();
