@@ -131,6 +131,12 @@ static json_t *to_json(const struct dpv_stats_shm *s)
 		json_object_set_new(jp, "tx_bytes", json_integer((json_int_t)p->tx_bytes));
 		json_object_set_new(jp, "rx_roce", json_integer((json_int_t)p->rx_roce));
 		json_object_set_new(jp, "tx_roce", json_integer((json_int_t)p->tx_roce));
+		json_object_set_new(jp, "rx_loopback", json_integer((json_int_t)p->rx_loopback));
+		json_object_set_new(jp, "tx_loopback", json_integer((json_int_t)p->tx_loopback));
+		json_object_set_new(jp, "arp_rx", json_integer((json_int_t)p->arp_rx));
+		json_object_set_new(jp, "arp_tx", json_integer((json_int_t)p->arp_tx));
+		json_object_set_new(jp, "nd_rx", json_integer((json_int_t)p->nd_rx));
+		json_object_set_new(jp, "nd_tx", json_integer((json_int_t)p->nd_tx));
 		json_t *d = json_object(), *c = json_object();
 		for (uint32_t k = 0; k < s->n_drop && k < DPV_STATS_MAX_CNT; k++)
 			json_object_set_new(d, s->drop_names[k], json_integer((json_int_t)p->drop[k]));
@@ -148,6 +154,7 @@ static json_t *to_json(const struct dpv_stats_shm *s)
 		json_object_set_new(jq, "qpn", json_integer(q->qpn));
 		json_object_set_new(jq, "type", json_integer(q->type));
 		json_object_set_new(jq, "state", json_integer(q->state));
+		json_object_set_new(jq, "port", json_string(q->port < DPV_MAX_PORTS ? s->ports[q->port].name : "?"));
 		for (uint32_t k = 0; k < s->n_cnt && k < DPV_STATS_MAX_CNT; k++)
 			json_object_set_new(c, s->cnt_names[k], json_integer((json_int_t)q->cnt[k]));
 		json_object_set_new(jq, "counters", c);

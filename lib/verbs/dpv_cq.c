@@ -255,6 +255,8 @@ struct ibv_cq_ex *dpv_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_att
 		return NULL;
 	struct ibv_cq_ex *x = &cq->ibcq;
 	cq->wc_flags = a->wc_flags;
+	/* accepted as a hint: the transport still fills the CQ from engine
+	 * threads, so only a thread domain (parent domain) removes its lock */
 	cq->single_threaded = flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED;
 	x->comp_mask = 0;
 	x->start_poll = cqx_start_poll;

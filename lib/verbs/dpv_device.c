@@ -211,7 +211,7 @@ static void fill_device_attr(struct dpv_device *d, struct ibv_device_attr *a)
 	a->max_pd = (int)c->max_pd;
 	a->max_qp_rd_atom = 16;
 	a->max_ee_rd_atom = 0;
-	a->max_res_rd_atom = (int)(c->max_qp * 16);
+	a->max_res_rd_atom = a->max_qp * 16;
 	a->max_qp_init_rd_atom = 16;
 	a->max_ee_init_rd_atom = 0;
 	a->atomic_cap = IBV_ATOMIC_HCA;

@@ -687,7 +687,7 @@ DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ib, struct ibv_qp_attr *attr, int ma
 	qp_unlock(qp);
 	if ((mask & IBV_QP_STATE) && to == IBV_QPS_ERR) {
 		dpv_qp_to_error(qp);
-		if (qp->srq && cur != IBV_QPS_ERR && cur != IBV_QPS_RESET) {
+		if ((qp->srq || qp->type == IBV_QPT_XRC_RECV) && cur != IBV_QPS_ERR && cur != IBV_QPS_RESET) {
 			/* IBA 11.6.3: the QP's last WQE of the SRQ has been consumed */
 			struct ibv_async_event ev = {.event_type = IBV_EVENT_QP_LAST_WQE_REACHED};
 			ev.element.qp = ib;
