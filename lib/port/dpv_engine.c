@@ -263,14 +263,24 @@ static void *assist_main(void *arg)
 	return NULL;
 }
 
+/* The contexts one service lcore polls. */
+struct lcore_work {
+	struct dpv_qctx *qc[DPV_MAX_PORTS * DPV_MAX_QUEUES];
+	unsigned int n;
+};
+static struct lcore_work g_work[RTE_MAX_LCORE];
+
 static int lcore_main(void *arg)
 {
-	struct dpv_qctx *qc = arg;
+	struct lcore_work *w = arg;
 	while (!atomic_load(&g_stop)) {
-		rte_spinlock_lock(&qc->rx_lock);
-		atomic_store_explicit(&qc->last_poll_tsc, rte_get_tsc_cycles(), memory_order_relaxed);
-		qctx_poll_locked(qc);
-		rte_spinlock_unlock(&qc->rx_lock);
+		for (unsigned int i = 0; i < w->n; i++) {
+			struct dpv_qctx *qc = w->qc[i];
+			rte_spinlock_lock(&qc->rx_lock);
+			atomic_store_explicit(&qc->last_poll_tsc, rte_get_tsc_cycles(), memory_order_relaxed);
+			qctx_poll_locked(qc);
+			rte_spinlock_unlock(&qc->rx_lock);
+		}
 	}
 	return 0;
 }
@@ -290,17 +300,32 @@ int dpv_engine_start(struct dpv_runtime *rt)
 {
 	dpv_fault_init(&rt->conf.fault);
 	if (rt->conf.progress == DPV_PROGRESS_LCORE) {
-		unsigned int lc = rte_get_next_lcore(-1, 1, 0);
-		for (unsigned int i = 0; i < rt->n_ports; i++)
+		/* the EAL lcores were made one per distinct CPU, in the order the
+		 * configuration names the CPUs (dpv_port.c eal_up) */
+		int cpu_of[RTE_MAX_LCORE];
+		unsigned int n_lc = 0;
+		for (unsigned int i = 0; i < rt->n_ports; i++) {
+			const struct dpv_conf_port *cp = rt->ports[i].conf;
 			for (uint16_t q = 0; q < rt->ports[i].n_qctx; q++) {
-				if (lc >= RTE_MAX_LCORE)
-					return -ENODEV;
+				int cpu = q < cp->n_lcores ? cp->lcores[q] : cp->lcores[0];
+				unsigned int k;
+				for (k = 0; k < n_lc; k++)
+					if (cpu_of[k] == cpu)
+						break;
+				if (k == n_lc) {
+					if (n_lc + 1 >= RTE_MAX_LCORE)
+						return -ENODEV;
+					cpu_of[n_lc++] = cpu;
+				}
+				struct lcore_work *w = &g_work[k + 1];
 				struct dpv_qctx *qc = &rt->ports[i].qctx[q];
-				qc->lcore = (int)lc;
-				if (rte_eal_remote_launch(lcore_main, qc, lc) != 0)
-					return -EBUSY;
-				lc = rte_get_next_lcore(lc, 1, 0);
+				qc->lcore = (int)k + 1;
+				w->qc[w->n++] = qc;
 			}
+		}
+		for (unsigned int k = 0; k < n_lc; k++)
+			if (!rte_lcore_is_enabled(k + 1) || rte_eal_remote_launch(lcore_main, &g_work[k + 1], k + 1) != 0)
+				return -EBUSY;
 		g_lcore_mode = true;
 	} else {
 		if (pthread_create(&g_assist, NULL, assist_main, rt) != 0)

@@ -248,11 +248,21 @@ static int eal_up(struct dpv_runtime *rt)
 	cpuset_str(cpus, sizeof(cpus));
 	int off = snprintf(lcores, sizeof(lcores), "--lcores=0@%s", cpus);
 	if (c->progress == DPV_PROGRESS_LCORE) {
-		int id = 1;
+		/* one service lcore per distinct CPU: contexts that name the same
+		 * CPU are polled by the same lcore (two spinning threads on one
+		 * CPU would only take turns every scheduler tick) */
+		int cpus_used[DPV_MAX_PORTS * DPV_MAX_LCORES], n_used = 0;
 		for (unsigned int p = 0; p < c->n_ports; p++)
-			for (unsigned int q = 0; q < c->ports[p].n_lcores; q++)
-				off += snprintf(lcores + off, sizeof(lcores) - off, ",%d@%d", id++,
-						c->ports[p].lcores[q]);
+			for (unsigned int q = 0; q < c->ports[p].n_lcores; q++) {
+				int cpu = c->ports[p].lcores[q], k;
+				for (k = 0; k < n_used; k++)
+					if (cpus_used[k] == cpu)
+						break;
+				if (k < n_used)
+					continue;
+				cpus_used[n_used++] = cpu;
+				off += snprintf(lcores + off, sizeof(lcores) - off, ",%d@%d", n_used, cpu);
+			}
 	}
 	argv[argc++] = lcores;
 	if (!c->huge)

@@ -80,6 +80,7 @@ struct dpv_rc {
 	uint32_t rd_outstanding; /* READ/ATOMIC in flight */
 	bool sqd_pending;        /* SQ_DRAINED to raise when empty */
 	bool path_ok;            /* the peer's MAC is known: requests may go */
+	_Atomic bool db_pending; /* lcore mode: QPN queued on the context's doorbell ring */
 	bool neigh_wait;         /* waiting for it (timer scan re-runs us) */
 	/* ---- completer ---- */
 	uint32_t comp_psn;       /* oldest un-acknowledged PSN */

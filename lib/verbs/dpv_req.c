@@ -20,6 +20,7 @@
 #include <rte_cycles.h>
 
 #include "dpv_rc.h"
+#include "dpv_engine.h"
 #include "dpverbs.h"
 
 uint32_t dpv_qp_mtu(const struct dpv_qp *qp)
@@ -545,8 +546,19 @@ int dpv_rc_post_send(struct dpv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 			dpv_comp_wqe_done(qp, w, IBV_WC_WR_FLUSH_ERR);
 		}
 	}
-	if (qp->state == IBV_QPS_RTS)
-		dpv_req_run(qp);
+	if (qp->state == IBV_QPS_RTS) {
+		if (dpv_engine_lcore_mode() && !qp->lockless) {
+			/* progress on the service lcore: ring its doorbell (the QPN,
+			 * not the pointer: the QP may be gone when it is read) */
+			if (!atomic_exchange(&rc->db_pending, true) &&
+			    rte_ring_mp_enqueue(qp->qc->db_ring, (void *)(uintptr_t)dqp_ib(qp)->qp_num) != 0) {
+				atomic_store(&rc->db_pending, false);
+				dpv_req_run(qp); /* ring full: send from here */
+			}
+		} else {
+			dpv_req_run(qp);
+		}
+	}
 	qp_unlock(qp);
 	if (ret && bad)
 		*bad = wr;

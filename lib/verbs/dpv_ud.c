@@ -334,6 +334,18 @@ void dpv_transport_poll(struct dpv_qctx *qc)
 		qp_unlock(qp);
 	}
 	qc->n_deferred = 0;
+	/* lcore mode: QPs whose applications posted requests */
+	void *db[DPV_BURST];
+	unsigned int ndb = rte_ring_sc_dequeue_burst(qc->db_ring, db, DPV_BURST, NULL);
+	for (unsigned int i = 0; i < ndb; i++) {
+		struct dpv_qp *qp = dpv_qp_lookup((uint32_t)(uintptr_t)db[i]);
+		if (!qp || !qp->rc)
+			continue;
+		atomic_store(&qp->rc->db_pending, false);
+		qp_lock(qp);
+		dpv_req_run(qp);
+		qp_unlock(qp);
+	}
 	uint64_t now = rte_get_tsc_cycles();
 	if (now < qc->next_timer_tsc)
 		return;
