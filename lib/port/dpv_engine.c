@@ -172,20 +172,30 @@ static int qctx_poll_locked(struct dpv_qctx *qc)
 	int total = 0;
 	uint16_t n;
 
-	n = rte_eth_rx_burst(p->eth_port, qc->qid, pkts, DPV_BURST);
-	for (uint16_t i = 0; i < n; i++) {
-		if (dpv_fault_rx(qc, &pkts[i]))
-			continue;
-		rx_one(qc, pkts[i], false);
+	/* up to DPV_RX_BURSTS full bursts per turn, so that a context that
+	 * receives faster than one burst per turn is not overrun */
+	for (unsigned int b = 0; b < DPV_RX_BURSTS; b++) {
+		n = rte_eth_rx_burst(p->eth_port, qc->qid, pkts, DPV_BURST);
+		for (uint16_t i = 0; i < n; i++) {
+			if (dpv_fault_rx(qc, &pkts[i]))
+				continue;
+			rx_one(qc, pkts[i], false);
+		}
+		total += n;
+		if (n < DPV_BURST)
+			break;
 	}
-	total += n;
-	n = (uint16_t)rte_ring_sc_dequeue_burst(qc->lo_ring, (void **)pkts, DPV_BURST, NULL);
-	for (uint16_t i = 0; i < n; i++) {
-		if (dpv_fault_rx(qc, &pkts[i]))
-			continue;
-		rx_one(qc, pkts[i], true);
+	for (unsigned int b = 0; b < DPV_RX_BURSTS; b++) {
+		n = (uint16_t)rte_ring_sc_dequeue_burst(qc->lo_ring, (void **)pkts, DPV_BURST, NULL);
+		for (uint16_t i = 0; i < n; i++) {
+			if (dpv_fault_rx(qc, &pkts[i]))
+				continue;
+			rx_one(qc, pkts[i], true);
+		}
+		total += n;
+		if (n < DPV_BURST)
+			break;
 	}
-	total += n;
 	struct rte_mbuf *held = dpv_fault_take_held(qc);
 	if (held)
 		rx_one(qc, held, false);

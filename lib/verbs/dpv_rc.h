@@ -60,6 +60,24 @@ struct dpv_send_wqe {
 	struct ibv_sge sge[];    /* then the inline data */
 };
 
+#define DPV_RESP_Q 32             /* responses waiting to be sent, per QP */
+#define DPV_RESP_BURST 64         /* response packets sent per turn */
+
+/* A response waiting to go out: responses leave in PSN order (IBA 9.7.5),
+ * and a long READ is sent DPV_RESP_BURST packets at a time, so that its
+ * responses do not flood the path (and the ACKs behind them wait). */
+enum { RESP_READ = 1, RESP_ATOMIC, RESP_ACK };
+struct dpv_resp_ent {
+	uint8_t kind;
+	uint8_t syndrome;        /* RESP_ACK: ACK or NAK syndrome */
+	uint32_t psn;            /* first PSN of the response(s) */
+	uint32_t msn;
+	const uint8_t *src;      /* RESP_READ: data, len bytes */
+	uint32_t len, sent;      /* RESP_READ: bytes, bytes sent */
+	uint32_t req_psn;        /* RESP_READ: first PSN of the READ it answers */
+	uint64_t orig;           /* RESP_ATOMIC */
+};
+
 /* A responder resource kept for duplicate READ/ATOMIC requests. */
 struct dpv_rd_res {
 	bool valid;
@@ -117,6 +135,8 @@ struct dpv_rc {
 	uint32_t ack_psn;
 	struct dpv_rd_res res[DPV_MAX_RD_ATOMIC];
 	unsigned int res_next;
+	struct dpv_resp_ent respq[DPV_RESP_Q];
+	uint32_t respq_head, respq_tail;
 };
 
 /* Transport bits of the opcodes this QP sends as responder or requester. */
@@ -172,6 +192,8 @@ void dpv_rc_timer_restart(struct dpv_qp *qp);
 /* dpv_resp.c */
 void dpv_resp_rx(struct dpv_qp *qp, struct rte_mbuf *m, struct dpv_pkt_info *pi);
 void dpv_resp_flush_ack(struct dpv_qp *qp);
+/* Send up to budget queued response packets; returns true if some remain. */
+bool dpv_resp_pump(struct dpv_qp *qp, unsigned int budget);
 
 /* Copy len bytes at byte offset off of an SGE list into dst. */
 void dpv_sge_copy_out(const struct ibv_sge *sge, uint32_t n, uint32_t off, void *dst, uint32_t len);

@@ -23,15 +23,90 @@ static struct dpv_cq *resp_cq(struct dpv_qp *qp)
 	return qp->rcq;
 }
 
-static void send_ack(struct dpv_qp *qp, uint8_t syndrome, uint32_t psn)
+static void xmit_ack(struct dpv_qp *qp, uint8_t syndrome, uint32_t psn, uint32_t msn)
 {
 	struct dpv_pkt_build b;
 	dpv_rc_build_init(qp, &b, dpv_qp_tr(qp) | DPV_OPC_ACK, psn);
 	b.aeth_syndrome = syndrome;
-	b.aeth_msn = qp->rc->msn;
+	b.aeth_msn = msn;
 	dpv_rc_xmit(qp, &b, NULL, 0, 0, 0, NULL);
 	if ((syndrome & AETH_TYPE_MASK) == AETH_ACK)
 		dpv_qp_cnt(qp, DPV_CNT_ACK_SENT);
+}
+
+/* Send one packet of a queued READ response; returns true when it is done. */
+static bool xmit_read(struct dpv_qp *qp, struct dpv_resp_ent *e)
+{
+	uint32_t mtu = dpv_qp_mtu(qp);
+	uint32_t n = e->len ? (e->len + mtu - 1) / mtu : 1;
+	uint32_t i = e->sent / mtu;
+	uint32_t chunk = e->len - e->sent;
+	if (chunk > mtu)
+		chunk = mtu;
+	uint8_t op = n == 1 ? DPV_OPC_READ_RESP_ONLY : i == 0 ? DPV_OPC_READ_RESP_FIRST
+		     : i == n - 1 ? DPV_OPC_READ_RESP_LAST : DPV_OPC_READ_RESP_MIDDLE;
+	struct dpv_pkt_build b;
+	dpv_rc_build_init(qp, &b, dpv_qp_tr(qp) | op, psn_add(e->psn, i));
+	b.aeth_syndrome = DPV_AETH_CREDIT_INVALID;
+	b.aeth_msn = e->msn;
+	dpv_rc_xmit(qp, &b, NULL, 0, 0, chunk, chunk ? e->src + e->sent : NULL);
+	e->sent += chunk;
+	return e->sent >= e->len;
+}
+
+bool dpv_resp_pump(struct dpv_qp *qp, unsigned int budget)
+{
+	struct dpv_rc *rc = qp->rc;
+	while (budget && rc->respq_head != rc->respq_tail) {
+		struct dpv_resp_ent *e = &rc->respq[rc->respq_head % DPV_RESP_Q];
+		bool done = true;
+		if (e->kind == RESP_READ) {
+			done = xmit_read(qp, e);
+		} else if (e->kind == RESP_ATOMIC) {
+			struct dpv_pkt_build b;
+			dpv_rc_build_init(qp, &b, dpv_qp_tr(qp) | DPV_OPC_ATOMIC_ACK, e->psn);
+			b.aeth_syndrome = DPV_AETH_CREDIT_INVALID;
+			b.aeth_msn = e->msn;
+			b.atmack_orig = e->orig;
+			dpv_rc_xmit(qp, &b, NULL, 0, 0, 0, NULL);
+		} else {
+			xmit_ack(qp, e->syndrome, e->psn, e->msn);
+		}
+		budget--;
+		if (done)
+			rc->respq_head++;
+	}
+	return rc->respq_head != rc->respq_tail;
+}
+
+/* Queue a response behind the ones not sent yet (or send it at once when
+ * none wait). A full queue is sent out first. */
+static void resp_enqueue(struct dpv_qp *qp, const struct dpv_resp_ent *e)
+{
+	struct dpv_rc *rc = qp->rc;
+	if (e->kind == RESP_ACK && (e->syndrome & AETH_TYPE_MASK) == AETH_ACK &&
+	    rc->respq_head != rc->respq_tail) {
+		/* coalesce with an ACK already waiting at the tail */
+		struct dpv_resp_ent *t = &rc->respq[(rc->respq_tail - 1) % DPV_RESP_Q];
+		if (t->kind == RESP_ACK && (t->syndrome & AETH_TYPE_MASK) == AETH_ACK &&
+		    rc->respq_tail - 1 != rc->respq_head) {
+			t->psn = e->psn;
+			t->msn = e->msn;
+			dpv_qp_cnt(qp, DPV_CNT_ACK_DEFERRED);
+			return;
+		}
+	}
+	if (rc->respq_tail - rc->respq_head >= DPV_RESP_Q)
+		while (dpv_resp_pump(qp, UINT32_MAX))
+			;
+	rc->respq[rc->respq_tail++ % DPV_RESP_Q] = *e;
+	dpv_resp_pump(qp, DPV_RESP_BURST);
+}
+
+static void send_ack(struct dpv_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	struct dpv_resp_ent e = {.kind = RESP_ACK, .syndrome = syndrome, .psn = psn, .msn = qp->rc->msn};
+	resp_enqueue(qp, &e);
 }
 
 /* Flush a coalesced ACK (end of an RX burst). Must hold qp->lock. */
@@ -70,8 +145,11 @@ static void send_nak(struct dpv_qp *qp, uint8_t syndrome, uint32_t psn)
 static void resp_error(struct dpv_qp *qp, uint8_t nak_syn, uint32_t psn, enum ibv_wc_status st)
 {
 	struct dpv_rc *rc = qp->rc;
-	if (qp->type != IBV_QPT_UC)
+	if (qp->type != IBV_QPT_UC) {
 		send_nak(qp, nak_syn, psn);
+		while (dpv_resp_pump(qp, UINT32_MAX))
+			; /* the NAK and what is queued before it go out before ERR */
+	}
 	if (rc->have_rwqe) {
 		struct ibv_wc wc;
 		memset(&wc, 0, sizeof(wc));
@@ -130,32 +208,33 @@ static void save_res(struct dpv_qp *qp, bool atomic, uint32_t first, uint32_t la
 }
 
 /* Send READ responses for (va,len) starting at psn. */
-static void read_reply(struct dpv_qp *qp, const uint8_t *src, uint32_t len, uint32_t psn)
+/* req_psn: first PSN of the READ request this answers (a replay answers a
+ * duplicate that may ask for the rest of it only). */
+static void read_reply(struct dpv_qp *qp, const uint8_t *src, uint32_t len, uint32_t psn, uint32_t req_psn)
 {
-	uint32_t mtu = dpv_qp_mtu(qp);
-	uint32_t n = len ? (len + mtu - 1) / mtu : 1;
-	struct dpv_pkt_build b;
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t chunk = len - i * mtu;
-		if (chunk > mtu)
-			chunk = mtu;
-		uint8_t op = n == 1 ? DPV_OPC_READ_RESP_ONLY : i == 0 ? DPV_OPC_READ_RESP_FIRST
-			     : i == n - 1 ? DPV_OPC_READ_RESP_LAST : DPV_OPC_READ_RESP_MIDDLE;
-		dpv_rc_build_init(qp, &b, dpv_qp_tr(qp) | op, psn_add(psn, i));
-		b.aeth_syndrome = DPV_AETH_CREDIT_INVALID;
-		b.aeth_msn = qp->rc->msn;
-		dpv_rc_xmit(qp, &b, NULL, 0, 0, chunk, src + (size_t)i * mtu);
+	struct dpv_rc *rc = qp->rc;
+	/* IBA 9.9.2.2: a duplicate READ restarts its responses: those of the
+	 * same READ still queued are superseded (sending them would only push
+	 * the ones the requester waits for further back) */
+	uint32_t w = rc->respq_head;
+	for (uint32_t r = rc->respq_head; r != rc->respq_tail; r++) {
+		struct dpv_resp_ent *e = &rc->respq[r % DPV_RESP_Q];
+		if (e->kind == RESP_READ && e->req_psn == req_psn)
+			continue;
+		if (w != r)
+			rc->respq[w % DPV_RESP_Q] = *e;
+		w++;
 	}
+	rc->respq_tail = w;
+	struct dpv_resp_ent e = {.kind = RESP_READ, .psn = psn, .msn = rc->msn, .src = src, .len = len,
+				 .req_psn = req_psn};
+	resp_enqueue(qp, &e);
 }
 
 static void atomic_reply(struct dpv_qp *qp, uint32_t psn, uint64_t orig)
 {
-	struct dpv_pkt_build b;
-	dpv_rc_build_init(qp, &b, dpv_qp_tr(qp) | DPV_OPC_ATOMIC_ACK, psn);
-	b.aeth_syndrome = DPV_AETH_CREDIT_INVALID;
-	b.aeth_msn = qp->rc->msn;
-	b.atmack_orig = orig;
-	dpv_rc_xmit(qp, &b, NULL, 0, 0, 0, NULL);
+	struct dpv_resp_ent e = {.kind = RESP_ATOMIC, .psn = psn, .msn = qp->rc->msn, .orig = orig};
+	resp_enqueue(qp, &e);
 }
 
 /* Duplicate request (psn < epsn): IBA 9.9.2.1. */
@@ -173,7 +252,7 @@ static void duplicate(struct dpv_qp *qp, struct dpv_pkt_info *pi)
 				uint8_t *src = rkey_check(qp, pi->reth_rkey, pi->reth_va, pi->reth_len,
 							  IBV_ACCESS_REMOTE_READ);
 				if (src)
-					read_reply(qp, src, pi->reth_len, pi->psn);
+					read_reply(qp, src, pi->reth_len, pi->psn, r->first_psn);
 				return;
 			}
 		}
@@ -349,7 +428,7 @@ static void execute(struct dpv_qp *qp, struct dpv_pkt_info *pi, const uint8_t *f
 		rc->msn = psn_add(rc->msn, 1);
 		save_res(qp, false, pi->psn, psn_add(pi->psn, n - 1), 0);
 		dpv_resp_flush_ack(qp);
-		read_reply(qp, src, pi->reth_len, pi->psn);
+		read_reply(qp, src, pi->reth_len, pi->psn, pi->psn);
 		rc->epsn = psn_add(pi->psn, n);
 		return;
 	} else if (op == DPV_OPC_CMP_SWAP || op == DPV_OPC_FETCH_ADD) {

@@ -316,9 +316,12 @@ void dpv_td_progress(struct dpv_td *td)
 	if (now < td->next_timer_tsc)
 		return;
 	td->next_timer_tsc = now + rte_get_tsc_hz() / 100000;
-	for (struct dpv_qp *qp = td->conn; qp; qp = qp->td_next)
+	for (struct dpv_qp *qp = td->conn; qp; qp = qp->td_next) {
+		if (qp->rc->respq_head != qp->rc->respq_tail)
+			dpv_resp_pump(qp, DPV_RESP_BURST);
 		if (qp->type != IBV_QPT_XRC_RECV)
 			dpv_comp_timers(qp, now);
+	}
 }
 
 /* Engine hook after each RX burst: coalesced ACKs, then timers (at most every
@@ -354,11 +357,14 @@ void dpv_transport_poll(struct dpv_qctx *qc)
 		return;
 	rte_spinlock_lock(&g_conn_lock);
 	for (struct dpv_qp *qp = g_conn_list; qp; qp = qp->timer_next) {
-		if (qp->qc != qc || qp->lockless || qp->type == IBV_QPT_XRC_RECV)
+		if (qp->qc != qc || qp->lockless)
 			continue;
 		if (!qp_trylock(qp))
 			continue;
-		dpv_comp_timers(qp, now);
+		if (qp->rc->respq_head != qp->rc->respq_tail)
+			dpv_resp_pump(qp, DPV_RESP_BURST);
+		if (qp->type != IBV_QPT_XRC_RECV)
+			dpv_comp_timers(qp, now);
 		qp_unlock(qp);
 	}
 	rte_spinlock_unlock(&g_conn_lock);
