@@ -400,7 +400,7 @@ void dpv_comp_timers(struct dpv_qp *qp, uint64_t now)
 		rc->retry_left--;
 		rc->rd_wait = false;
 		dpv_rc_timer_restart(qp);
-		if (getenv("DPVERBS_TRACE_RC"))
+		if (dpv_trace_rc())
 			fprintf(stderr, "dpverbs: qp %#x: timeout, retry from %#x (req_psn %#x, left %u, head %u cur %u tail %u)\n",
 				dqp_ib(qp)->qp_num, rc->comp_psn, rc->req_psn, rc->retry_left, rc->sq_head, rc->sq_cur,
 				rc->sq_tail);

@@ -11,6 +11,8 @@
 #ifndef DPV_RC_H
 #define DPV_RC_H
 
+#include <stdlib.h>
+
 #include "dpv_verbs.h"
 
 #define DPV_RC_WINDOW 256         /* max un-acknowledged request packets */
@@ -138,6 +140,15 @@ struct dpv_rc {
 	struct dpv_resp_ent respq[DPV_RESP_Q];
 	uint32_t respq_head, respq_tail;
 };
+
+/* DPVERBS_TRACE_RC: print go-backs, timeouts and missing responder state. */
+static inline bool dpv_trace_rc(void)
+{
+	static int on = -1;
+	if (on < 0)
+		on = getenv("DPVERBS_TRACE_RC") != NULL;
+	return on;
+}
 
 /* Transport bits of the opcodes this QP sends as responder or requester. */
 static inline uint8_t dpv_qp_tr(const struct dpv_qp *qp)

@@ -432,7 +432,7 @@ void dpv_req_retry(struct dpv_qp *qp, uint32_t psn, bool force, bool probe)
 					      ? psn_add(w->first_psn, w->read_recv / mtu) : w->first_psn;
 		}
 	}
-	if (getenv("DPVERBS_TRACE_RC"))
+	if (dpv_trace_rc())
 		fprintf(stderr, "dpverbs: qp %#x: go back to %#x: %s, cur %u, req_psn %#x\n", dqp_ib(qp)->qp_num, psn,
 			found ? "found" : "NOT FOUND", rc->sq_cur, rc->req_psn);
 	if (!found)

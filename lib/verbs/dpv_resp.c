@@ -267,7 +267,7 @@ static void duplicate(struct dpv_qp *qp, struct dpv_pkt_info *pi)
 				return;
 			}
 		}
-		if (getenv("DPVERBS_TRACE_RC"))
+		if (dpv_trace_rc())
 			fprintf(stderr, "dpverbs: resp qp %#x: duplicate atomic psn %#x: no saved result (epsn %#x)\n",
 				dqp_ib(qp)->qp_num, pi->psn, rc->epsn);
 		return;
