@@ -162,12 +162,12 @@ static void test_pd_mr(struct ibv_context *ctx)
 	CHECK(m == NULL && e == EFAULT, "reg_mr(addr NULL): errno %d (%s), expected EFAULT", e, strerror(e));
 	if (m)
 		ibv_dereg_mr(m);
-	/* KNOWN BUG (doc/code mismatch): doxygen promises EINVAL for a zero
+	/* Regression (fixed bug): doxygen promises EINVAL for a zero
 	 * length; the code registers a 0-byte MR. */
 	errno = 0;
 	m = ibv_reg_mr(pd, buf, 0, IBV_ACCESS_LOCAL_WRITE);
 	e = errno;
-	KNOWN_BUG(m == NULL && e == EINVAL, "reg_mr(length 0): got %p errno %d, doxygen says NULL/EINVAL",
+	CHECK(m == NULL && e == EINVAL, "reg_mr(length 0): got %p errno %d, doxygen says NULL/EINVAL",
 		  (void *)m, e);
 	if (m)
 		ibv_dereg_mr(m);
@@ -530,7 +530,7 @@ static void test_modify_qp(struct ibv_context *ctx)
 }
 
 /*
- * KNOWN BUG: post_send's doxygen promises ENOMEM when the send queue is full,
+ * Regression (fixed bug): post_send's doxygen promises ENOMEM when the send queue is full,
  * but the send queue depth is never tracked (dpv_qp.sq_outstanding is never
  * incremented; UD sends complete at post time), so posting more than
  * max_send_wr signaled WRs without polling never fails and the send CQ can
@@ -572,7 +572,7 @@ static void test_sq_full(struct ibv_context *ctx)
 		w[i].next = i < depth ? &w[i + 1] : NULL;
 	}
 	int r = ibv_post_send(qp, &w[0], &bad);
-	KNOWN_BUG(r == ENOMEM && bad == &w[depth],
+	CHECK(r == ENOMEM && bad == &w[depth],
 		  "posting %u signaled WRs to a send queue of %u without polling: ret %d, doxygen says ENOMEM",
 		  depth + 1, depth, r);
 	struct ibv_wc wc[64];

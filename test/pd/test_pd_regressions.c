@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Library bugs found while writing test_parent_domain.c and
- * test_hugepage_alloc.c. Each check is KNOWN_BUG (fails unless
- * DPVERBS_FUNC_XFAIL=1, see test/func/func_common.h); the comment above it
- * says where the bug is and how to fix it. When a bug is fixed the check
- * passes and can move to the regular test.
+ * Regression checks for library bugs found while writing
+ * test_parent_domain.c and test_hugepage_alloc.c (all fixed): a thread
+ * domain's QP with CQs of another thread domain (EINVAL), errno after an
+ * allocator's free callback changed it (ENOMEM), and a NUMA socket that does
+ * not exist for the hugepage allocator (EINVAL).
  *
  * Black-box (libdpverbs.so, <infiniband/verbs.h>, <dpverbs.h>), one process,
  * the built-in default configuration (dpv0 <-> dpv1).
@@ -14,7 +14,7 @@
 static struct ibv_context *ctx0;
 
 /*
- * KNOWN BUG 1: a QP of one thread domain is accepted with the CQs of another
+ * Regression (fixed bug): a QP of one thread domain is accepted with the CQs of another
  * thread domain. lib/verbs/dpv_qp.c dpv_create_qp_ex() only compares
  * to_dcq(cq)->lockless with want_lockless; both CQs are lockless, but their
  * TDs (hence their owner threads) differ: TD A's owner pushes the QP's
@@ -37,13 +37,13 @@ static void bug_td_cq_of_other_td(void)
 	CHECK(cqa && cqb, "TD CQs");
 	struct ibv_qp *qp = qp_new(pa, IBV_QPT_RC, cqb, cqb, NULL, 0);
 	int err = errno;
-	KNOWN_BUG(!qp && err == EINVAL, "QP of TD A with CQs of TD B: expected EINVAL, got %p errno %d", (void *)qp,
+	CHECK(!qp && err == EINVAL, "QP of TD A with CQs of TD B: expected EINVAL, got %p errno %d", (void *)qp,
 		  err);
 	if (qp)
 		ibv_destroy_qp(qp);
 	qp = qp_new(pa, IBV_QPT_UD, cqa, cqb, NULL, 0);
 	err = errno;
-	KNOWN_BUG(!qp && err == EINVAL, "QP of TD A with a recv CQ of TD B: expected EINVAL, got %p errno %d",
+	CHECK(!qp && err == EINVAL, "QP of TD A with a recv CQ of TD B: expected EINVAL, got %p errno %d",
 		  (void *)qp, err);
 	if (qp)
 		ibv_destroy_qp(qp);
@@ -57,7 +57,7 @@ static void bug_td_cq_of_other_td(void)
 }
 
 /*
- * KNOWN BUG 2: errno is not ENOMEM when an allocation fails after other
+ * Regression (fixed bug): errno is not ENOMEM when an allocation fails after other
  * buffers of the object were allocated and the application's free callback
  * changes errno (which free callbacks may do: munmap, rte_free, logging).
  * dpv_buf_alloc() sets errno = ENOMEM, then the caller runs
@@ -108,7 +108,7 @@ static void bug_errno_after_free_callback(void)
 	g_fail_code = DPV_RES_QP_RQ;
 	o = qp_new(par, IBV_QPT_UD, pcq, pcq, NULL, 0);
 	err = errno;
-	KNOWN_BUG(!o && err == ENOMEM, "QP whose RQ alloc fails: expected ENOMEM, got %p errno %d (%s)", o, err,
+	CHECK(!o && err == ENOMEM, "QP whose RQ alloc fails: expected ENOMEM, got %p errno %d (%s)", o, err,
 		  strerror(err));
 	if (o)
 		ibv_destroy_qp(o);
@@ -116,7 +116,7 @@ static void bug_errno_after_free_callback(void)
 	g_fail_code = DPV_RES_CQ_RING;
 	o = cq_new(ctx0, par, 16);
 	err = errno;
-	KNOWN_BUG(!o && err == ENOMEM, "CQ whose ring alloc fails: expected ENOMEM, got %p errno %d (%s)", o, err,
+	CHECK(!o && err == ENOMEM, "CQ whose ring alloc fails: expected ENOMEM, got %p errno %d (%s)", o, err,
 		  strerror(err));
 	if (o)
 		ibv_destroy_cq(o);
@@ -124,7 +124,7 @@ static void bug_errno_after_free_callback(void)
 	g_fail_code = DPV_RES_SRQ_RING;
 	o = srq_new(par, 16);
 	err = errno;
-	KNOWN_BUG(!o && err == ENOMEM, "SRQ whose ring alloc fails: expected ENOMEM, got %p errno %d (%s)", o, err,
+	CHECK(!o && err == ENOMEM, "SRQ whose ring alloc fails: expected ENOMEM, got %p errno %d (%s)", o, err,
 		  strerror(err));
 	if (o)
 		ibv_destroy_srq(o);
@@ -141,7 +141,7 @@ static void bug_errno_after_free_callback(void)
 }
 
 /*
- * KNOWN BUG 3: dpv_hugepage_allocator_create() accepts a NUMA socket that
+ * Regression (fixed bug): dpv_hugepage_allocator_create() accepts a NUMA socket that
  * does not exist. lib/verbs/dpv_pd.c: a socket below RTE_MAX_NUMA_NODES is
  * kept as is (e.g. 7 on a one-socket machine): the allocator is returned but
  * every dpv_hugepage_alloc() fails (mempool and rte_zmalloc_socket on an
@@ -156,7 +156,7 @@ static void bug_hugepage_bad_socket(void)
 	int err = errno;
 	void *p = h ? dpv_hugepage_alloc(NULL, h, 64, 64, DPV_RESOURCE_TYPE(DPV_RES_QP)) : NULL;
 	/* acceptable: create fails with EINVAL, or the allocator works */
-	KNOWN_BUG((!h && err == EINVAL) || p, "create(socket 7): expected EINVAL or a working allocator, got %p "
+	CHECK((!h && err == EINVAL) || p, "create(socket 7): expected EINVAL or a working allocator, got %p "
 		  "(errno %d) whose allocation returns %p", (void *)h, err, p);
 	if (p)
 		dpv_hugepage_free(NULL, h, p, DPV_RESOURCE_TYPE(DPV_RES_QP));
