@@ -35,6 +35,7 @@
 #define DPV_NEIGH_MAX 256
 #define DPV_NEIGH_PENDING_MAX 256 /* packets held while resolving */
 #define DPV_BURST 32
+#define DPV_MEMIF_WAIT_MS 10000 /* a memif client waits this long for its server */
 #define DPV_RX_BURSTS 4 /* RX bursts per engine turn at most */
 #define DPV_TX_RETRIES 20000 /* tx_burst attempts before a frame is dropped */
 

@@ -540,8 +540,20 @@ static int port_start(struct dpv_runtime *rt, struct dpv_port *p)
 	rte_eth_promiscuous_enable(p->eth_port);
 	rte_eth_allmulticast_enable(p->eth_port);
 	r = rte_eth_dev_start(p->eth_port);
+	/* a net_memif client cannot start before its server has created the
+	 * socket: wait for it (DPV_MEMIF_WAIT_MS) instead of failing at once */
+	bool memif_client = cp->type == DPV_DEV_VDEV && !strncmp(cp->devargs, "net_memif", 9) &&
+			    strstr(cp->devargs, "role=client");
+	for (unsigned int waited = 0; r && memif_client && waited < DPV_MEMIF_WAIT_MS; waited += 100) {
+		if (waited == 0)
+			fprintf(stderr, "dpverbs: port %s: waiting for the memif server (up to %u s)\n", p->name,
+				DPV_MEMIF_WAIT_MS / 1000);
+		usleep(100 * 1000);
+		r = rte_eth_dev_start(p->eth_port);
+	}
 	if (r) {
-		fail(rt, -r, "port %s: start: %s", p->name, rte_strerror(-r));
+		fail(rt, -r, "port %s: start: %s%s", p->name, rte_strerror(-r),
+		     memif_client ? " (no memif server: start the server side first)" : "");
 		return -1;
 	}
 	struct rte_eth_link link;
