@@ -27,15 +27,26 @@ static uint8_t g_key_seed;
 
 /* ---- PD ---- */
 
-/** ibv_alloc_pd: a new PD, or NULL with errno (EINVAL, ENOMEM). */
+static _Atomic uint32_t g_n_pds;
+
+/** ibv_alloc_pd: a new PD, or NULL with errno (EINVAL, ENOMEM: limits.max_pd
+ * PDs exist or no memory). */
 DPV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 {
+	struct dpv_runtime *rt = dpv_runtime_peek();
 	if (!context) {
 		errno = EINVAL;
 		return NULL;
 	}
+	if (rt && atomic_fetch_add(&g_n_pds, 1) >= rt->conf.max_pd) {
+		atomic_fetch_sub(&g_n_pds, 1);
+		errno = ENOMEM;
+		return NULL;
+	}
 	struct dpv_pd *pd = calloc(1, sizeof(*pd));
 	if (!pd) {
+		if (rt)
+			atomic_fetch_sub(&g_n_pds, 1);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -62,6 +73,8 @@ DPV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 		atomic_fetch_sub(&pd->base->users, 1);
 		if (pd->td)
 			atomic_fetch_sub(&pd->td->users, 1);
+	} else if (dpv_runtime_peek()) {
+		atomic_fetch_sub(&g_n_pds, 1);
 	}
 	free(pd);
 	return 0;
@@ -246,7 +259,8 @@ DPV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
  * ibv_rereg_mr - change the translation (addr/length), PD and/or access of
  * an MR in place; lkey and rkey stay the same.
  * RETURN VALUE: 0, or IBV_REREG_MR_ERR_INPUT with errno EINVAL (NULL MR,
- * no or unknown flags, bad access flags, NULL addr, NULL PD with
+ * no or unknown flags, bad access flags, NULL addr, zero length or above
+ * max_mr_size, NULL PD or a PD of another context with
  * IBV_REREG_MR_CHANGE_PD).
  */
 DPV_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr, size_t length,
@@ -266,8 +280,10 @@ DPV_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, v
 		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
 	}
-	if (((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!addr || !length)) ||
-	    ((flags & IBV_REREG_MR_CHANGE_PD) && !pd)) {
+	struct dpv_runtime *rt = dpv_runtime_peek();
+	if (((flags & IBV_REREG_MR_CHANGE_TRANSLATION) &&
+	     (!addr || !length || (rt && length > rt->conf.max_mr_size))) ||
+	    ((flags & IBV_REREG_MR_CHANGE_PD) && (!pd || pd->context != ibmr->context))) {
 		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
 	}

@@ -907,10 +907,13 @@ int dpv_post_recv(struct ibv_qp *ib, struct ibv_recv_wr *wr, struct ibv_recv_wr 
 
 /* ---- SRQ ---- */
 
+static _Atomic uint32_t g_n_srqs;
+
 /**
  * ibv_create_srq: RETURN VALUE: the SRQ, or NULL with errno EINVAL (NULL
- * arguments, max_wr or max_sge above the device limits, srq_limit > max_wr)
- * or ENOMEM.
+ * arguments, max_wr 0, max_wr or max_sge above the device limits,
+ * srq_limit > max_wr) or ENOMEM (limits.max_srq SRQs exist, no memory, no
+ * SRQ number left).
  */
 DPV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
@@ -918,6 +921,10 @@ DPV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init
 	if (!pd || !attr || !rt || !attr->attr.max_wr || attr->attr.max_wr > rt->conf.max_qp_wr ||
 	    attr->attr.max_sge > rt->conf.max_sge || attr->attr.srq_limit > attr->attr.max_wr) {
 		errno = EINVAL;
+		return NULL;
+	}
+	if (atomic_load(&g_n_srqs) >= RTE_MIN(rt->conf.max_srq, 65535u)) {
+		errno = ENOMEM; /* limits.max_srq SRQs exist */
 		return NULL;
 	}
 	struct dpv_bufs bs = {0};
@@ -951,6 +958,7 @@ DPV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init
 		return NULL;
 	}
 	s->bufs = bs;
+	atomic_fetch_add(&g_n_srqs, 1);
 	attr->attr.max_wr = s->max_wr;
 	attr->attr.max_sge = s->max_sge;
 	atomic_fetch_add(&s->upd->users, 1);
@@ -995,6 +1003,7 @@ DPV_EXPORT int ibv_destroy_srq(struct ibv_srq *ib)
 	if (atomic_load(&s->users) > 0)
 		return EBUSY;
 	dpv_srq_num_free(s->srq_num);
+	atomic_fetch_sub(&g_n_srqs, 1);
 	if (s->xrcd)
 		atomic_fetch_sub(&s->xrcd->users, 1);
 	if (s->cq)
