@@ -78,15 +78,6 @@ void dpv_sge_copy_out(const struct ibv_sge *sge, uint32_t n, uint32_t off, void 
 	}
 }
 
-static uint16_t rc_sport(const struct dpv_qp *qp)
-{
-	if (qp->attr.ah_attr.grh.flow_label)
-		return ibv_flow_label_to_udp_sport(qp->attr.ah_attr.grh.flow_label);
-	uint32_t h = dqp_ib((struct dpv_qp *)qp)->qp_num * 0x9e3779b1u ^ qp->attr.dest_qp_num;
-	h ^= h >> 16;
-	return (uint16_t)(0xc000 | (h & 0x3fff));
-}
-
 void dpv_rc_build_init(struct dpv_qp *qp, struct dpv_pkt_build *b, uint8_t opcode, uint32_t psn)
 {
 	struct dpv_port *p = qp->port;
@@ -99,7 +90,7 @@ void dpv_rc_build_init(struct dpv_qp *qp, struct dpv_pkt_build *b, uint8_t opcod
 	b->tclass = av->grh.traffic_class;
 	b->hop_limit = av->grh.hop_limit ? av->grh.hop_limit : 64;
 	b->flow_label = av->grh.flow_label;
-	b->udp_sport = rc_sport(qp);
+	b->udp_sport = dpv_udp_sport(dqp_ib(qp)->qp_num, qp->attr.dest_qp_num, av->grh.flow_label);
 	b->opcode = opcode;
 	b->pkey = DPV_DEFAULT_PKEY;
 	b->dqpn = qp->attr.dest_qp_num;

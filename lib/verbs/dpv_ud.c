@@ -17,17 +17,6 @@
 #include "dpv_rc.h"
 #include <rte_cycles.h>
 
-/* UDP source port: 0xC000 + entropy from the QPNs (rxe uses the QPN hash),
- * or the flow label mapping when the AH gives one. */
-static uint16_t udp_sport(uint32_t sqpn, uint32_t dqpn, uint32_t flow_label)
-{
-	if (flow_label)
-		return ibv_flow_label_to_udp_sport(flow_label);
-	uint32_t h = sqpn * 0x9e3779b1u ^ dqpn;
-	h ^= h >> 16;
-	return (uint16_t)(0xc000 | (h & 0x3fff));
-}
-
 /* Returns IBV_WC_SUCCESS, an IBV_WC_* error status for a completion, or a
  * negative errno if the WR must be rejected at post time. Must hold sq_lock. */
 int dpv_ud_send_one(struct dpv_qp *qp, struct ibv_send_wr *wr)
@@ -56,7 +45,7 @@ int dpv_ud_send_one(struct dpv_qp *qp, struct ibv_send_wr *wr)
 	b.tclass = ah->attr.grh.traffic_class;
 	b.hop_limit = ah->attr.grh.hop_limit ? ah->attr.grh.hop_limit : 64;
 	b.flow_label = ah->attr.grh.flow_label;
-	b.udp_sport = udp_sport(dqp_ib(qp)->qp_num, wr->wr.ud.remote_qpn, b.flow_label);
+	b.udp_sport = dpv_udp_sport(dqp_ib(qp)->qp_num, wr->wr.ud.remote_qpn, b.flow_label);
 	b.opcode = wr->opcode == IBV_WR_SEND_WITH_IMM ? (DPV_TR_UD | DPV_OPC_SEND_ONLY_IMM)
 						      : (DPV_TR_UD | DPV_OPC_SEND_ONLY);
 	b.se = (wr->send_flags & IBV_SEND_SOLICITED) != 0;

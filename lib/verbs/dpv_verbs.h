@@ -294,6 +294,18 @@ static inline bool dpv_td_is_owner(struct dpv_td *td)
 	       pthread_equal(td->owner, pthread_self());
 }
 
+/* UDP source port of a flow: the flow label mapping when the address
+ * vector has one, else 0xC000 + entropy from the QPNs (as rxe hashes the
+ * QPN). */
+static inline uint16_t dpv_udp_sport(uint32_t sqpn, uint32_t dqpn, uint32_t flow_label)
+{
+	if (flow_label)
+		return ibv_flow_label_to_udp_sport(flow_label);
+	uint32_t h = sqpn * 0x9e3779b1u ^ dqpn;
+	h ^= h >> 16;
+	return (uint16_t)(0xc000 | (h & 0x3fff));
+}
+
 /* Count on the QP and its port. */
 static inline void dpv_qp_cnt(struct dpv_qp *qp, enum dpv_cnt c)
 {
