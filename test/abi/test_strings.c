@@ -20,26 +20,17 @@
 
 #include <infiniband/verbs.h>
 
-static int failures;
-
-#define FAILF(...)                                                          \
-	do {                                                                \
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);        \
-		fprintf(stderr, __VA_ARGS__);                               \
-		fputc('\n', stderr);                                        \
-		failures++;                                                 \
-	} while (0)
+#include "dpvt_check.h"
 
 static void expect_str(const char *fn, long value, const char *got, const char *want)
 {
-	if (got == NULL || strcmp(got, want) != 0)
-		FAILF("%s(%ld) = \"%s\", expected \"%s\"", fn, value, got ? got : "(null)", want);
+	CHECK(got != NULL && strcmp(got, want) == 0, "%s(%ld) = \"%s\", expected \"%s\"", fn, value,
+	      got ? got : "(null)", want);
 }
 
 static void expect_int(const char *fn, long value, long got, long want)
 {
-	if (got != want)
-		FAILF("%s(%ld) = %ld, expected %ld", fn, value, got, want);
+	CHECK(got == want, "%s(%ld) = %ld, expected %ld", fn, value, got, want);
 }
 
 struct name_case {
@@ -235,26 +226,22 @@ static void compare_str(void *h, const char *sym, str_fn ours)
 {
 	str_fn theirs = (str_fn)dlsym(h, sym);
 
-	if (theirs == NULL) {
-		FAILF("reference library lacks %s", sym);
+	if (!CHECK(theirs != NULL, "reference library lacks %s", sym))
 		return;
-	}
 	for (int v = -300; v <= 300; v++)
-		if (strcmp(theirs(v), ours(v)) != 0)
-			FAILF("%s(%d): ours \"%s\", rdma-core \"%s\"", sym, v, ours(v), theirs(v));
+		CHECK(strcmp(theirs(v), ours(v)) == 0, "%s(%d): ours \"%s\", rdma-core \"%s\"", sym, v, ours(v),
+		      theirs(v));
 }
 
 static void compare_int(void *h, const char *sym, int_fn ours, int lo, int hi, int step)
 {
 	int_fn theirs = (int_fn)dlsym(h, sym);
 
-	if (theirs == NULL) {
-		FAILF("reference library lacks %s", sym);
+	if (!CHECK(theirs != NULL, "reference library lacks %s", sym))
 		return;
-	}
 	for (long v = lo; v <= hi; v += step)
-		if (theirs((int)v) != ours((int)v))
-			FAILF("%s(%ld): ours %d, rdma-core %d", sym, v, ours((int)v), theirs((int)v));
+		CHECK(theirs((int)v) == ours((int)v), "%s(%ld): ours %d, rdma-core %d", sym, v, ours((int)v),
+		      theirs((int)v));
 }
 
 static void test_against_rdma_core(void)
@@ -296,10 +283,5 @@ int main(void)
 {
 	test_literal();
 	test_against_rdma_core();
-	if (failures) {
-		fprintf(stderr, "test_strings: %d failure(s)\n", failures);
-		return 1;
-	}
-	printf("test_strings: OK\n");
-	return 0;
+	return dpvt_finish();
 }

@@ -21,6 +21,8 @@
 #include <rdma/ib_user_sa.h>
 #include <rdma/ib_user_verbs.h>
 
+#include "dpvt_check.h"
+
 /* Exports without an installed prototype (rdma-core driver.h / marshall.h). */
 struct verbs_sysfs_dev;
 struct ibv_command_buffer;
@@ -44,18 +46,6 @@ void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd, size_
 struct ibv_context *verbs_open_device(struct ibv_device *device, void *private_data);
 void verbs_register_driver_34(const void *ops);
 extern bool verbs_allow_disassociate_destroy;
-
-static int failures;
-
-#define CHECK(cond, ...)                                                     \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);                        \
-			fputc('\n', stderr);                                 \
-			failures++;                                          \
-		}                                                            \
-	} while (0)
 
 #ifdef DPV_TEST_SYSFS_HOOK
 /* A fake dpverbs device directory with a few attributes. */
@@ -299,10 +289,5 @@ int main(void)
 	test_sysfs();
 	test_marshall();
 	test_marshall_vs_rdma_core();
-	if (failures) {
-		fprintf(stderr, "test_stubs: %d failure(s)\n", failures);
-		return 1;
-	}
-	printf("test_stubs: OK\n");
-	return 0;
+	return dpvt_finish();
 }

@@ -12,20 +12,7 @@
 #include <unistd.h>
 
 #include "dpv_conf.h"
-
-static int n_pass, n_fail;
-
-#define CHECK(cond, ...)                                                                  \
-	do {                                                                              \
-		if (cond) {                                                               \
-			n_pass++;                                                         \
-		} else {                                                                  \
-			n_fail++;                                                         \
-			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);   \
-			fprintf(stderr, __VA_ARGS__);                                     \
-			fputc('\n', stderr);                                              \
-		}                                                                         \
-	} while (0)
+#include "dpvt_check.h"
 
 /* Table inputs use ' for " to stay readable. */
 static char *dq(const char *s)
@@ -717,6 +704,5 @@ int main(int argc, char **argv)
 	test_files_errors();
 	test_bad_table();
 
-	printf("%d passed, %d failed\n", n_pass, n_fail);
-	return n_fail ? 1 : 0;
+	return dpvt_finish();
 }

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "dpv_wire.h"
-#include "wire_test.h"
+#include "dpvt_wire.h"
 
 static uint32_t frame_no;
 
@@ -25,8 +25,8 @@ static int emit(FILE *f, uint8_t op, uint8_t ip_ver, uint32_t paylen)
 	static const uint8_t s6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 3 };
 	static const uint8_t d6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 2 };
 	struct dpv_pkt_build b;
-	uint8_t buf[2048];
-	uint32_t len = dpv_pkt_frame_len(op, ip_ver, paylen), off;
+	uint8_t buf[2048], pay[2048];
+	uint32_t len;
 	const struct dpv_opcode_info *oi = &dpv_opcode_table[op];
 
 	memset(&b, 0, sizeof(b));
@@ -62,14 +62,15 @@ static int emit(FILE *f, uint8_t op, uint8_t ip_ver, uint32_t paylen)
 	b.atmack_orig = 0x2122232425262728ull;
 	b.xrc_srqn = 0x000077;
 
-	off = dpv_pkt_build_hdrs(buf, &b, paylen);
-	if (!len || !off || len > sizeof(buf))
+	if (paylen > sizeof(pay))
 		return -1;
 	for (uint32_t i = 0; i < paylen; i++)
-		buf[off + i] = (uint8_t)(0x41 + i % 26);
-	dpv_pkt_finish(buf, len);
+		pay[i] = (uint8_t)(0x41 + i % 26);
+	len = dpvt_frame_build(buf, sizeof(buf), &b, paylen ? pay : NULL, paylen);
+	if (!len)
+		return -1;
 	frame_no++;
-	if (t_pcap_write_pkt(f, 1700000000u + frame_no, 0, buf, len))
+	if (dpvt_pcap_write_pkt(f, 1700000000u + frame_no, 0, buf, len))
 		return -1;
 	printf("%u 0x%02x %u %u %u 0x%06x 0x%06x 0x%05x %d %d %u 0x%02x%02x%02x%02x\n",
 	       frame_no, op, ip_ver, paylen, (4 - paylen % 4) % 4, b.dqpn, b.psn, oi->mask,
@@ -88,7 +89,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	f = fopen(argv[1], "wb");
-	if (!f || t_pcap_write_hdr(f)) {
+	if (!f || dpvt_pcap_write_hdr(f)) {
 		perror(argv[1]);
 		return 1;
 	}

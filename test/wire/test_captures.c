@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 
 #include "dpv_wire.h"
-#include "wire_test.h"
+#include "dpvt_wire.h"
 
 #define PMTU 1024
 
@@ -218,7 +218,7 @@ static bool in_set(const uint32_t *v, int n, uint32_t x)
 }
 
 /* rdma_cm: starting PSNs travel in CM REQ/REP MADs (UD to QP1) */
-static bool psn_in_mads(const struct t_pkt *pk, int upto, uint32_t psn)
+static bool psn_in_mads(const struct dpvt_pkt *pk, int upto, uint32_t psn)
 {
 	for (int i = 0; i < upto; i++) {
 		struct dpv_pkt_info pi;
@@ -296,7 +296,7 @@ static int total_pkts, total_files;
 static void check_file(const char *dir, const char *name)
 {
 	char path[1024], base[256];
-	struct t_pkt *pk;
+	struct dpvt_pkt *pk;
 	struct list_ent ents[1024];
 	struct stream st[32];
 	uint32_t psns[64], rkeys[64];
@@ -307,7 +307,7 @@ static void check_file(const char *dir, const char *name)
 
 	snprintf(base, sizeof(base), "%.*s", (int)bl, name);
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	n = t_pcap_read(path, &pk);
+	n = dpvt_pcap_read(path, &pk);
 	CHECK(n > 0, "%s: no packets", name);
 	if (n <= 0)
 		return;
@@ -481,7 +481,7 @@ static void check_file(const char *dir, const char *name)
 			      base, op, want[op], seen_op[op]);
 	}
 	free(txt);
-	t_pcap_free(pk, n);
+	dpvt_pcap_free(pk, n);
 }
 
 static int cmpstr(const void *a, const void *b)
@@ -517,13 +517,13 @@ int main(int argc, char **argv)
 	qsort(names, (size_t)nn, sizeof(names[0]), cmpstr);
 	CHECK(nn == N_EXPECT, "%d pcap files, README lists %d", nn, N_EXPECT);
 	for (int i = 0; i < nn; i++) {
-		int before = t_fail;
+		int before = dpvt_fail_count();
 
 		check_file(dir, names[i]);
-		printf("%-28s %s\n", names[i], t_fail == before ? "ok" : "FAILED");
+		printf("%-28s %s\n", names[i], dpvt_fail_count() == before ? "ok" : "FAILED");
 		free(names[i]);
 	}
 	printf("%d files, %d packets\n", total_files, total_pkts);
 	CHECK(total_pkts == 318, "README: 318 packets in 22 files, found %d", total_pkts);
-	return t_done();
+	return dpvt_finish();
 }

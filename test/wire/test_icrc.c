@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "dpv_wire.h"
-#include "wire_test.h"
+#include "dpvt_wire.h"
 
 static uint32_t crc32_std(const void *p, size_t n)
 {
@@ -85,8 +85,8 @@ static void test_vectors(void)
 static void test_readme_example(void)
 {
 	uint8_t fr[64], masked[64];
-	uint32_t n = t_unhex(readme_frame, fr, sizeof(fr));
-	uint32_t m = t_unhex(readme_masked, masked, sizeof(masked));
+	uint32_t n = dpvt_unhex(readme_frame, fr, sizeof(fr));
+	uint32_t m = dpvt_unhex(readme_masked, masked, sizeof(masked));
 	struct dpv_pkt_info pi;
 	uint32_t icrc;
 
@@ -122,7 +122,7 @@ static void test_readme_example(void)
 static void test_variant_fields(void)
 {
 	uint8_t fr[64], orig[64];
-	uint32_t n = t_unhex(readme_frame, fr, sizeof(fr));
+	uint32_t n = dpvt_unhex(readme_frame, fr, sizeof(fr));
 	const uint8_t *l3 = fr + 14;
 	uint32_t len = n - 14 - 4, ref = dpv_icrc_compute(l3, len);
 	/* offsets from the IP header: TOS, TTL, checksum(2), UDP csum(2), BTH byte 4 */
@@ -204,5 +204,5 @@ int main(void)
 	test_vectors();
 	test_readme_example();
 	test_variant_fields();
-	return t_done();
+	return dpvt_finish();
 }

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "dpv_wire.h"
-#include "wire_test.h"
+#include "dpvt_wire.h"
 
 /* Operation names by the low 5 bits of the opcode (IBA 9.2.1 table 35). */
 static const char *const op_names[32] = {
@@ -217,5 +217,5 @@ int main(void)
 	      "reserved opcodes invalid");
 	CHECK(DPV_OPC_SEND_ONLY_INV == 0x17 && (DPV_TR_UD | DPV_OPC_SEND_ONLY) == 0x64,
 	      "enum values");
-	return t_done();
+	return dpvt_finish();
 }

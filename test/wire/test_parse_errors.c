@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "dpv_wire.h"
-#include "wire_test.h"
+#include "dpvt_wire.h"
 
 static void base_build(struct dpv_pkt_build *b, uint8_t ip_ver, uint8_t opcode)
 {
@@ -39,24 +39,21 @@ static void base_build(struct dpv_pkt_build *b, uint8_t ip_ver, uint8_t opcode)
 }
 
 /* build a frame of paylen bytes (payload 0x5a), return its length */
-static uint32_t make(uint8_t *buf, uint8_t ip_ver, uint8_t opcode, uint32_t paylen)
+static uint32_t make(uint8_t *buf, size_t cap, uint8_t ip_ver, uint8_t opcode, uint32_t paylen)
 {
 	struct dpv_pkt_build b;
-	uint32_t len = dpv_pkt_frame_len(opcode, ip_ver, paylen), off;
+	uint8_t pay[512];
 
+	if (paylen > sizeof(pay))
+		return 0;
 	base_build(&b, ip_ver, opcode);
-	off = dpv_pkt_build_hdrs(buf, &b, paylen);
-	memset(buf + off, 0x5a, paylen);
-	dpv_pkt_finish(buf, len);
-	return len;
+	memset(pay, 0x5a, paylen);
+	return dpvt_frame_build(buf, cap, &b, pay, paylen);
 }
 
 static void fix_ip4(uint8_t *f)
 {
-	f[24] = f[25] = 0;
-	uint16_t c = dpv_ipv4_cksum(f + 14);
-	f[24] = (uint8_t)(c >> 8);
-	f[25] = (uint8_t)c;
+	dpvt_ipv4_fix_cksum(f);
 }
 
 static void refinish(uint8_t *f, uint32_t len)
@@ -76,7 +73,7 @@ static void refinish(uint8_t *f, uint32_t len)
 static void test_truncation(uint8_t ip_ver, uint8_t opcode, uint32_t paylen)
 {
 	uint8_t full[2048];
-	uint32_t len = make(full, ip_ver, opcode, paylen);
+	uint32_t len = make(full, sizeof(full), ip_ver, opcode, paylen);
 	int bad = 0;
 
 	EXPECT(full, len, DPV_PARSE_OK, "full frame");
@@ -117,7 +114,7 @@ static void test_truncation(uint8_t ip_ver, uint8_t opcode, uint32_t paylen)
 static void test_l2_l3(void)
 {
 	uint8_t f[256], g[256];
-	uint32_t len = make(f, 4, DPV_OPC_SEND_ONLY, 16), len6;
+	uint32_t len = make(f, sizeof(f), 4, DPV_OPC_SEND_ONLY, 16), len6;
 	struct dpv_pkt_info pi;
 
 	/* not IP: ARP */
@@ -208,7 +205,7 @@ static void test_l2_l3(void)
 	EXPECT(g, len, DPV_PARSE_BAD_UDP, "UDP length < 8");
 
 	/* IPv6 */
-	len6 = make(f, 6, DPV_OPC_SEND_ONLY, 16);
+	len6 = make(f, sizeof(f), 6, DPV_OPC_SEND_ONLY, 16);
 	EXPECT(f, len6, DPV_PARSE_OK, "IPv6 ok");
 	memcpy(g, f, len6);
 	g[14] = 0x40;
@@ -233,7 +230,7 @@ static void test_bth(void)
 	static const uint8_t bad_ops[] = { 0x15, 0x18, 0x1f, 0x2c, 0x40, 0x60, 0x63,
 					   0x66, 0x7f, 0x80, 0x81, 0xb5, 0xc0, 0xff };
 	uint8_t f[256], g[256];
-	uint32_t len = make(f, 4, DPV_OPC_SEND_ONLY, 16);
+	uint32_t len = make(f, sizeof(f), 4, DPV_OPC_SEND_ONLY, 16);
 	const uint32_t bth = 14 + 20 + 8;
 
 	for (size_t i = 0; i < sizeof(bad_ops); i++) {
@@ -251,7 +248,7 @@ static void test_bth(void)
 
 	/* pad count larger than the payload: 1-byte payload (pad 3) -> claim
 	 * a zero-length payload with... a 0-byte payload and pad 1..3 */
-	len = make(f, 4, DPV_OPC_SEND_ONLY, 0);
+	len = make(f, sizeof(f), 4, DPV_OPC_SEND_ONLY, 0);
 	for (uint8_t p = 1; p <= 3; p++) {
 		memcpy(g, f, len);
 		g[bth + 1] = (uint8_t)((g[bth + 1] & 0xcf) | p << 4);
@@ -259,7 +256,7 @@ static void test_bth(void)
 		EXPECT(g, len, DPV_PARSE_BAD_PAD, "pad > payload (0 bytes)");
 	}
 	/* payload 4 with pad 1..3 is fine (payload 3, 2, 1) */
-	len = make(f, 4, DPV_OPC_SEND_ONLY, 4);
+	len = make(f, sizeof(f), 4, DPV_OPC_SEND_ONLY, 4);
 	for (uint8_t p = 0; p <= 3; p++) {
 		struct dpv_pkt_info pi;
 
@@ -271,7 +268,7 @@ static void test_bth(void)
 		      "pad %u of 4 bytes", p);
 	}
 	/* payload + pad not a multiple of 4: add 2 bytes to the IP/UDP lengths */
-	len = make(f, 4, DPV_OPC_SEND_ONLY, 4);
+	len = make(f, sizeof(f), 4, DPV_OPC_SEND_ONLY, 4);
 	memcpy(g, f, len);
 	memmove(g + len - 4 + 2, g + len - 4, 4);
 	g[17] += 2;
@@ -279,7 +276,7 @@ static void test_bth(void)
 	fix_ip4(g);
 	EXPECT(g, len + 2, DPV_PARSE_BAD_PAD, "payload+pad not 4-aligned");
 	/* an ACK with payload bytes */
-	len = make(f, 4, DPV_OPC_ACK, 0);
+	len = make(f, sizeof(f), 4, DPV_OPC_ACK, 0);
 	memcpy(g, f, len);
 	memmove(g + len, g + len - 4, 4);
 	memset(g + len - 4, 0, 4);
@@ -289,7 +286,7 @@ static void test_bth(void)
 	refinish(g, len + 4);
 	EXPECT(g, len + 4, DPV_PARSE_BAD_PAD, "ACK with payload");
 	/* BTH + ICRC do not fit: ACK cut to BTH only (lengths consistent) */
-	len = make(f, 4, DPV_OPC_ACK, 0);
+	len = make(f, sizeof(f), 4, DPV_OPC_ACK, 0);
 	memcpy(g, f, len);
 	g[17] -= 4;
 	g[39] -= 4;
@@ -301,7 +298,7 @@ static void test_bth(void)
 	fix_ip4(g);
 	EXPECT(g, len - 8, DPV_PARSE_SHORT, "BTH without ICRC");
 	/* RDMA WRITE ONLY too short for its RETH */
-	len = make(f, 4, DPV_OPC_WRITE_ONLY, 0);
+	len = make(f, sizeof(f), 4, DPV_OPC_WRITE_ONLY, 0);
 	memcpy(g, f, len);
 	g[17] -= 8;
 	g[39] -= 8;
@@ -312,7 +309,7 @@ static void test_bth(void)
 static void test_icrc_flips(void)
 {
 	uint8_t f[512];
-	uint32_t len = make(f, 4, DPV_OPC_WRITE_ONLY_IMM, 33), len6;
+	uint32_t len = make(f, sizeof(f), 4, DPV_OPC_WRITE_ONLY_IMM, 33), len6;
 	int bad = 0;
 
 	/* every bit of the invariant part after the IP header, and the ICRC */
@@ -351,7 +348,7 @@ static void test_icrc_flips(void)
 		f[14 + 20 + 8 + 1] ^= 0x10;
 	}
 	/* IPv6: flipping a GID bit */
-	len6 = make(f, 6, DPV_TR_UD | DPV_OPC_SEND_ONLY, 5);
+	len6 = make(f, sizeof(f), 6, DPV_TR_UD | DPV_OPC_SEND_ONLY, 5);
 	EXPECT(f, len6, DPV_PARSE_OK, "UD IPv6");
 	f[14 + 8 + 3] ^= 0x04;
 	EXPECT(f, len6, DPV_PARSE_BAD_ICRC, "IPv6 source address bit flipped");
@@ -373,7 +370,7 @@ static void test_random(void)
 		int r;
 
 		x = x * 1664525u + 1013904223u;
-		len = make(f, (x >> 8) & 1 ? 4 : 6, (uint8_t)((x >> 9) & 1 ? 0x0b : 0x64),
+		len = make(f, sizeof(f), (x >> 8) & 1 ? 4 : 6, (uint8_t)((x >> 9) & 1 ? 0x0b : 0x64),
 			   (x >> 10) % 300);
 		memcpy(g, f, len);
 		for (int k = 0; k < 1 + (int)((x >> 20) & 3); k++) {
@@ -414,5 +411,5 @@ int main(void)
 	for (int e = 0; e >= -9; e--)
 		CHECK(dpv_parse_err_str(e) != NULL, "err str %d", e);
 	CHECK(strcmp(dpv_parse_err_str(DPV_PARSE_BAD_ICRC), "ICRC mismatch") == 0, "err str");
-	return t_done();
+	return dpvt_finish();
 }
