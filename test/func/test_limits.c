@@ -4,11 +4,11 @@
  * func-limits.json sets max_pd 4, max_srq 2, max_mr 3. Creating one more
  * fails with ENOMEM; after one is destroyed, creating works again.
  */
-#include "func_common.h"
+#include "dpvt_verbs.h"
 
 int main(void)
 {
-	struct ibv_context *ctx = open_dev("dpv0");
+	struct ibv_context *ctx = dpvt_open_dev("dpv0");
 	if (!ctx) {
 		printf("0 passed, 1 failed\n");
 		return 1;
@@ -68,5 +68,5 @@ int main(void)
 	for (int i = 0; i < 4; i++)
 		CHECK_EQ(ibv_dealloc_pd(pd[i]), 0, "dealloc PD");
 	ibv_close_device(ctx);
-	return func_finish();
+	return dpvt_finish();
 }

@@ -8,7 +8,10 @@
  * frames are delivered. ARP and IPv6 neighbour solicitations for dpv1's
  * addresses get answers, captured raw on dpv0.
  */
-#include "func_common.h"
+#include <unistd.h>
+
+#include "dpvt_verbs.h"
+#include "dpvt_wire.h"
 
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
@@ -19,12 +22,9 @@
 
 #define QKEY 0x0badcafeu
 
-static struct ud_ep E1;
+static struct dpvt_ep E1;
 static struct dpv_port *P0, *P1;
 static struct ibv_qp *QP_NORECV, *QP_INIT;
-
-static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
-static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 
 static void base_build(struct dpv_pkt_build *b, int ipver)
 {
@@ -45,21 +45,14 @@ static void base_build(struct dpv_pkt_build *b, int ipver)
 	b->deth_sqpn = 0x123;
 }
 
+/* A frame of b with paylen payload bytes (i * 3 + 1) into f (2048 bytes). */
 static uint32_t build(uint8_t *f, const struct dpv_pkt_build *b, uint32_t paylen)
 {
-	uint32_t flen = dpv_pkt_frame_len(b->opcode, b->ip_ver, paylen);
-	uint32_t off = dpv_pkt_build_hdrs(f, b, paylen);
-	for (uint32_t i = 0; i < paylen; i++)
-		f[off + i] = (uint8_t)(i * 3 + 1);
-	dpv_pkt_finish(f, flen);
-	return flen;
-}
+	uint8_t pay[2048];
 
-static void fix_ip4_cksum(uint8_t *f)
-{
-	uint8_t *ip = f + 14;
-	put16(ip + 10, 0);
-	put16(ip + 10, dpv_ipv4_cksum(ip));
+	for (uint32_t i = 0; i < paylen && i < sizeof(pay); i++)
+		pay[i] = (uint8_t)(i * 3 + 1);
+	return dpvt_frame_build(f, 2048, b, pay, paylen);
 }
 
 static struct rte_mbuf *to_mbuf(struct dpv_port *p, const uint8_t *f, uint32_t len)
@@ -96,8 +89,8 @@ static void snap_take(struct dpv_port *p, struct snap *s)
 /* Wait until dpv1 has processed one more frame (drives progress too). */
 static bool wait_rx(const struct snap *before)
 {
-	uint64_t end = now_ms() + 2000;
-	while (now_ms() < end) {
+	uint64_t end = dpvt_now_ms() + 2000;
+	while (dpvt_now_ms() < end) {
 		if (atomic_load(&P1->stats.rx_pkts) > before->rx_pkts)
 			return true;
 		dpv_qctx_poll(&P1->qctx[0]);
@@ -157,13 +150,13 @@ static void test_drops(void)
 	uint8_t *bth;
 	const uint32_t bth_off4 = 14 + 20 + 8;
 
-	CHECK_EQ(post_recv1(&E1, E1.qp, 1, 0x1000, 2048), 0, "post_recv");
+	CHECK_EQ(dpvt_post_recv(E1.qp, E1.mr, 1, 0x1000, 2048), 0, "post_recv");
 
 	/* a good frame first: the injection path itself works */
 	base_build(&b, 4);
 	len = build(f, &b, 32);
 	inject("good IPv4 frame (wire)", f, len, -1, WIRE);
-	post_recv1(&E1, E1.qp, 2, 0x1000, 2048);
+	dpvt_post_recv(E1.qp, E1.mr, 2, 0x1000, 2048);
 
 	memcpy(g, f, len);
 	g[len - 10] ^= 0x40; /* payload byte: ICRC no longer matches */
@@ -179,19 +172,19 @@ static void test_drops(void)
 
 	memcpy(g, f, len);
 	g[14 + 6] |= 0x20; /* MF: fragments are never RoCEv2 */
-	fix_ip4_cksum(g);
+	dpvt_ipv4_fix_cksum(g);
 	inject("IPv4 fragment", g, len, DPV_DROP_BAD_IP, WIRE);
 
 	inject("truncated frame", f, 14 + 20 + 8 + 6, DPV_DROP_SHORT, WIRE);
 	inject("truncated to the Ethernet header", f, 14, DPV_DROP_SHORT, WIRE);
 
 	memcpy(g, f, len);
-	put16(g + 14 + 20 + 4, (uint16_t)(get16(g + 14 + 20 + 4) - 4)); /* UDP length */
+	dpvt_put16(g + 14 + 20 + 4, (uint16_t)(dpvt_get16(g + 14 + 20 + 4) - 4)); /* UDP length */
 	dpv_pkt_finish(g, len);
 	inject("bad UDP length", g, len, DPV_DROP_BAD_UDP, WIRE);
 
 	memcpy(g, f, len);
-	put16(g + 14 + 20 + 2, 4792); /* not RoCEv2 */
+	dpvt_put16(g + 14 + 20 + 2, 4792); /* not RoCEv2 */
 	inject("UDP port 4792", g, len, DPV_DROP_NOT_ROCE, WIRE);
 
 	memcpy(g, f, len);
@@ -253,7 +246,7 @@ static void test_drops(void)
 	b.pkey = 0x7fff; /* limited member of the default partition: accepted */
 	len = build(g, &b, 32);
 	inject("P_Key 0x7fff (limited member)", g, len, -1, WIRE);
-	post_recv1(&E1, E1.qp, 3, 0x1000, 2048);
+	dpvt_post_recv(E1.qp, E1.mr, 3, 0x1000, 2048);
 
 	base_build(&b, 4);
 	b.opcode = DPV_TR_RC | DPV_OPC_SEND_ONLY;
@@ -284,7 +277,7 @@ static void test_drops(void)
 	g[len - 6] ^= 1;
 	inject("IPv6 bad ICRC", g, len, DPV_DROP_BAD_ICRC, WIRE);
 	inject("good IPv6 frame (wire)", f, len, -1, WIRE);
-	post_recv1(&E1, E1.qp, 4, 0x1000, 2048);
+	dpvt_post_recv(E1.qp, E1.mr, 4, 0x1000, 2048);
 
 	/* software loopback input: the same checks apply, ARP is not handled there */
 	base_build(&b, 4);
@@ -296,7 +289,7 @@ static void test_drops(void)
 	g[14 + 10] ^= 1;
 	inject("bad IPv4 checksum (loopback ring)", g, len, DPV_DROP_BAD_IP, LOOP);
 	inject("good frame (loopback ring)", f, len, -1, LOOP);
-	post_recv1(&E1, E1.qp, 5, 0x1000, 2048);
+	dpvt_post_recv(E1.qp, E1.mr, 5, 0x1000, 2048);
 
 	/* finally the good frame is still delivered over the wire */
 	base_build(&b, 4);
@@ -306,48 +299,18 @@ static void test_drops(void)
 	CHECK_EQ(ibv_poll_cq(E1.rcq, 1, &wc), 0, "no stray completions");
 }
 
-static void arp_frame(uint8_t *f, uint16_t op, const uint8_t *sha, const uint8_t spa[4], const uint8_t tpa[4])
-{
-	memset(f, 0, 60);
-	memset(f, 0xff, 6);
-	memcpy(f + 6, sha, 6);
-	put16(f + 12, 0x0806);
-	uint8_t *a = f + 14;
-	put16(a, 1);
-	put16(a + 2, 0x0800);
-	a[4] = 6;
-	a[5] = 4;
-	put16(a + 6, op);
-	memcpy(a + 8, sha, 6);
-	memcpy(a + 14, spa, 4);
-	memcpy(a + 24, tpa, 4);
-}
-
 /* Take dpv0's RX for ourselves and read what dpv1 answered. */
 static int capture_p0(struct rte_mbuf **pkts, int max, unsigned int ms)
 {
 	int n = 0;
-	uint64_t end = now_ms() + ms;
-	while (n == 0 && now_ms() < end) {
+	uint64_t end = dpvt_now_ms() + ms;
+	while (n == 0 && dpvt_now_ms() < end) {
 		dpv_qctx_poll(&P1->qctx[0]);
 		n = rte_eth_rx_burst(P0->eth_port, 0, pkts, (uint16_t)max);
 		if (!n)
 			usleep(100);
 	}
 	return n;
-}
-
-static uint16_t icmp6_ck(const uint8_t *ip6, const uint8_t *ic, uint32_t len)
-{
-	uint32_t s = 0;
-	for (int i = 8; i < 40; i += 2)
-		s += get16(ip6 + i);
-	s += len + 58;
-	for (uint32_t i = 0; i + 1 < len; i += 2)
-		s += get16(ic + i);
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
 }
 
 static void test_neigh(void)
@@ -366,7 +329,7 @@ static void test_neigh(void)
 		for (int i = 0; i < k; i++)
 			rte_pktmbuf_free(pk[i]);
 	snap_take(P1, &a);
-	arp_frame(f, 1, sha, spa, tpa);
+	dpvt_arp_frame(f, 1, sha, spa, tpa);
 	dpv_port_tx_raw(&P0->qctx[0], to_mbuf(P0, f, 60));
 	int n = capture_p0(pk, 8, 2000);
 	snap_take(P1, &b);
@@ -378,8 +341,8 @@ static void test_neigh(void)
 		const uint8_t *ar = r + 14;
 		CHECK(rte_pktmbuf_data_len(pk[0]) >= 42, "ARP reply length");
 		CHECK(!memcmp(r, sha, 6) && !memcmp(r + 6, P1->mac, 6), "ARP reply Ethernet addresses");
-		CHECK_EQ(get16(r + 12), 0x0806, "ethertype ARP");
-		CHECK_EQ(get16(ar + 6), 2, "ARP op reply");
+		CHECK_EQ(dpvt_get16(r + 12), 0x0806, "ethertype ARP");
+		CHECK_EQ(dpvt_get16(ar + 6), 2, "ARP op reply");
 		CHECK(!memcmp(ar + 8, P1->mac, 6) && !memcmp(ar + 14, tpa, 4), "ARP sender = dpv1");
 		CHECK(!memcmp(ar + 18, sha, 6) && !memcmp(ar + 24, spa, 4), "ARP target = requester");
 	}
@@ -397,7 +360,7 @@ static void test_neigh(void)
 
 	/* a request for another address: no reply */
 	snap_take(P1, &a);
-	arp_frame(f, 1, sha, spa, other);
+	dpvt_arp_frame(f, 1, sha, spa, other);
 	dpv_port_tx_raw(&P0->qctx[0], to_mbuf(P0, f, 60));
 	n = capture_p0(pk, 8, 200);
 	snap_take(P1, &b);
@@ -409,7 +372,7 @@ static void test_neigh(void)
 
 	/* a truncated ARP: counted as short */
 	snap_take(P1, &a);
-	arp_frame(f, 1, sha, spa, tpa);
+	dpvt_arp_frame(f, 1, sha, spa, tpa);
 	dpv_port_tx_raw(&P0->qctx[0], to_mbuf(P0, f, 30));
 	n = capture_p0(pk, 8, 200);
 	snap_take(P1, &b);
@@ -420,7 +383,7 @@ static void test_neigh(void)
 
 	/* ARP arriving through the loopback ring is not ARP-handled */
 	snap_take(P1, &a);
-	arp_frame(f, 1, sha, spa, tpa);
+	dpvt_arp_frame(f, 1, sha, spa, tpa);
 	struct rte_mbuf *m = to_mbuf(P1, f, 60);
 	rte_ring_mp_enqueue(P1->qctx[0].lo_ring, m);
 	wait_rx(&a);
@@ -431,25 +394,8 @@ static void test_neigh(void)
 	/* IPv6 neighbour solicitation for dpv1's link-local GID */
 	const uint8_t *tgt = P1->gids[0].gid;
 	uint8_t src6[16] = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x77};
-	memset(f, 0, sizeof(f));
-	uint8_t dmac[6] = {0x33, 0x33, 0xff, tgt[13], tgt[14], tgt[15]};
-	memcpy(f, dmac, 6);
-	memcpy(f + 6, sha, 6);
-	put16(f + 12, 0x86dd);
-	uint8_t *ip = f + 14, *ic = f + 54;
-	ip[0] = 0x60;
-	put16(ip + 4, 32);
-	ip[6] = 58;
-	ip[7] = 255;
-	memcpy(ip + 8, src6, 16);
-	uint8_t dip[16] = {0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, tgt[13], tgt[14], tgt[15]};
-	memcpy(ip + 24, dip, 16);
-	ic[0] = 135;
-	memcpy(ic + 8, tgt, 16);
-	ic[24] = 1;
-	ic[25] = 1;
-	memcpy(ic + 26, sha, 6);
-	put16(ic + 2, icmp6_ck(ip, ic, 32));
+	dpvt_ns_frame(f, sha, src6, tgt);
+	uint8_t *ic = f + 54;
 	snap_take(P1, &a);
 	dpv_port_tx_raw(&P0->qctx[0], to_mbuf(P0, f, 86));
 	n = capture_p0(pk, 8, 2000);
@@ -460,18 +406,18 @@ static void test_neigh(void)
 	if (n >= 1) {
 		const uint8_t *r = rte_pktmbuf_mtod(pk[0], const uint8_t *);
 		const uint8_t *rip = r + 14, *ric = r + 54;
-		CHECK(!memcmp(r, sha, 6) && get16(r + 12) == 0x86dd, "NA Ethernet header");
+		CHECK(!memcmp(r, sha, 6) && dpvt_get16(r + 12) == 0x86dd, "NA Ethernet header");
 		CHECK(rip[6] == 58 && rip[7] == 255, "NA: ICMPv6, hop limit 255");
 		CHECK(!memcmp(rip + 24, src6, 16) && !memcmp(rip + 8, tgt, 16), "NA addresses");
 		CHECK(ric[0] == 136 && (ric[4] & 0x40), "NA type 136, solicited");
 		CHECK(!memcmp(ric + 8, tgt, 16), "NA target");
 		CHECK(ric[24] == 2 && !memcmp(ric + 26, P1->mac, 6), "NA target link-layer option");
-		CHECK_EQ(icmp6_ck(rip, ric, get16(rip + 4)), 0, "NA ICMPv6 checksum");
+		CHECK_EQ(dpvt_icmp6_csum(rip, ric, dpvt_get16(rip + 4)), 0, "NA ICMPv6 checksum");
 	}
 	for (int i = 0; i < n; i++)
 		rte_pktmbuf_free(pk[i]);
 	/* NS with a bad checksum: dropped as bad IP */
-	put16(ic + 2, (uint16_t)(get16(ic + 2) ^ 0x100));
+	dpvt_put16(ic + 2, (uint16_t)(dpvt_get16(ic + 2) ^ 0x100));
 	snap_take(P1, &a);
 	dpv_port_tx_raw(&P0->qctx[0], to_mbuf(P0, f, 86));
 	n = capture_p0(pk, 8, 200);
@@ -485,27 +431,27 @@ static void test_neigh(void)
 
 int main(void)
 {
-	if (ud_ep_open(&E1, "dpv1", QKEY, false)) {
+	if (dpvt_ud_ep_open(&E1, "dpv1", QKEY, false)) {
 		printf("0 passed, 1 failed\n");
 		return 1;
 	}
 	P0 = dpv_port_by_name("dpv0");
 	P1 = dpv_port_by_name("dpv1");
-	QP_NORECV = ud_qp_new(&E1, 0, 1, 1);
+	QP_NORECV = dpvt_ud_qp(&E1, 0, 1, 1);
 	struct ibv_qp_init_attr ia = {.send_cq = E1.scq, .recv_cq = E1.rcq, .qp_type = IBV_QPT_UD,
 				      .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1}};
 	QP_INIT = ibv_create_qp(E1.pd, &ia);
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
-	if (!P0 || !P1 || !QP_NORECV || !QP_INIT ||
-	    ibv_modify_qp(QP_INIT, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY)) {
+	struct dpvt_conn o = dpvt_conn_default();
+	o.qkey = QKEY;
+	if (!P0 || !P1 || !QP_NORECV || !QP_INIT || dpvt_qp_to_init(QP_INIT, &o)) {
 		printf("0 passed, 1 failed\n");
 		return 1;
 	}
-	post_recv1(&E1, QP_INIT, 99, 0x4000, 2048); /* posted, but INIT does not receive */
+	dpvt_post_recv(QP_INIT, E1.mr, 99, 0x4000, 2048); /* posted, but INIT does not receive */
 	test_drops();
 	test_neigh();
 	ibv_destroy_qp(QP_NORECV);
 	ibv_destroy_qp(QP_INIT);
-	ud_ep_close(&E1);
-	return func_finish();
+	dpvt_ep_close(&E1);
+	return dpvt_finish();
 }

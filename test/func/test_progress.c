@@ -8,7 +8,7 @@
  * White-box: the CQ ring is inspected before the first poll, because
  * ibv_poll_cq itself drives the engine in inline mode.
  */
-#include "func_common.h"
+#include "dpvt_verbs.h"
 
 #include <poll.h>
 
@@ -17,7 +17,7 @@
 
 #define QKEY 0x22u
 
-static struct ud_ep E0, E1;
+static struct dpvt_ep E0, E1;
 
 static uint32_t cq_pending(struct ibv_cq *cq)
 {
@@ -34,38 +34,38 @@ static void burst_while_sleeping(struct ibv_ah *ah, int n, unsigned int sleep, c
 {
 	struct ibv_wc wc[64];
 	for (int i = 0; i < n; i++)
-		post_recv1(&E1, E1.qp, 0x100 + (uint64_t)i, 0x8000 + (size_t)i * 1100, 1100);
+		dpvt_post_recv(E1.qp, E1.mr, 0x100 + (uint64_t)i, 0x8000 + (size_t)i * 1100, 1100);
 	for (int i = 0; i < n; i++) {
-		fill_pattern(E0.buf + (size_t)i * 64, 64, (unsigned int)i);
-		post_send1(&E0, E0.qp, ah, E1.qp->qp_num, QKEY, 0x200 + (uint64_t)i, (size_t)i * 64, 64,
+		dpvt_fill_pattern(E0.buf + (size_t)i * 64, 64, (unsigned int)i);
+		dpvt_post_ud_send(E0.qp, ah, E1.qp->qp_num, QKEY, 0x200 + (uint64_t)i, E0.mr, (size_t)i * 64, 64,
 			   i == n - 1 ? IBV_SEND_SIGNALED : 0);
 	}
-	uint64_t t0 = now_ms();
+	uint64_t t0 = dpvt_now_ms();
 	uint32_t pend = 0;
 	/* sleep in slices until everything arrived or the budget is spent */
 	do {
-		sleep_ms(sleep);
+		dpvt_sleep_ms(sleep);
 		pend = cq_pending(E1.rcq);
-	} while (pend < (uint32_t)n && now_ms() - t0 < 3000);
+	} while (pend < (uint32_t)n && dpvt_now_ms() - t0 < 3000);
 	CHECK_EQ(pend, n, "completions in the CQ before any poll");
 	printf("%s: %d messages arrived within %llu ms without the caller\n", what, n,
-	       (unsigned long long)(now_ms() - t0));
+	       (unsigned long long)(dpvt_now_ms() - t0));
 	int got = ibv_poll_cq(E1.rcq, 64, wc);
 	CHECK_EQ(got, n, "one ibv_poll_cq returns them all");
 	for (int i = 0; i < got; i++) {
 		CHECK(wc[i].status == IBV_WC_SUCCESS && wc[i].wr_id == 0x100 + (uint64_t)i && wc[i].byte_len == 104,
 		      "%s: completion %d", what, i);
 		uint8_t want[64];
-		fill_pattern(want, 64, (unsigned int)i);
+		dpvt_fill_pattern(want, 64, (unsigned int)i);
 		CHECK(!memcmp(E1.buf + 0x8000 + (size_t)i * 1100 + 40, want, 64), "%s: payload %d", what, i);
 	}
-	got = poll_n(E0.scq, wc, 1, 1000);
+	got = dpvt_poll_n(E0.scq, wc, 1, 1000);
 	CHECK(got == 1 && wc[0].wr_id == 0x200 + (uint64_t)n - 1, "%s: the signaled send completed", what);
 }
 
 int main(void)
 {
-	if (ud_ep_open(&E0, "dpv0", QKEY, false) || ud_ep_open(&E1, "dpv1", QKEY, true)) {
+	if (dpvt_ud_ep_open(&E0, "dpv0", QKEY, false) || dpvt_ud_ep_open(&E1, "dpv1", QKEY, true)) {
 		printf("0 passed, 1 failed\n");
 		return 1;
 	}
@@ -88,11 +88,11 @@ int main(void)
 		CHECK(p0->qctx[0].lcore == -1 && p1->qctx[0].lcore == -1, "no service lcores in inline mode");
 	}
 
-	struct ibv_ah *ah = make_ah(E0.pd, E1.ctx, 1, 1);
-	struct ibv_ah *ah6 = make_ah(E0.pd, E1.ctx, 0, 0);
+	struct ibv_ah *ah = dpvt_ah_new(E0.pd, E1.ctx, 1, 1);
+	struct ibv_ah *ah6 = dpvt_ah_new(E0.pd, E1.ctx, 0, 0);
 	CHECK(ah && ah6, "AHs");
 	if (!ah || !ah6)
-		return func_finish();
+		return dpvt_finish();
 
 	if (lcore) {
 		burst_while_sleeping(ah, 16, 5, "lcore IPv4");
@@ -106,8 +106,8 @@ int main(void)
 
 	/* completion channel: blocking ibv_get_cq_event, progress by the engine */
 	CHECK_EQ(ibv_req_notify_cq(E1.rcq, 0), 0, "req_notify_cq");
-	post_recv1(&E1, E1.qp, 0x300, 0x8000, 1100);
-	post_send1(&E0, E0.qp, ah, E1.qp->qp_num, QKEY, 0x301, 0, 10, 0);
+	dpvt_post_recv(E1.qp, E1.mr, 0x300, 0x8000, 1100);
+	dpvt_post_ud_send(E0.qp, ah, E1.qp->qp_num, QKEY, 0x301, E0.mr, 0, 10, 0);
 	struct pollfd pfd = {.fd = E1.ch->fd, .events = POLLIN};
 	CHECK_EQ(poll(&pfd, 1, 3000), 1, "channel readable without polling the CQ");
 	struct ibv_cq *ecq;
@@ -119,7 +119,7 @@ int main(void)
 
 	ibv_destroy_ah(ah);
 	ibv_destroy_ah(ah6);
-	ud_ep_close(&E0);
-	ud_ep_close(&E1);
-	return func_finish();
+	dpvt_ep_close(&E0);
+	dpvt_ep_close(&E1);
+	return dpvt_finish();
 }

@@ -10,13 +10,17 @@
  *   test_rc_errors uc_fault   UC stream under DPVERBS_FAULT drop=0.2 (set by
  *                             the test unless given)
  */
-#include "rc_common.h"
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "dpvt_verbs.h"
 
 #include "dpv_verbs.h"
 #include "dpv_port.h"
 #include "dpv_fault.h"
 
-static struct rc_side A, B;
+static struct dpvt_ep A, B;
 static struct dpv_port *P0, *P1;
 static uint8_t *abuf, *bbuf;
 static struct ibv_mr *amr, *bmr;
@@ -25,15 +29,15 @@ static struct ibv_mr *amr, *bmr;
 static uint64_t cnt(struct dpv_port *p, enum dpv_cnt c) { return atomic_load(&p->stats.cnt[c]); }
 
 /* A fresh connected pair; o_a/o_b may be NULL for defaults. */
-static int pair(struct ibv_qp **qa, struct ibv_qp **qb, const struct rc_opts *oa, const struct rc_opts *ob,
+static int pair(struct ibv_qp **qa, struct ibv_qp **qb, const struct dpvt_conn *oa, const struct dpvt_conn *ob,
 		bool b_rtr_only, enum ibv_qp_type t, struct ibv_srq *srq)
 {
-	struct rc_opts da = rc_opts_default(), db = rc_opts_default();
-	*qa = rc_qp_new(&A, t, 64, 64, NULL);
-	*qb = rc_qp_new(&B, t, 64, 64, srq);
+	struct dpvt_conn da = dpvt_conn_default(), db = dpvt_conn_default();
+	*qa = dpvt_ep_qp(&A, t, 64, 64, NULL);
+	*qb = dpvt_ep_qp(&B, t, 64, 64, srq);
 	if (!*qa || !*qb)
 		return -1;
-	return rc_connect(*qa, &A, oa ? oa : &da, *qb, &B, ob ? ob : &db, b_rtr_only);
+	return dpvt_connect(*qa, A.ctx, oa ? oa : &da, *qb, B.ctx, ob ? ob : &db, b_rtr_only);
 }
 
 static void unpair(struct ibv_qp *qa, struct ibv_qp *qb)
@@ -46,15 +50,15 @@ static void unpair(struct ibv_qp *qa, struct ibv_qp *qb)
 	while (ibv_poll_cq(A.scq, 16, wc) > 0 || ibv_poll_cq(A.rcq, 16, wc) > 0 || ibv_poll_cq(B.scq, 16, wc) > 0 ||
 	       ibv_poll_cq(B.rcq, 16, wc) > 0)
 		;
-	drain_async(A.ctx);
-	drain_async(B.ctx);
+	dpvt_drain_async(A.ctx);
+	dpvt_drain_async(B.ctx);
 }
 
 /* Expect n send completions on A: first st0, the rest flushed. */
 static void expect_err_then_flush(const char *what, enum ibv_wc_status st0, int n, unsigned int ms)
 {
 	struct ibv_wc wc[16];
-	int got = poll_n(A.scq, wc, n, ms);
+	int got = dpvt_poll_n(A.scq, wc, n, ms);
 	CHECK_EQ(got, n, what);
 	for (int i = 0; i < got; i++) {
 		enum ibv_wc_status want = i == 0 ? st0 : IBV_WC_WR_FLUSH_ERR;
@@ -68,7 +72,7 @@ static void t_vanish(bool destroy)
 {
 	const char *what = destroy ? "vanish(destroy)" : "vanish(reset)";
 	struct ibv_qp *qa, *qb;
-	struct rc_opts o = rc_opts_default();
+	struct dpvt_conn o = dpvt_conn_default();
 	o.timeout = 10;
 	o.retry_cnt = 3;
 	if (pair(&qa, &qb, &o, NULL, false, IBV_QPT_RC, NULL)) {
@@ -79,16 +83,16 @@ static void t_vanish(bool destroy)
 		ibv_destroy_qp(qb);
 		qb = NULL;
 	} else {
-		CHECK_EQ(qp_modify_state(qb, IBV_QPS_RESET), 0, "B to RESET");
+		CHECK_EQ(dpvt_qp_set_state(qb, IBV_QPS_RESET), 0, "B to RESET");
 	}
 	uint64_t exc0 = cnt(P0, DPV_CNT_RETRY_EXC);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int i = 1; i <= 4; i++)
-		CHECK_EQ(post_wr(qa, IBV_WR_SEND, (uint64_t)i, abuf, 100, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED), 0,
+		CHECK_EQ(dpvt_post_wr(qa, IBV_WR_SEND, (uint64_t)i, abuf, 100, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED), 0,
 			 "post SEND");
 	struct ibv_wc wc[8];
-	int got = poll_n(A.scq, wc, 1, 2000);
+	int got = dpvt_poll_n(A.scq, wc, 1, 2000);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
 	double one = 4.096e-3 * 1024; /* timeout 10 = 4.19 ms */
@@ -98,14 +102,14 @@ static void t_vanish(bool destroy)
 	      got ? ibv_wc_status_str(wc[0].status) : "no completion");
 	CHECK(ms >= min * 0.98 && ms < 10 * min, "%s: %.1f ms not in [%.1f, %.1f)", what, ms, min, 10 * min);
 	CHECK_EQ(cnt(P0, DPV_CNT_RETRY_EXC), exc0 + 1, "retry_exceeded counter");
-	CHECK_EQ(qp_state(qa), IBV_QPS_ERR, "A in ERR after RETRY_EXC");
-	got = poll_n(A.scq, wc, 3, 500);
+	CHECK_EQ(dpvt_qp_state(qa), IBV_QPS_ERR, "A in ERR after RETRY_EXC");
+	got = dpvt_poll_n(A.scq, wc, 3, 500);
 	CHECK_EQ(got, 3, "the other outstanding WRs complete");
 	for (int i = 0; i < got; i++)
 		CHECK(wc[i].status == IBV_WC_WR_FLUSH_ERR && wc[i].wr_id == (uint64_t)i + 2, "flush %d: %s", i,
 		      ibv_wc_status_str(wc[i].status));
-	CHECK_EQ(post_wr(qa, IBV_WR_SEND, 9, abuf, 10, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED), 0, "post in ERR");
-	got = poll_n(A.scq, wc, 1, 500);
+	CHECK_EQ(dpvt_post_wr(qa, IBV_WR_SEND, 9, abuf, 10, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED), 0, "post in ERR");
+	got = dpvt_poll_n(A.scq, wc, 1, 500);
 	CHECK(got == 1 && wc[0].status == IBV_WC_WR_FLUSH_ERR && wc[0].wr_id == 9, "WR posted in ERR flushed");
 	unpair(qa, qb);
 }
@@ -114,7 +118,7 @@ static void t_vanish(bool destroy)
 static void t_rnr(void)
 {
 	struct ibv_qp *qa, *qb;
-	struct rc_opts oa = rc_opts_default(), ob = rc_opts_default();
+	struct dpvt_conn oa = dpvt_conn_default(), ob = dpvt_conn_default();
 	oa.rnr_retry = 2;
 	ob.min_rnr_timer = 1; /* 0.01 ms */
 	if (pair(&qa, &qb, &oa, &ob, false, IBV_QPT_RC, NULL)) {
@@ -122,13 +126,13 @@ static void t_rnr(void)
 		return;
 	}
 	uint64_t s0 = cnt(P1, DPV_CNT_RNR_NAK_SENT), r0 = cnt(P0, DPV_CNT_RNR_NAK_RCVD), x0 = cnt(P0, DPV_CNT_RNR_RETRY_EXC);
-	post_wr(qa, IBV_WR_SEND, 1, abuf, 100, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
-	post_wr(qa, IBV_WR_SEND, 2, abuf, 100, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
+	dpvt_post_wr(qa, IBV_WR_SEND, 1, abuf, 100, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
+	dpvt_post_wr(qa, IBV_WR_SEND, 2, abuf, 100, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
 	expect_err_then_flush("rnr_retry=2", IBV_WC_RNR_RETRY_EXC_ERR, 2, 2000);
 	CHECK_EQ(cnt(P1, DPV_CNT_RNR_NAK_SENT) - s0, 3, "RNR NAKs sent (1 + rnr_retry)");
 	CHECK_EQ(cnt(P0, DPV_CNT_RNR_NAK_RCVD) - r0, 3, "RNR NAKs received");
 	CHECK_EQ(cnt(P0, DPV_CNT_RNR_RETRY_EXC) - x0, 1, "retry_rnr_exceeded counter");
-	CHECK_EQ(qp_state(qa), IBV_QPS_ERR, "A in ERR after RNR_RETRY_EXC");
+	CHECK_EQ(dpvt_qp_state(qa), IBV_QPS_ERR, "A in ERR after RNR_RETRY_EXC");
 	unpair(qa, qb);
 
 	/* rnr_retry 7: retry forever; receive posted after 50 ms */
@@ -139,20 +143,20 @@ static void t_rnr(void)
 		return;
 	}
 	s0 = cnt(P1, DPV_CNT_RNR_NAK_SENT);
-	fill_pattern(abuf, 3000, 5);
-	post_wr(qa, IBV_WR_SEND, 1, abuf, 3000, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
-	CHECK_EQ(poll_quiet(A.scq, 50), 0, "no send completion while B has no receive");
+	dpvt_fill_pattern(abuf, 3000, 5);
+	dpvt_post_wr(qa, IBV_WR_SEND, 1, abuf, 3000, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
+	CHECK_EQ(dpvt_poll_quiet(A.scq, 50), 0, "no send completion while B has no receive");
 	uint64_t rn = cnt(P1, DPV_CNT_RNR_NAK_SENT) - s0;
 	printf("rnr_retry=7: %llu RNR NAKs in 50 ms\n", (unsigned long long)rn);
 	CHECK(rn >= 5, "RNR NAKs keep coming (%llu)", (unsigned long long)rn);
 	memset(bbuf, 0, 4096);
-	post_recv_mr(qb, bmr, 77, 0, 4096);
+	dpvt_post_recv(qb, bmr, 77, 0, 4096);
 	struct ibv_wc wc;
-	CHECK(poll_n(A.scq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS, "send completes once the receive is posted");
-	CHECK(poll_n(B.rcq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS && wc.byte_len == 3000 && wc.wr_id == 77,
+	CHECK(dpvt_poll_n(A.scq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS, "send completes once the receive is posted");
+	CHECK(dpvt_poll_n(B.rcq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS && wc.byte_len == 3000 && wc.wr_id == 77,
 	      "receive completion");
 	CHECK(!memcmp(bbuf, abuf, 3000), "data after RNR");
-	CHECK_EQ(qp_state(qa), IBV_QPS_RTS, "A still RTS");
+	CHECK_EQ(dpvt_qp_state(qa), IBV_QPS_RTS, "A still RTS");
 	unpair(qa, qb);
 }
 
@@ -178,58 +182,58 @@ static void t_access(void)
 	}
 	for (int c = 0; c < AC_NR; c++) {
 		struct ibv_qp *qa, *qb;
-		struct rc_opts ob = rc_opts_default();
+		struct dpvt_conn ob = dpvt_conn_default();
 		if (c == AC_QP_NO_RW)
 			ob.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
 		if (pair(&qa, &qb, NULL, &ob, false, IBV_QPT_RC, NULL)) {
 			CHECK(0, "access: set-up");
 			return;
 		}
-		post_recv_mr(qb, bmr, 50, 0, 4096); /* B's receive gets flushed when B goes to ERR */
+		dpvt_post_recv(qb, bmr, 50, 0, 4096); /* B's receive gets flushed when B goes to ERR */
 		uint64_t n0 = cnt(P1, DPV_CNT_NAK_SENT);
 		int r = 0;
 		uint64_t res;
 		struct ibv_mr *lres = amr;
 		switch (c) {
 		case AC_BAD_RKEY:
-			r = post_wr(qa, IBV_WR_RDMA_WRITE, 1, abuf, 64, amr->lkey, (uintptr_t)all->addr, all->rkey ^ 0x5a5a00,
+			r = dpvt_post_wr(qa, IBV_WR_RDMA_WRITE, 1, abuf, 64, amr->lkey, (uintptr_t)all->addr, all->rkey ^ 0x5a5a00,
 				    0, IBV_SEND_SIGNALED);
 			break;
 		case AC_OOB:
-			r = post_wr(qa, IBV_WR_RDMA_WRITE, 1, abuf, 64, amr->lkey, (uintptr_t)all->addr + 4096 - 32,
+			r = dpvt_post_wr(qa, IBV_WR_RDMA_WRITE, 1, abuf, 64, amr->lkey, (uintptr_t)all->addr + 4096 - 32,
 				    all->rkey, 0, IBV_SEND_SIGNALED);
 			break;
 		case AC_NO_RW:
-			r = post_wr(qa, IBV_WR_RDMA_WRITE, 1, abuf, 64, amr->lkey, (uintptr_t)ro->addr, ro->rkey, 0,
+			r = dpvt_post_wr(qa, IBV_WR_RDMA_WRITE, 1, abuf, 64, amr->lkey, (uintptr_t)ro->addr, ro->rkey, 0,
 				    IBV_SEND_SIGNALED);
 			break;
 		case AC_OTHER_PD:
-			r = post_wr(qa, IBV_WR_RDMA_WRITE, 1, abuf, 64, amr->lkey, (uintptr_t)foreign->addr, foreign->rkey,
+			r = dpvt_post_wr(qa, IBV_WR_RDMA_WRITE, 1, abuf, 64, amr->lkey, (uintptr_t)foreign->addr, foreign->rkey,
 				    0, IBV_SEND_SIGNALED);
 			break;
 		case AC_NO_RR:
-			r = post_wr(qa, IBV_WR_RDMA_READ, 1, abuf, 64, amr->lkey, (uintptr_t)wo->addr, wo->rkey, 0,
+			r = dpvt_post_wr(qa, IBV_WR_RDMA_READ, 1, abuf, 64, amr->lkey, (uintptr_t)wo->addr, wo->rkey, 0,
 				    IBV_SEND_SIGNALED);
 			break;
 		case AC_NO_RA:
-			r = post_atomic(qa, IBV_WR_ATOMIC_FETCH_AND_ADD, 1, (uint64_t *)abuf, lres->lkey,
+			r = dpvt_post_atomic(qa, IBV_WR_ATOMIC_FETCH_AND_ADD, 1, (uint64_t *)abuf, lres->lkey,
 					(uintptr_t)wo->addr, wo->rkey, 1, 0, NULL);
 			break;
 		case AC_QP_NO_RW:
-			r = post_wr(qa, IBV_WR_RDMA_WRITE, 1, abuf, 64, amr->lkey, (uintptr_t)all->addr, all->rkey, 0,
+			r = dpvt_post_wr(qa, IBV_WR_RDMA_WRITE, 1, abuf, 64, amr->lkey, (uintptr_t)all->addr, all->rkey, 0,
 				    IBV_SEND_SIGNALED);
 			break;
 		}
 		(void)res;
 		CHECK_EQ(r, 0, acc_name[c]);
-		post_wr(qa, IBV_WR_SEND, 2, abuf, 10, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
-		post_wr(qa, IBV_WR_SEND, 3, abuf, 10, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
+		dpvt_post_wr(qa, IBV_WR_SEND, 2, abuf, 10, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
+		dpvt_post_wr(qa, IBV_WR_SEND, 3, abuf, 10, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
 		expect_err_then_flush(acc_name[c], IBV_WC_REM_ACCESS_ERR, 3, 2000);
-		CHECK_EQ(qp_state(qa), IBV_QPS_ERR, "requester in ERR");
-		CHECK_EQ(qp_state(qb), IBV_QPS_ERR, "responder in ERR (dpv_resp.c resp_error)");
+		CHECK_EQ(dpvt_qp_state(qa), IBV_QPS_ERR, "requester in ERR");
+		CHECK_EQ(dpvt_qp_state(qb), IBV_QPS_ERR, "responder in ERR (dpv_resp.c resp_error)");
 		CHECK_EQ(cnt(P1, DPV_CNT_NAK_SENT) - n0, 1, "one NAK sent");
 		struct ibv_wc wc;
-		CHECK(poll_n(B.rcq, &wc, 1, 500) == 1 && wc.status == IBV_WC_WR_FLUSH_ERR && wc.wr_id == 50,
+		CHECK(dpvt_poll_n(B.rcq, &wc, 1, 500) == 1 && wc.status == IBV_WC_WR_FLUSH_ERR && wc.wr_id == 50,
 		      "%s: responder's receive flushed", acc_name[c]);
 		unpair(qa, qb);
 	}
@@ -237,20 +241,20 @@ static void t_access(void)
 	{
 		struct ibv_qp *qa, *qb;
 		if (!pair(&qa, &qb, NULL, NULL, false, IBV_QPT_RC, NULL)) {
-			struct ibv_send_wr *bad = NULL;
-			int r = post_atomic(qa, IBV_WR_ATOMIC_CMP_AND_SWP, 1, (uint64_t *)abuf, amr->lkey,
-					    (uintptr_t)all->addr + 4, all->rkey, 0, 1, &bad);
-			CHECK(r == EINVAL && bad, "unaligned atomic: post returns EINVAL with bad_wr (got %d)", r);
-			CHECK_EQ(qp_state(qa), IBV_QPS_RTS, "QP still RTS after the refused post");
+			bool refused = false;
+			int r = dpvt_post_atomic(qa, IBV_WR_ATOMIC_CMP_AND_SWP, 1, (uint64_t *)abuf, amr->lkey,
+						 (uintptr_t)all->addr + 4, all->rkey, 0, 1, &refused);
+			CHECK(r == EINVAL && refused, "unaligned atomic: post returns EINVAL with bad_wr (got %d)", r);
+			CHECK_EQ(dpvt_qp_state(qa), IBV_QPS_RTS, "QP still RTS after the refused post");
 			/* zero-length WRITE: no rkey check (IBA 9.7.4.1.6) */
-			CHECK_EQ(post_wr(qa, IBV_WR_RDMA_WRITE, 2, NULL, 0, 0, 0, 0xdead, 0, IBV_SEND_SIGNALED), 0,
+			CHECK_EQ(dpvt_post_wr(qa, IBV_WR_RDMA_WRITE, 2, NULL, 0, 0, 0, 0xdead, 0, IBV_SEND_SIGNALED), 0,
 				 "zero-length WRITE post");
 			uint64_t *w = (uint64_t *)all->addr;
 			*w = 40;
-			r = post_atomic(qa, IBV_WR_ATOMIC_FETCH_AND_ADD, 3, (uint64_t *)abuf, amr->lkey, (uintptr_t)w,
+			r = dpvt_post_atomic(qa, IBV_WR_ATOMIC_FETCH_AND_ADD, 3, (uint64_t *)abuf, amr->lkey, (uintptr_t)w,
 					all->rkey, 2, 0, NULL);
 			struct ibv_wc wc[2];
-			CHECK(poll_n(A.scq, wc, 2, 1000) == 2 && wc[0].status == IBV_WC_SUCCESS &&
+			CHECK(dpvt_poll_n(A.scq, wc, 2, 1000) == 2 && wc[0].status == IBV_WC_SUCCESS &&
 			      wc[1].status == IBV_WC_SUCCESS, "zero-length WRITE with a bogus rkey and an aligned FETCH_ADD succeed");
 			CHECK(*(uint64_t *)abuf == 40 && *w == 42, "FETCH_ADD result");
 		}
@@ -277,12 +281,12 @@ static void t_local_prot(void)
 			return;
 		}
 		uint32_t lkey = k == 0 ? omr->lkey : 0xabcdef;
-		post_wr(qa, IBV_WR_SEND, 1, k == 0 ? m : abuf, 100, lkey, 0, 0, 0, IBV_SEND_SIGNALED);
-		post_wr(qa, IBV_WR_SEND, 2, abuf, 100, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
+		dpvt_post_wr(qa, IBV_WR_SEND, 1, k == 0 ? m : abuf, 100, lkey, 0, 0, 0, IBV_SEND_SIGNALED);
+		dpvt_post_wr(qa, IBV_WR_SEND, 2, abuf, 100, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
 		expect_err_then_flush(k == 0 ? "SEND with another PD's lkey" : "SEND with a bad lkey", IBV_WC_LOC_PROT_ERR,
 				      2, 1000);
-		CHECK_EQ(qp_state(qa), IBV_QPS_ERR, "requester ERR after LOC_PROT_ERR");
-		CHECK_EQ(qp_state(qb), IBV_QPS_RTS, "responder unaffected");
+		CHECK_EQ(dpvt_qp_state(qa), IBV_QPS_ERR, "requester ERR after LOC_PROT_ERR");
+		CHECK_EQ(dpvt_qp_state(qb), IBV_QPS_RTS, "responder unaffected");
 		unpair(qa, qb);
 	}
 	ibv_dereg_mr(omr);
@@ -300,19 +304,19 @@ static void t_recv_too_small(void)
 			CHECK(0, "recv too small: set-up");
 			return;
 		}
-		post_recv_mr(qb, bmr, 11, 0, rlen[k]);
-		post_recv_mr(qb, bmr, 12, 8192, 4096);
-		post_wr(qa, IBV_WR_SEND, 1, abuf, slen[k], amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
-		post_wr(qa, IBV_WR_SEND, 2, abuf, 10, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
+		dpvt_post_recv(qb, bmr, 11, 0, rlen[k]);
+		dpvt_post_recv(qb, bmr, 12, 8192, 4096);
+		dpvt_post_wr(qa, IBV_WR_SEND, 1, abuf, slen[k], amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
+		dpvt_post_wr(qa, IBV_WR_SEND, 2, abuf, 10, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
 		expect_err_then_flush("SEND larger than the receive", IBV_WC_REM_INV_REQ_ERR, 2, 1000);
 		struct ibv_wc wc[2];
-		int got = poll_n(B.rcq, wc, 2, 1000);
+		int got = dpvt_poll_n(B.rcq, wc, 2, 1000);
 		CHECK(got == 2 && wc[0].status == IBV_WC_LOC_LEN_ERR && wc[0].wr_id == 11 &&
 		      wc[1].status == IBV_WC_WR_FLUSH_ERR && wc[1].wr_id == 12,
 		      "recv %u B, send %u B: responder LOC_LEN_ERR then flush (got %d: %s)", rlen[k], slen[k], got,
 		      got ? ibv_wc_status_str(wc[0].status) : "-");
-		CHECK_EQ(qp_state(qb), IBV_QPS_ERR, "responder ERR after LOC_LEN_ERR");
-		CHECK(wait_async(B.ctx, IBV_EVENT_QP_FATAL, qb, 500, NULL), "QP_FATAL raised for the responder (LOC_LEN_ERR)");
+		CHECK_EQ(dpvt_qp_state(qb), IBV_QPS_ERR, "responder ERR after LOC_LEN_ERR");
+		CHECK(dpvt_wait_async(B.ctx, IBV_EVENT_QP_FATAL, qb, 500, NULL), "QP_FATAL raised for the responder (LOC_LEN_ERR)");
 		unpair(qa, qb);
 	}
 }
@@ -326,19 +330,19 @@ static void t_async(void)
 		CHECK(0, "comm_est: set-up");
 		return;
 	}
-	CHECK_EQ(qp_state(qb), IBV_QPS_RTR, "B in RTR");
-	post_recv_mr(qb, bmr, 1, 0, 4096);
-	post_wr(qa, IBV_WR_SEND, 1, abuf, 100, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
-	CHECK(wait_async(B.ctx, IBV_EVENT_COMM_EST, qb, 1000, NULL), "COMM_EST on the RTR QP");
+	CHECK_EQ(dpvt_qp_state(qb), IBV_QPS_RTR, "B in RTR");
+	dpvt_post_recv(qb, bmr, 1, 0, 4096);
+	dpvt_post_wr(qa, IBV_WR_SEND, 1, abuf, 100, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
+	CHECK(dpvt_wait_async(B.ctx, IBV_EVENT_COMM_EST, qb, 1000, NULL), "COMM_EST on the RTR QP");
 	struct ibv_wc wc;
-	CHECK(poll_n(A.scq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS, "send to an RTR QP completes");
-	CHECK(poll_n(B.rcq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS, "RTR QP receives");
-	struct rc_opts o = rc_opts_default();
-	CHECK_EQ(rc_to_rts(qb, &o), 0, "B to RTS");
-	post_recv_mr(qb, bmr, 2, 0, 4096);
-	post_wr(qa, IBV_WR_SEND, 2, abuf, 100, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
-	poll_n(A.scq, &wc, 1, 1000);
-	CHECK(!wait_async(B.ctx, IBV_EVENT_COMM_EST, qb, 50, NULL), "COMM_EST raised once");
+	CHECK(dpvt_poll_n(A.scq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS, "send to an RTR QP completes");
+	CHECK(dpvt_poll_n(B.rcq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS, "RTR QP receives");
+	struct dpvt_conn o = dpvt_conn_default();
+	CHECK_EQ(dpvt_qp_to_rts(qb, &o), 0, "B to RTS");
+	dpvt_post_recv(qb, bmr, 2, 0, 4096);
+	dpvt_post_wr(qa, IBV_WR_SEND, 2, abuf, 100, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
+	dpvt_poll_n(A.scq, &wc, 1, 1000);
+	CHECK(!dpvt_wait_async(B.ctx, IBV_EVENT_COMM_EST, qb, 50, NULL), "COMM_EST raised once");
 
 	/* SQ_DRAINED, nothing outstanding */
 	struct ibv_qp_attr a;
@@ -346,25 +350,25 @@ static void t_async(void)
 	a.qp_state = IBV_QPS_SQD;
 	a.en_sqd_async_notify = 1;
 	CHECK_EQ(ibv_modify_qp(qa, &a, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY), 0, "RTS->SQD");
-	CHECK(wait_async(A.ctx, IBV_EVENT_SQ_DRAINED, qa, 500, NULL), "SQ_DRAINED (idle SQ)");
-	CHECK_EQ(qp_state(qa), IBV_QPS_SQD, "A in SQD");
+	CHECK(dpvt_wait_async(A.ctx, IBV_EVENT_SQ_DRAINED, qa, 500, NULL), "SQ_DRAINED (idle SQ)");
+	CHECK_EQ(dpvt_qp_state(qa), IBV_QPS_SQD, "A in SQD");
 	unpair(qa, qb);
 
 	/* SQ_DRAINED with a WR waiting on RNR retries while in SQD */
-	struct rc_opts ob = rc_opts_default();
+	struct dpvt_conn ob = dpvt_conn_default();
 	ob.min_rnr_timer = 12;
 	if (!pair(&qa, &qb, NULL, &ob, false, IBV_QPT_RC, NULL)) {
-		post_wr(qa, IBV_WR_SEND, 1, abuf, 100, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
-		poll_quiet(A.scq, 5);
+		dpvt_post_wr(qa, IBV_WR_SEND, 1, abuf, 100, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
+		dpvt_poll_quiet(A.scq, 5);
 		CHECK_EQ(ibv_modify_qp(qa, &a, IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY), 0, "RTS->SQD (outstanding)");
-		CHECK(!wait_async(A.ctx, IBV_EVENT_SQ_DRAINED, qa, 20, NULL), "no SQ_DRAINED while a WR is outstanding");
-		post_recv_mr(qb, bmr, 1, 0, 4096);
-		int got = poll_n(A.scq, &wc, 1, 1500);
+		CHECK(!dpvt_wait_async(A.ctx, IBV_EVENT_SQ_DRAINED, qa, 20, NULL), "no SQ_DRAINED while a WR is outstanding");
+		dpvt_post_recv(qb, bmr, 1, 0, 4096);
+		int got = dpvt_poll_n(A.scq, &wc, 1, 1500);
 		CHECK(got == 1 && wc.status == IBV_WC_SUCCESS,
 			  "WR outstanding at RTS->SQD never completes: dpv_req_run() sends nothing outside RTS, so the RNR/"
 			  "timeout retransmission of an already started WR is suppressed in SQD (got %d %s)", got,
 			  got ? ibv_wc_status_str(wc.status) : "");
-		CHECK(wait_async(A.ctx, IBV_EVENT_SQ_DRAINED, qa, 200, NULL), "SQ_DRAINED after the outstanding WR");
+		CHECK(dpvt_wait_async(A.ctx, IBV_EVENT_SQ_DRAINED, qa, 200, NULL), "SQ_DRAINED after the outstanding WR");
 	}
 	unpair(qa, qb);
 
@@ -379,31 +383,31 @@ static void t_async(void)
 		return;
 	}
 	for (int i = 0; i < 8; i++)
-		post_srq_recv_mr(srq, bmr, (uint64_t)i, (size_t)i * 4096, 4096);
+		dpvt_post_srq_recv(srq, bmr, (uint64_t)i, (size_t)i * 4096, 4096);
 	struct ibv_srq_attr sa = {.srq_limit = 4};
 	CHECK_EQ(ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT), 0, "arm srq_limit 4");
 	for (int i = 0; i < 4; i++)
-		post_wr(qa, IBV_WR_SEND, (uint64_t)i, abuf, 64, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
+		dpvt_post_wr(qa, IBV_WR_SEND, (uint64_t)i, abuf, 64, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
 	struct ibv_wc w4[4];
-	CHECK_EQ(poll_n(B.rcq, w4, 4, 1000), 4, "4 receives from the SRQ");
-	CHECK(!wait_async(B.ctx, IBV_EVENT_SRQ_LIMIT_REACHED, srq, 20, NULL), "no LIMIT event at 4 left");
-	post_wr(qa, IBV_WR_SEND, 9, abuf, 64, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
-	CHECK_EQ(poll_n(B.rcq, w4, 1, 1000), 1, "5th receive");
-	CHECK(wait_async(B.ctx, IBV_EVENT_SRQ_LIMIT_REACHED, srq, 500, NULL), "SRQ_LIMIT_REACHED below the limit");
+	CHECK_EQ(dpvt_poll_n(B.rcq, w4, 4, 1000), 4, "4 receives from the SRQ");
+	CHECK(!dpvt_wait_async(B.ctx, IBV_EVENT_SRQ_LIMIT_REACHED, srq, 20, NULL), "no LIMIT event at 4 left");
+	dpvt_post_wr(qa, IBV_WR_SEND, 9, abuf, 64, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
+	CHECK_EQ(dpvt_poll_n(B.rcq, w4, 1, 1000), 1, "5th receive");
+	CHECK(dpvt_wait_async(B.ctx, IBV_EVENT_SRQ_LIMIT_REACHED, srq, 500, NULL), "SRQ_LIMIT_REACHED below the limit");
 	CHECK_EQ(ibv_query_srq(srq, &sa), 0, "query srq");
 	CHECK_EQ(sa.srq_limit, 0, "limit disarmed after the event");
-	poll_n(A.scq, w4, 4, 100);
-	CHECK_EQ(qp_modify_state(qb, IBV_QPS_ERR), 0, "SRQ QP to ERR (modify)");
-	CHECK(wait_async(B.ctx, IBV_EVENT_QP_LAST_WQE_REACHED, qb, 300, NULL),
+	dpvt_poll_n(A.scq, w4, 4, 100);
+	CHECK_EQ(dpvt_qp_set_state(qb, IBV_QPS_ERR), 0, "SRQ QP to ERR (modify)");
+	CHECK(dpvt_wait_async(B.ctx, IBV_EVENT_QP_LAST_WQE_REACHED, qb, 300, NULL),
 		  "LAST_WQE_REACHED not raised when a QP on an SRQ is moved to ERR by ibv_modify_qp (only "
 		  "resp_error() raises it)");
 	unpair(qa, qb);
 	/* responder error on an SRQ QP: LAST_WQE_REACHED + QP_FATAL */
 	if (!pair(&qa, &qb, NULL, NULL, false, IBV_QPT_RC, srq)) {
-		post_wr(qa, IBV_WR_SEND, 1, abuf, 8000, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED); /* > 4096 */
-		poll_n(A.scq, &wc, 1, 1000);
+		dpvt_post_wr(qa, IBV_WR_SEND, 1, abuf, 8000, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED); /* > 4096 */
+		dpvt_poll_n(A.scq, &wc, 1, 1000);
 		CHECK(wc.status == IBV_WC_REM_INV_REQ_ERR, "SRQ receive too small: %s", ibv_wc_status_str(wc.status));
-		CHECK(wait_async(B.ctx, IBV_EVENT_QP_LAST_WQE_REACHED, qb, 500, NULL), "LAST_WQE_REACHED after responder error");
+		CHECK(dpvt_wait_async(B.ctx, IBV_EVENT_QP_LAST_WQE_REACHED, qb, 500, NULL), "LAST_WQE_REACHED after responder error");
 	}
 	unpair(qa, qb);
 	ibv_destroy_srq(srq);
@@ -412,8 +416,8 @@ static void t_async(void)
 /* ---- (g) query ---- */
 static void t_query(void)
 {
-	struct ibv_qp *qa = rc_qp_new(&A, IBV_QPT_RC, 32, 32, NULL), *qb = rc_qp_new(&B, IBV_QPT_RC, 32, 32, NULL);
-	struct rc_opts oa = rc_opts_default(), ob = rc_opts_default();
+	struct ibv_qp *qa = dpvt_ep_qp(&A, IBV_QPT_RC, 32, 32, NULL), *qb = dpvt_ep_qp(&B, IBV_QPT_RC, 32, 32, NULL);
+	struct dpvt_conn oa = dpvt_conn_default(), ob = dpvt_conn_default();
 	oa.mtu = IBV_MTU_512;
 	ob.mtu = IBV_MTU_512; /* both ends agree on the path MTU */
 	oa.sq_psn = 0xabcdef;
@@ -430,10 +434,10 @@ static void t_query(void)
 	struct ibv_qp_attr a;
 	struct ibv_qp_init_attr ia;
 	CHECK(qa && qb, "query: QPs");
-	CHECK_EQ(qp_state(qa), IBV_QPS_RESET, "new QP in RESET");
-	CHECK_EQ(rc_to_init(qa, &oa), 0, "INIT");
-	CHECK_EQ(qp_state(qa), IBV_QPS_INIT, "INIT reported");
-	CHECK_EQ(rc_connect(qa, &A, &oa, qb, &B, &ob, false), 0, "connect (INIT->INIT->RTR->RTS)");
+	CHECK_EQ(dpvt_qp_state(qa), IBV_QPS_RESET, "new QP in RESET");
+	CHECK_EQ(dpvt_qp_to_init(qa, &oa), 0, "INIT");
+	CHECK_EQ(dpvt_qp_state(qa), IBV_QPS_INIT, "INIT reported");
+	CHECK_EQ(dpvt_connect(qa, A.ctx, &oa, qb, B.ctx, &ob, false), 0, "connect (INIT->INIT->RTR->RTS)");
 	memset(&a, 0, sizeof(a));
 	CHECK_EQ(ibv_query_qp(qa, &a, 0x1fffff, &ia), 0, "ibv_query_qp");
 	CHECK_EQ(a.qp_state, IBV_QPS_RTS, "qp_state");
@@ -456,17 +460,17 @@ static void t_query(void)
 	CHECK(a.cap.max_send_wr >= 32 && a.cap.max_recv_wr >= 32 && ia.qp_type == IBV_QPT_RC && ia.send_cq == A.scq,
 	      "cap / init attr");
 	/* traffic with the odd PSNs and MTU 512 works */
-	post_recv_mr(qb, bmr, 1, 0, 4096);
-	fill_pattern(abuf, 3000, 9);
-	post_wr(qa, IBV_WR_SEND, 1, abuf, 3000, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
+	dpvt_post_recv(qb, bmr, 1, 0, 4096);
+	dpvt_fill_pattern(abuf, 3000, 9);
+	dpvt_post_wr(qa, IBV_WR_SEND, 1, abuf, 3000, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
 	struct ibv_wc wc;
-	CHECK(poll_n(B.rcq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS && !memcmp(bbuf, abuf, 3000),
+	CHECK(dpvt_poll_n(B.rcq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS && !memcmp(bbuf, abuf, 3000),
 	      "SEND with MTU 512 and sq_psn 0xabcdef");
-	poll_n(A.scq, &wc, 1, 1000);
-	CHECK_EQ(qp_modify_state(qa, IBV_QPS_ERR), 0, "to ERR");
-	CHECK_EQ(qp_state(qa), IBV_QPS_ERR, "ERR reported");
-	CHECK_EQ(qp_modify_state(qa, IBV_QPS_RESET), 0, "to RESET");
-	CHECK_EQ(qp_state(qa), IBV_QPS_RESET, "RESET reported");
+	dpvt_poll_n(A.scq, &wc, 1, 1000);
+	CHECK_EQ(dpvt_qp_set_state(qa, IBV_QPS_ERR), 0, "to ERR");
+	CHECK_EQ(dpvt_qp_state(qa), IBV_QPS_ERR, "ERR reported");
+	CHECK_EQ(dpvt_qp_set_state(qa, IBV_QPS_RESET), 0, "to RESET");
+	CHECK_EQ(dpvt_qp_state(qa), IBV_QPS_RESET, "RESET reported");
 	unpair(qa, qb);
 }
 
@@ -479,27 +483,26 @@ static void t_uc(void)
 		return;
 	}
 	struct ibv_wc wc;
-	fill_pattern(abuf, 5000, 3);
-	post_recv_mr(qb, bmr, 1, 0, 8192);
-	CHECK_EQ(post_wr(qa, IBV_WR_SEND, 1, abuf, 5000, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED), 0, "UC SEND");
-	CHECK(poll_n(B.rcq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS && wc.byte_len == 5000 &&
+	dpvt_fill_pattern(abuf, 5000, 3);
+	dpvt_post_recv(qb, bmr, 1, 0, 8192);
+	CHECK_EQ(dpvt_post_wr(qa, IBV_WR_SEND, 1, abuf, 5000, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED), 0, "UC SEND");
+	CHECK(dpvt_poll_n(B.rcq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS && wc.byte_len == 5000 &&
 	      !memcmp(bbuf, abuf, 5000), "UC SEND delivered");
-	CHECK(poll_n(A.scq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS, "UC SEND completes");
-	CHECK_EQ(post_wr(qa, IBV_WR_RDMA_WRITE, 2, abuf, 3000, amr->lkey, (uintptr_t)bbuf + 16384, bmr->rkey, 0,
+	CHECK(dpvt_poll_n(A.scq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS, "UC SEND completes");
+	CHECK_EQ(dpvt_post_wr(qa, IBV_WR_RDMA_WRITE, 2, abuf, 3000, amr->lkey, (uintptr_t)bbuf + 16384, bmr->rkey, 0,
 			 IBV_SEND_SIGNALED), 0, "UC WRITE");
-	CHECK(poll_n(A.scq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS, "UC WRITE completes");
-	poll_quiet(B.rcq, 5);
+	CHECK(dpvt_poll_n(A.scq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS, "UC WRITE completes");
+	dpvt_poll_quiet(B.rcq, 5);
 	CHECK(!memcmp(bbuf + 16384, abuf, 3000), "UC WRITE data");
-	post_recv_mr(qb, bmr, 3, 0, 16);
-	CHECK_EQ(post_wr(qa, IBV_WR_RDMA_WRITE_WITH_IMM, 3, abuf + 100, 2500, amr->lkey, (uintptr_t)bbuf + 32768, bmr->rkey,
+	dpvt_post_recv(qb, bmr, 3, 0, 16);
+	CHECK_EQ(dpvt_post_wr(qa, IBV_WR_RDMA_WRITE_WITH_IMM, 3, abuf + 100, 2500, amr->lkey, (uintptr_t)bbuf + 32768, bmr->rkey,
 			 0x77, IBV_SEND_SIGNALED), 0, "UC WRITE_IMM");
-	CHECK(poll_n(B.rcq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+	CHECK(dpvt_poll_n(B.rcq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
 	      ntohl(wc.imm_data) == 0x77 && wc.byte_len == 2500 && !memcmp(bbuf + 32768, abuf + 100, 2500),
 	      "UC WRITE_IMM delivered");
-	struct ibv_send_wr *bad;
-	CHECK_EQ(post_atomic(qa, IBV_WR_ATOMIC_FETCH_AND_ADD, 4, (uint64_t *)abuf, amr->lkey, (uintptr_t)bbuf, bmr->rkey,
-			     1, 0, &bad), EINVAL, "UC atomic refused");
-	CHECK_EQ(post_wr(qa, IBV_WR_RDMA_READ, 5, abuf, 8, amr->lkey, (uintptr_t)bbuf, bmr->rkey, 0, 0), EINVAL,
+	CHECK_EQ(dpvt_post_atomic(qa, IBV_WR_ATOMIC_FETCH_AND_ADD, 4, (uint64_t *)abuf, amr->lkey, (uintptr_t)bbuf, bmr->rkey,
+				  1, 0, NULL), EINVAL, "UC atomic refused");
+	CHECK_EQ(dpvt_post_wr(qa, IBV_WR_RDMA_READ, 5, abuf, 8, amr->lkey, (uintptr_t)bbuf, bmr->rkey, 0, 0), EINVAL,
 		 "UC READ refused");
 	unpair(qa, qb);
 }
@@ -522,34 +525,34 @@ static void t_uc_fault(void)
 	struct ibv_mr *dmr = ibv_reg_mr(B.pd, dst, (size_t)N * SLOT, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	/* receive buffers: NR slots of bbuf, consumed in order, wr_id = slot */
 	for (int r = 0; r < NR; r++)
-		post_recv_mr(qb, bmr, (uint64_t)r, (size_t)r * SLOT, SLOT);
+		dpvt_post_recv(qb, bmr, (uint64_t)r, (size_t)r * SLOT, SLOT);
 	uint64_t f0 = atomic_load(&dpv_fault_stats()->dropped);
 	for (int i = 0; i < N; i++) {
-		uint32_t len = 2049 + (uint32_t)(mix64((uint64_t)i) % 4000); /* 3..6 packets */
+		uint32_t len = 2049 + (uint32_t)(dpvt_mix64((uint64_t)i) % 4000); /* 3..6 packets */
 		bool wr = i % 3 == 2;
-		pat_fill(src + (size_t)i * SLOT, len, 99, (uint64_t)i);
-		int r = wr ? post_wr(qa, IBV_WR_RDMA_WRITE_WITH_IMM, (uint64_t)i, src + (size_t)i * SLOT, len, smr->lkey,
+		dpvt_pat_fill(src + (size_t)i * SLOT, len, 99, (uint64_t)i);
+		int r = wr ? dpvt_post_wr(qa, IBV_WR_RDMA_WRITE_WITH_IMM, (uint64_t)i, src + (size_t)i * SLOT, len, smr->lkey,
 				     (uintptr_t)dst + (size_t)i * SLOT, dmr->rkey, (uint32_t)i, IBV_SEND_SIGNALED)
-			   : post_wr(qa, IBV_WR_SEND_WITH_IMM, (uint64_t)i, src + (size_t)i * SLOT, len, smr->lkey, 0, 0,
+			   : dpvt_post_wr(qa, IBV_WR_SEND_WITH_IMM, (uint64_t)i, src + (size_t)i * SLOT, len, smr->lkey, 0, 0,
 				     (uint32_t)i, IBV_SEND_SIGNALED);
 		struct ibv_wc sw;
-		if (r || poll_n(A.scq, &sw, 1, 1000) != 1 || sw.status != IBV_WC_SUCCESS) {
+		if (r || dpvt_poll_n(A.scq, &sw, 1, 1000) != 1 || sw.status != IBV_WC_SUCCESS) {
 			CHECK(0, "UC message %d: post %d / local completion", i, r);
 			break;
 		}
 		/* the receiver sees it (or not) within a couple of ms */
-		uint64_t end = now_ms() + 2;
-		while (now_ms() <= end) {
+		uint64_t end = dpvt_now_ms() + 2;
+		while (dpvt_now_ms() <= end) {
 			int n = ibv_poll_cq(B.rcq, 32, wc);
 			for (int k = 0; k < n; k++) {
 				uint32_t seq = ntohl(wc[k].imm_data);
-				uint32_t elen = 2049 + (uint32_t)(mix64((uint64_t)seq) % 4000);
+				uint32_t elen = 2049 + (uint32_t)(dpvt_mix64((uint64_t)seq) % 4000);
 				bool ewr = seq % 3 == 2;
 				const uint8_t *p = ewr ? dst + (size_t)seq * SLOT : bbuf + (size_t)wc[k].wr_id * SLOT;
 				bool ok = wc[k].status == IBV_WC_SUCCESS && (wc[k].wc_flags & IBV_WC_WITH_IMM) && seq <= (uint32_t)i &&
 					  (long)seq > last && wc[k].byte_len == elen &&
 					  wc[k].opcode == (ewr ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV) &&
-					  wc[k].wr_id == (uint64_t)(delivered % NR) && pat_check(p, elen, 99, seq) == -1;
+					  wc[k].wr_id == (uint64_t)(delivered % NR) && dpvt_pat_check(p, elen, 99, seq) == -1;
 				if (!ok && ++bad < 5)
 					fprintf(stderr, "UC bad completion: %s seq %u len %u/%u wr_id %llu last %ld\n",
 						ibv_wc_status_str(wc[k].status), seq, wc[k].byte_len, elen,
@@ -558,7 +561,7 @@ static void t_uc_fault(void)
 				delivered++;
 				wdeliv += ewr;
 				memset(bbuf + (size_t)wc[k].wr_id * SLOT, 0, SLOT);
-				post_recv_mr(qb, bmr, wc[k].wr_id, (size_t)wc[k].wr_id * SLOT, SLOT);
+				dpvt_post_recv(qb, bmr, wc[k].wr_id, (size_t)wc[k].wr_id * SLOT, SLOT);
 			}
 			if (n <= 0)
 				usleep(100);
@@ -569,7 +572,7 @@ static void t_uc_fault(void)
 	CHECK_EQ(bad, 0, "every delivered UC message whole, correct, in order, once");
 	CHECK(delivered > N / 10 && delivered < N, "some delivered, some lost (%d of %d)", delivered, N);
 	CHECK(wdeliv > 0, "WRITE_IMM messages delivered");
-	CHECK_EQ(qp_state(qb), IBV_QPS_RTS, "UC responder still RTS");
+	CHECK_EQ(dpvt_qp_state(qb), IBV_QPS_RTS, "UC responder still RTS");
 	ibv_dereg_mr(smr);
 	ibv_dereg_mr(dmr);
 	free(src);
@@ -588,7 +591,7 @@ int main(int argc, char **argv)
 	} else {
 		unsetenv("DPVERBS_FAULT");
 	}
-	if (rc_side_open(&A, "dpv0", 1024) || rc_side_open(&B, "dpv1", 1024)) {
+	if (dpvt_ep_open(&A, "dpv0", 1024, false) || dpvt_ep_open(&B, "dpv1", 1024, false)) {
 		printf("0 passed, 1 failed\n");
 		return 1;
 	}
@@ -608,7 +611,7 @@ int main(int argc, char **argv)
 	if (uc_fault) {
 		CHECK(dpv_fault_enabled(), "fault injection on");
 		t_uc_fault();
-		return func_finish();
+		return dpvt_finish();
 	}
 	static const struct {
 		const char *name;
@@ -621,17 +624,17 @@ int main(int argc, char **argv)
 		{"(h) UC", t_uc},
 	};
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
-		int f0 = g_fail;
-		uint64_t t0 = now_ms();
+		int f0 = dpvt_fail_count();
+		uint64_t t0 = dpvt_now_ms();
 		if (i == 0)
 			t_vanish(true);
 		else if (i == 1)
 			t_vanish(false);
 		else
 			parts[i].fn();
-		printf("%-30s %s (%llu ms)\n", parts[i].name, g_fail == f0 ? "ok" : "FAILED",
-		       (unsigned long long)(now_ms() - t0));
+		printf("%-30s %s (%llu ms)\n", parts[i].name, dpvt_fail_count() == f0 ? "ok" : "FAILED",
+		       (unsigned long long)(dpvt_now_ms() - t0));
 		fflush(stdout);
 	}
-	return func_finish();
+	return dpvt_finish();
 }

@@ -26,7 +26,7 @@
  * generator is seeded too, but which frame draws which number depends on
  * timing (retransmission timers), so a replay is close, not bit-exact.
  */
-#include "rc_common.h"
+#include "dpvt_verbs.h"
 
 #include "dpv_verbs.h"
 #include "dpv_port.h"
@@ -68,8 +68,8 @@ static const uint32_t special_len[] = {
 
 static void gen(uint64_t i, struct msg *m)
 {
-	uint64_t r = mix64(g_seed * 0x2545f4914f6cdd1dULL ^ mix64(i + 0x5151));
-	uint64_t r2 = mix64(r), r3 = mix64(r2);
+	uint64_t r = dpvt_mix64(g_seed * 0x2545f4914f6cdd1dULL ^ dpvt_mix64(i + 0x5151));
+	uint64_t r2 = dpvt_mix64(r), r3 = dpvt_mix64(r2);
 	unsigned int t = (unsigned int)(r % 100);
 	memset(m, 0, sizeof(*m));
 	m->k = t < 28 ? K_SEND : t < 38 ? K_SEND_IMM : t < 53 ? K_WRITE_NOTIFY : t < 73 ? K_WRITE_IMM
@@ -90,7 +90,7 @@ static void gen(uint64_t i, struct msg *m)
 		m->len = (uint32_t)(len > MAX_MSG ? MAX_MSG : len);
 	}
 	if (m->k == K_READ)
-		m->roff = (uint32_t)(mix64(r3) % (RSRC_SZ - m->len + 1));
+		m->roff = (uint32_t)(dpvt_mix64(r3) % (RSRC_SZ - m->len + 1));
 }
 
 static bool consumes_recv(enum kind k)
@@ -126,7 +126,7 @@ struct pend {
 	int slot;
 };
 
-static struct rc_side A, B;
+static struct dpvt_ep A, B;
 static struct ibv_qp *QA, *QB;
 static uint8_t *src, *rdbuf, *rbufs, *ring, *rsrc;
 static uint64_t *atom_res, *atom_words;
@@ -230,13 +230,13 @@ static bool post_one(void)
 	switch (m.k) {
 	case K_SEND:
 	case K_SEND_IMM:
-		pat_fill(src + soff, m.len, g_seed, i);
-		r = post_wr(QA, m.k == K_SEND ? IBV_WR_SEND : IBV_WR_SEND_WITH_IMM, p->wr_id, src + soff, m.len,
+		dpvt_pat_fill(src + soff, m.len, g_seed, i);
+		r = dpvt_post_wr(QA, m.k == K_SEND ? IBV_WR_SEND : IBV_WR_SEND_WITH_IMM, p->wr_id, src + soff, m.len,
 			    mr_src->lkey, 0, 0, (uint32_t)i, IBV_SEND_SIGNALED);
 		break;
 	case K_WRITE_NOTIFY: {
-		pat_fill(src + soff, m.len, g_seed, i);
-		r = post_wr(QA, IBV_WR_RDMA_WRITE, p->wr_id, src + soff, m.len, mr_src->lkey,
+		dpvt_pat_fill(src + soff, m.len, g_seed, i);
+		r = dpvt_post_wr(QA, IBV_WR_RDMA_WRITE, p->wr_id, src + soff, m.len, mr_src->lkey,
 			    (uintptr_t)ring + roff, mr_ring->rkey, 0, IBV_SEND_SIGNALED);
 		if (r)
 			break;
@@ -249,19 +249,19 @@ static bool post_one(void)
 		p->k = m.k;
 		p->notify_part = true;
 		p->src_end = src_head;
-		r = post_wr(QA, IBV_WR_SEND_WITH_IMM, p->wr_id, &n, sizeof(n), 0, 0, 0, (uint32_t)i,
+		r = dpvt_post_wr(QA, IBV_WR_SEND_WITH_IMM, p->wr_id, &n, sizeof(n), 0, 0, 0, (uint32_t)i,
 			    IBV_SEND_SIGNALED | IBV_SEND_INLINE);
 		break;
 	}
 	case K_WRITE_IMM:
-		pat_fill(src + soff, m.len, g_seed, i);
-		r = post_wr(QA, IBV_WR_RDMA_WRITE_WITH_IMM, p->wr_id, src + soff, m.len, mr_src->lkey,
+		dpvt_pat_fill(src + soff, m.len, g_seed, i);
+		r = dpvt_post_wr(QA, IBV_WR_RDMA_WRITE_WITH_IMM, p->wr_id, src + soff, m.len, mr_src->lkey,
 			    (uintptr_t)ring + roff, mr_ring->rkey, (uint32_t)i, IBV_SEND_SIGNALED);
 		break;
 	case K_READ:
 		p->slot = (int)(rd_posted % NRDBUF);
 		memset(rdbuf + (size_t)p->slot * MAX_MSG, 0, m.len);
-		r = post_wr(QA, IBV_WR_RDMA_READ, p->wr_id, rdbuf + (size_t)p->slot * MAX_MSG, m.len, mr_rd->lkey,
+		r = dpvt_post_wr(QA, IBV_WR_RDMA_READ, p->wr_id, rdbuf + (size_t)p->slot * MAX_MSG, m.len, mr_rd->lkey,
 			    (uintptr_t)rsrc + m.roff, mr_rsrc->rkey, 0, IBV_SEND_SIGNALED);
 		rd_posted++;
 		break;
@@ -272,9 +272,9 @@ static bool post_one(void)
 		atom_res[p->slot] = 0xdeadbeefdeadbeefULL;
 		p->expect = m.k == K_FADD ? fadd_cur : cas_cur;
 		uint64_t cmp = m.k == K_FADD ? m.val : m.k == K_CAS ? cas_cur : cas_cur ^ 1;
-		uint64_t swap = m.k == K_CAS ? mix64(i ^ 0xc0ffee) : 0x1234;
+		uint64_t swap = m.k == K_CAS ? dpvt_mix64(i ^ 0xc0ffee) : 0x1234;
 		uint64_t raddr = (uintptr_t)&atom_words[m.k == K_FADD ? 0 : 1];
-		r = post_atomic(QA, m.k == K_FADD ? IBV_WR_ATOMIC_FETCH_AND_ADD : IBV_WR_ATOMIC_CMP_AND_SWP,
+		r = dpvt_post_atomic(QA, m.k == K_FADD ? IBV_WR_ATOMIC_FETCH_AND_ADD : IBV_WR_ATOMIC_CMP_AND_SWP,
 				p->wr_id, &atom_res[p->slot], mr_res->lkey, raddr, mr_atom->rkey, cmp, swap, NULL);
 		if (m.k == K_FADD)
 			fadd_cur += m.val;
@@ -377,7 +377,7 @@ static void recv_completion(const struct ibv_wc *wc)
 		return;
 	}
 	if (m.k == K_SEND || m.k == K_SEND_IMM) {
-		long bad = wc->byte_len == m.len ? pat_check(buf, m.len, g_seed, i) : -2;
+		long bad = wc->byte_len == m.len ? dpvt_pat_check(buf, m.len, g_seed, i) : -2;
 		if (bad != -1)
 			FAILSTOP("message %llu (%s, %u B): byte_len %u, first wrong byte %ld (word 0 = %#llx)",
 				 (unsigned long long)i, kind_name[m.k], m.len, wc->byte_len, bad,
@@ -397,7 +397,7 @@ static void recv_completion(const struct ibv_wc *wc)
 		} else if (wc->byte_len != m.len) {
 			FAILSTOP("WRITE_IMM %llu: byte_len %u, expected %u", (unsigned long long)i, wc->byte_len, m.len);
 		}
-		long bad = pat_check(ring + off, m.len, g_seed, i);
+		long bad = dpvt_pat_check(ring + off, m.len, g_seed, i);
 		if (bad != -1)
 			FAILSTOP("WRITE %llu (%s, %u B at ring %llu): first wrong byte %ld", (unsigned long long)i,
 				 kind_name[m.k], m.len, (unsigned long long)off, bad);
@@ -410,7 +410,7 @@ static void recv_completion(const struct ibv_wc *wc)
 			break;
 		}
 	bytes_done += m.len;
-	if (post_recv_mr(QB, mr_rbufs, bi, bi * RECV_BUF, MAX_MSG))
+	if (dpvt_post_recv(QB, mr_rbufs, bi, bi * RECV_BUF, MAX_MSG))
 		FAILSTOP("re-posting receive %llu failed", (unsigned long long)bi);
 	recv_credits++;
 }
@@ -468,7 +468,7 @@ int main(int argc, char **argv)
 	       g_mix == 0 ? "all" : g_mix == 1 ? "noread" : "norda", (unsigned long long)target, fault ? spec : "", fault ? "fault" : "clean", (unsigned long long)g_seed);
 	fflush(stdout);
 
-	if (rc_side_open(&A, "dpv0", 4096) || rc_side_open(&B, "dpv1", 4096)) {
+	if (dpvt_ep_open(&A, "dpv0", 4096, false) || dpvt_ep_open(&B, "dpv1", 4096, false)) {
 		printf("0 passed, 1 failed\n");
 		return 1;
 	}
@@ -483,9 +483,9 @@ int main(int argc, char **argv)
 	atom_words = xalloc(64);
 	memset(rbufs, CANARY, (size_t)NRECV * RECV_BUF);
 	memset(ring, 0, RING_SZ);
-	pat_fill(rsrc, RSRC_SZ, g_seed, 0xfeedULL);
-	fadd_cur = atom_words[0] = mix64(g_seed) >> 8;
-	cas_cur = atom_words[1] = mix64(g_seed + 1);
+	dpvt_pat_fill(rsrc, RSRC_SZ, g_seed, 0xfeedULL);
+	fadd_cur = atom_words[0] = dpvt_mix64(g_seed) >> 8;
+	cas_cur = atom_words[1] = dpvt_mix64(g_seed + 1);
 
 	mr_src = ibv_reg_mr(A.pd, src, SRC_SZ, IBV_ACCESS_LOCAL_WRITE);
 	mr_rd = ibv_reg_mr(A.pd, rdbuf, (size_t)NRDBUF * MAX_MSG, IBV_ACCESS_LOCAL_WRITE);
@@ -494,19 +494,19 @@ int main(int argc, char **argv)
 	mr_ring = ibv_reg_mr(B.pd, ring, RING_SZ, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	mr_rsrc = ibv_reg_mr(B.pd, rsrc, RSRC_SZ, IBV_ACCESS_REMOTE_READ);
 	mr_atom = ibv_reg_mr(B.pd, atom_words, 64, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
-	QA = rc_qp_new(&A, IBV_QPT_RC, SQ_DEPTH, 16, NULL);
-	QB = rc_qp_new(&B, IBV_QPT_RC, 16, NRECV, NULL);
-	struct rc_opts o = rc_opts_default();
+	QA = dpvt_ep_qp(&A, IBV_QPT_RC, SQ_DEPTH, 16, NULL);
+	QB = dpvt_ep_qp(&B, IBV_QPT_RC, 16, NRECV, NULL);
+	struct dpvt_conn o = dpvt_conn_default();
 	o.timeout = 12;   /* 16.8 ms */
 	o.retry_cnt = 7;
 	o.rnr_retry = 7;
 	if (!mr_src || !mr_rd || !mr_res || !mr_rbufs || !mr_ring || !mr_rsrc || !mr_atom || !QA || !QB ||
-	    rc_connect(QA, &A, &o, QB, &B, &o, false)) {
+	    dpvt_connect(QA, A.ctx, &o, QB, B.ctx, &o, false)) {
 		CHECK(0, "set-up failed: %s", strerror(errno));
-		return func_finish();
+		return dpvt_finish();
 	}
 	for (uint64_t b = 0; b < NRECV; b++)
-		if (post_recv_mr(QB, mr_rbufs, b, b * RECV_BUF, MAX_MSG))
+		if (dpvt_post_recv(QB, mr_rbufs, b, b * RECV_BUF, MAX_MSG))
 			FAILSTOP("posting receive %llu", (unsigned long long)b);
 
 	struct dpv_port *P0 = dpv_port_by_name("dpv0"), *P1 = dpv_port_by_name("dpv1");
@@ -514,7 +514,7 @@ int main(int argc, char **argv)
 	for (int c = 0; c < DPV_CNT_NR; c++)
 		c0[c] = cnt(P0, (enum dpv_cnt)c), c1[c] = cnt(P1, (enum dpv_cnt)c);
 
-	uint64_t t0 = now_ms(), last_progress = t0, last_report = t0;
+	uint64_t t0 = dpvt_now_ms(), last_progress = t0, last_report = t0;
 	uint64_t last_done = 0;
 	bool posting = true;
 	struct ibv_wc wc[64];
@@ -528,7 +528,7 @@ int main(int argc, char **argv)
 		n = ibv_poll_cq(B.rcq, 64, wc);
 		for (int k = 0; k < n && !hard_fail; k++)
 			recv_completion(&wc[k]);
-		uint64_t t = now_ms();
+		uint64_t t = dpvt_now_ms();
 		if (pq_head + rx_done_cnt != last_done) {
 			last_done = pq_head + rx_done_cnt;
 			last_progress = t;
@@ -549,17 +549,17 @@ int main(int argc, char **argv)
 			fflush(stdout);
 		}
 	}
-	uint64_t el = now_ms() - t0;
+	uint64_t el = dpvt_now_ms() - t0;
 	if (!el)
 		el = 1;
 	if (!hard_fail) {
 		CHECK_EQ(atom_words[0], fadd_cur, "final FETCH_ADD counter");
 		CHECK_EQ(atom_words[1], cas_cur, "final CMP_SWAP chain value");
-		CHECK_EQ(poll_quiet(A.scq, 200) + poll_quiet(B.rcq, 1), 0, "no completion after the last one");
-		CHECK(pat_check(rsrc, RSRC_SZ, g_seed, 0xfeedULL) == -1, "READ source untouched");
+		CHECK_EQ(dpvt_poll_quiet(A.scq, 200) + dpvt_poll_quiet(B.rcq, 1), 0, "no completion after the last one");
+		CHECK(dpvt_pat_check(rsrc, RSRC_SZ, g_seed, 0xfeedULL) == -1, "READ source untouched");
 		CHECK_EQ(bytes_done, bytes_posted, "all bytes verified");
-		CHECK_EQ(qp_state(QA), IBV_QPS_RTS, "requester still RTS");
-		CHECK_EQ(qp_state(QB), IBV_QPS_RTS, "responder still RTS");
+		CHECK_EQ(dpvt_qp_state(QA), IBV_QPS_RTS, "requester still RTS");
+		CHECK_EQ(dpvt_qp_state(QB), IBV_QPS_RTS, "responder still RTS");
 	}
 	printf("moved %llu bytes in %llu messages (%.2f s): %.1f MiB/s\n", (unsigned long long)bytes_done,
 	       (unsigned long long)next_post, (double)el / 1000, (double)bytes_done / 1048576.0 / ((double)el / 1000));
@@ -599,5 +599,5 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	ibv_destroy_qp(QA);
 	ibv_destroy_qp(QB);
-	return func_finish();
+	return dpvt_finish();
 }

@@ -6,7 +6,7 @@
  * cross the net_ring wire after ARP / neighbour discovery; IPv6 addresses at
  * GID 2). White-box only to read the port counters (wire vs loopback).
  */
-#include "func_common.h"
+#include "dpvt_verbs.h"
 
 #include <poll.h>
 #include <endian.h>
@@ -17,7 +17,7 @@
 #define RBUF_OFF 0x8000    /* receive area in ep->buf */
 #define RSLOT 2048         /* bytes per receive slot */
 
-static struct ud_ep E0, E1;
+static struct dpvt_ep E0, E1;
 static bool g_wire;        /* software_loopback false */
 
 static struct dpv_port *port_of(const char *n) { return dpv_port_by_name(n); }
@@ -27,18 +27,6 @@ static bool gid_valid(struct ibv_context *c, int idx)
 {
 	struct ibv_gid_entry e;
 	return ibv_query_gid_ex(c, 1, (uint32_t)idx, &e, 0) == 0;
-}
-
-static uint16_t ld16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
-
-static uint16_t cksum20(const uint8_t *h)
-{
-	uint32_t s = 0;
-	for (int i = 0; i < 20; i += 2)
-		s += ld16(h + i);
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
 }
 
 /* Check the 40-byte GRH the receiver got. */
@@ -52,14 +40,14 @@ static void check_grh(const uint8_t *grh, int ipver, const uint8_t *sgid, const 
 		const uint8_t *ip = grh + 20;
 		CHECK(!memcmp(grh, z, 20), "%s: GRH bytes 0..19 zero for IPv4", what);
 		CHECK(ip[0] == 0x45, "%s: IPv4 header at GRH offset 20 (0x%02x)", what, ip[0]);
-		CHECK_EQ(ld16(ip + 2), 20 + udp_len, "IPv4 total length");
+		CHECK_EQ(dpvt_get16(ip + 2), 20 + udp_len, "IPv4 total length");
 		CHECK_EQ(ip[9], 17, "IPv4 protocol UDP");
-		CHECK_EQ(cksum20(ip), 0, "IPv4 header checksum");
+		CHECK_EQ(dpvt_inet_csum(ip, 20, 0), 0, "IPv4 header checksum");
 		CHECK(!memcmp(ip + 12, sgid + 12, 4), "%s: IPv4 source", what);
 		CHECK(!memcmp(ip + 16, dgid + 12, 4), "%s: IPv4 destination", what);
 	} else {
 		CHECK_EQ(grh[0] >> 4, 6, "IPv6 version");
-		CHECK_EQ(ld16(grh + 4), udp_len, "IPv6 payload length");
+		CHECK_EQ(dpvt_get16(grh + 4), udp_len, "IPv6 payload length");
 		CHECK_EQ(grh[6], 17, "IPv6 next header");
 		CHECK_EQ(grh[7], 64, "IPv6 hop limit (from the AH)");
 		CHECK(!memcmp(grh + 8, sgid, 16), "%s: IPv6 source", what);
@@ -83,9 +71,9 @@ static void one_message(struct ibv_qp *sqp, struct ibv_ah *ah, int ipver, const 
 		 (flags & IBV_SEND_INLINE) ? " inline" : "");
 	uint8_t *rb = E1.buf + RBUF_OFF;
 	memset(rb, 0xee, RSLOT);
-	CHECK_EQ(post_recv1(&E1, E1.qp, 0x5000 + len, RBUF_OFF, 40 + 1024 + 16), 0, "post_recv");
+	CHECK_EQ(dpvt_post_recv(E1.qp, E1.mr, 0x5000 + len, RBUF_OFF, 40 + 1024 + 16), 0, "post_recv");
 	uint8_t *sb = E0.buf;
-	fill_pattern(sb, len, len + (imm ? 7 : 0));
+	dpvt_fill_pattern(sb, len, len + (imm ? 7 : 0));
 	struct ibv_sge s = {.addr = (uintptr_t)sb, .length = len, .lkey = E0.mr->lkey};
 	struct ibv_send_wr wr, *bad = NULL;
 	memset(&wr, 0, sizeof(wr));
@@ -101,10 +89,10 @@ static void one_message(struct ibv_qp *sqp, struct ibv_ah *ah, int ipver, const 
 	int r = ibv_post_send(sqp, &wr, &bad);
 	CHECK(r == 0, "%s: post_send %d", w, r);
 	struct ibv_wc wc;
-	int n = poll_n(E0.scq, &wc, 1, 2000);
+	int n = dpvt_poll_n(E0.scq, &wc, 1, 2000);
 	CHECK(n == 1 && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND && wc.wr_id == wr.wr_id,
 	      "%s: send completion (n %d status %d)", w, n, n ? (int)wc.status : -1);
-	n = poll_n(E1.rcq, &wc, 1, 2000);
+	n = dpvt_poll_n(E1.rcq, &wc, 1, 2000);
 	CHECK(n == 1, "%s: receive completion", w);
 	if (n != 1)
 		return;
@@ -129,7 +117,7 @@ static void test_sizes(int sidx, int didx, int ipver)
 	union ibv_gid sg, dg;
 	ibv_query_gid(E0.ctx, 1, sidx, &sg);
 	ibv_query_gid(E1.ctx, 1, didx, &dg);
-	struct ibv_ah *ah = make_ah(E0.pd, E1.ctx, sidx, didx);
+	struct ibv_ah *ah = dpvt_ah_new(E0.pd, E1.ctx, sidx, didx);
 	char what[64];
 	snprintf(what, sizeof(what), "IPv%d GID %d->%d", ipver, sidx, didx);
 	CHECK(ah != NULL, "%s: create_ah: %s", what, strerror(errno));
@@ -143,11 +131,11 @@ static void test_sizes(int sidx, int didx, int ipver)
 	one_message(E0.qp, ah, ipver, sg.raw, dg.raw, 61, false, IBV_SEND_INLINE, what);
 
 	/* 1025 > path MTU 1024: IBV_WC_LOC_LEN_ERR, QP to SQE, nothing received */
-	CHECK_EQ(post_recv1(&E1, E1.qp, 0x6000, RBUF_OFF, RSLOT), 0, "post_recv");
-	CHECK_EQ(post_send1(&E0, E0.qp, ah, E1.qp->qp_num, QKEY, 0x1025, 0, 1025, 0), 0,
+	CHECK_EQ(dpvt_post_recv(E1.qp, E1.mr, 0x6000, RBUF_OFF, RSLOT), 0, "post_recv");
+	CHECK_EQ(dpvt_post_ud_send(E0.qp, ah, E1.qp->qp_num, QKEY, 0x1025, E0.mr, 0, 1025, 0), 0,
 		 "post_send 1025 (unsignaled: errors complete anyway)");
 	struct ibv_wc wc;
-	int n = poll_n(E0.scq, &wc, 1, 1000);
+	int n = dpvt_poll_n(E0.scq, &wc, 1, 1000);
 	CHECK(n == 1 && wc.wr_id == 0x1025 && wc.status == IBV_WC_LOC_LEN_ERR,
 	      "%s: 1025 bytes -> IBV_WC_LOC_LEN_ERR (n %d status %s)", what, n,
 	      n ? ibv_wc_status_str(wc.status) : "-");
@@ -157,32 +145,32 @@ static void test_sizes(int sidx, int didx, int ipver)
 	CHECK_EQ(qa.qp_state, IBV_QPS_SQE, "QP state after a local length error");
 	CHECK_EQ(E0.qp->state, IBV_QPS_SQE, "ibv_qp.state after a local length error");
 	/* in SQE further sends are flushed */
-	CHECK_EQ(post_send1(&E0, E0.qp, ah, E1.qp->qp_num, QKEY, 0x1026, 0, 8, 0), 0, "post_send in SQE");
-	n = poll_n(E0.scq, &wc, 1, 1000);
+	CHECK_EQ(dpvt_post_ud_send(E0.qp, ah, E1.qp->qp_num, QKEY, 0x1026, E0.mr, 0, 8, 0), 0, "post_send in SQE");
+	n = dpvt_poll_n(E0.scq, &wc, 1, 1000);
 	CHECK(n == 1 && wc.wr_id == 0x1026 && wc.status == IBV_WC_WR_FLUSH_ERR, "%s: send in SQE flushed", what);
-	CHECK_EQ(poll_quiet(E1.rcq, 30), 0, "nothing received from SQE");
+	CHECK_EQ(dpvt_poll_quiet(E1.rcq, 30), 0, "nothing received from SQE");
 	memset(&qa, 0, sizeof(qa));
 	qa.qp_state = IBV_QPS_RTS;
 	qa.cur_qp_state = IBV_QPS_SQE;
 	CHECK_EQ(ibv_modify_qp(E0.qp, &qa, IBV_QP_STATE | IBV_QP_CUR_STATE), 0, "SQE->RTS");
 	/* the receive posted above is still there */
-	CHECK_EQ(post_send1(&E0, E0.qp, ah, E1.qp->qp_num, QKEY, 0x1027, 0, 8, IBV_SEND_SIGNALED), 0, "send after SQE->RTS");
-	n = poll_n(E1.rcq, &wc, 1, 2000);
+	CHECK_EQ(dpvt_post_ud_send(E0.qp, ah, E1.qp->qp_num, QKEY, 0x1027, E0.mr, 0, 8, IBV_SEND_SIGNALED), 0, "send after SQE->RTS");
+	n = dpvt_poll_n(E1.rcq, &wc, 1, 2000);
 	CHECK(n == 1 && wc.wr_id == 0x6000 && wc.status == IBV_WC_SUCCESS && wc.byte_len == 48,
 	      "%s: receive after recovery", what);
-	n = poll_n(E0.scq, &wc, 1, 1000);
+	n = dpvt_poll_n(E0.scq, &wc, 1, 1000);
 	CHECK(n == 1 && wc.wr_id == 0x1027, "send completion after recovery");
 	ibv_destroy_ah(ah);
 }
 
 static void test_sge_and_signaling(void)
 {
-	struct ibv_ah *ah = make_ah(E0.pd, E1.ctx, 1, 1);
+	struct ibv_ah *ah = dpvt_ah_new(E0.pd, E1.ctx, 1, 1);
 	struct ibv_wc wc[8];
 	int n;
 	/* gather 3 SGEs, scatter into 4 (GRH exactly fills the first) */
 	uint8_t *sb = E0.buf;
-	fill_pattern(sb, 512, 99);
+	dpvt_fill_pattern(sb, 512, 99);
 	struct ibv_sge ss[3] = {{(uintptr_t)sb, 5, E0.mr->lkey},
 				{(uintptr_t)sb + 100, 100, E0.mr->lkey},
 				{(uintptr_t)sb + 300, 7, E0.mr->lkey}};
@@ -205,7 +193,7 @@ static void test_sge_and_signaling(void)
 	wr.wr.ud.remote_qpn = E1.qp->qp_num;
 	wr.wr.ud.remote_qkey = QKEY;
 	CHECK_EQ(ibv_post_send(E0.qp, &wr, &bad), 0, "post_send 3 SGEs");
-	n = poll_n(E1.rcq, wc, 1, 2000);
+	n = dpvt_poll_n(E1.rcq, wc, 1, 2000);
 	CHECK(n == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].byte_len == 40 + 112, "multi-SGE receive");
 	uint8_t want[112];
 	memcpy(want, sb, 5);
@@ -216,15 +204,15 @@ static void test_sge_and_signaling(void)
 	CHECK(!memcmp(rb + 2000, want + 50, 3), "scatter SGE 2");
 	CHECK(!memcmp(rb + 3000, want + 53, 59), "scatter SGE 3");
 	CHECK(rb[3000 + 59] == 0xee && rb[1050] == 0xee && rb[2003] == 0xee, "no overrun of the SGEs");
-	n = poll_n(E0.scq, wc, 1, 1000);
+	n = dpvt_poll_n(E0.scq, wc, 1, 1000);
 	CHECK(n == 1 && wc[0].wr_id == 0x78 && wc[0].byte_len == 112, "send completion byte_len %u", n ? wc[0].byte_len : 0);
 
 	/* inline from unregistered stack memory, overwritten right after posting */
 	uint8_t stackbuf[48];
-	fill_pattern(stackbuf, sizeof(stackbuf), 5);
+	dpvt_fill_pattern(stackbuf, sizeof(stackbuf), 5);
 	uint8_t copy[48];
 	memcpy(copy, stackbuf, sizeof(copy));
-	CHECK_EQ(post_recv1(&E1, E1.qp, 0x79, RBUF_OFF, RSLOT), 0, "post_recv");
+	CHECK_EQ(dpvt_post_recv(E1.qp, E1.mr, 0x79, RBUF_OFF, RSLOT), 0, "post_recv");
 	struct ibv_sge is = {(uintptr_t)stackbuf, sizeof(stackbuf), 0 /* no MR */};
 	wr.wr_id = 0x7a;
 	wr.sg_list = &is;
@@ -232,36 +220,36 @@ static void test_sge_and_signaling(void)
 	wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
 	CHECK_EQ(ibv_post_send(E0.qp, &wr, &bad), 0, "post_send inline, lkey 0");
 	memset(stackbuf, 0, sizeof(stackbuf));
-	n = poll_n(E1.rcq, wc, 1, 2000);
+	n = dpvt_poll_n(E1.rcq, wc, 1, 2000);
 	CHECK(n == 1 && wc[0].status == IBV_WC_SUCCESS && !memcmp(rb + 40, copy, sizeof(copy)),
 	      "inline payload (copied at post time)");
-	n = poll_n(E0.scq, wc, 1, 1000);
+	n = dpvt_poll_n(E0.scq, wc, 1, 1000);
 	CHECK(n == 1 && wc[0].wr_id == 0x7a, "inline send completion");
 
 	/* unsignaled sends produce no completion on a sq_sig_all=0 QP */
 	for (int i = 0; i < 4; i++)
-		post_recv1(&E1, E1.qp, 0x100 + (uint64_t)i, RBUF_OFF + (size_t)i * RSLOT, RSLOT);
+		dpvt_post_recv(E1.qp, E1.mr, 0x100 + (uint64_t)i, RBUF_OFF + (size_t)i * RSLOT, RSLOT);
 	for (int i = 0; i < 3; i++)
-		CHECK_EQ(post_send1(&E0, E0.qp, ah, E1.qp->qp_num, QKEY, 0x200 + (uint64_t)i, 0, 16, 0), 0, "unsignaled");
-	CHECK_EQ(post_send1(&E0, E0.qp, ah, E1.qp->qp_num, QKEY, 0x203, 0, 16, IBV_SEND_SIGNALED), 0, "signaled");
-	n = poll_n(E1.rcq, wc, 4, 2000);
+		CHECK_EQ(dpvt_post_ud_send(E0.qp, ah, E1.qp->qp_num, QKEY, 0x200 + (uint64_t)i, E0.mr, 0, 16, 0), 0, "unsignaled");
+	CHECK_EQ(dpvt_post_ud_send(E0.qp, ah, E1.qp->qp_num, QKEY, 0x203, E0.mr, 0, 16, IBV_SEND_SIGNALED), 0, "signaled");
+	n = dpvt_poll_n(E1.rcq, wc, 4, 2000);
 	CHECK_EQ(n, 4, "4 receives");
 	for (int i = 0; i < n; i++)
 		CHECK_EQ(wc[i].wr_id, 0x100 + i, "receives in order");
-	n = poll_n(E0.scq, wc, 2, 200);
+	n = dpvt_poll_n(E0.scq, wc, 2, 200);
 	CHECK(n == 1 && wc[0].wr_id == 0x203, "only the signaled send completed (n %d)", n);
 
 	/* sq_sig_all = 1: every send completes */
-	struct ibv_qp *qpa = ud_qp_new(&E0, 1, 1, 1);
+	struct ibv_qp *qpa = dpvt_ud_qp(&E0, 1, 1, 1);
 	CHECK(qpa != NULL, "sq_sig_all QP");
 	if (qpa) {
 		for (int i = 0; i < 2; i++)
-			post_recv1(&E1, E1.qp, 0x300 + (uint64_t)i, RBUF_OFF + (size_t)i * RSLOT, RSLOT);
+			dpvt_post_recv(E1.qp, E1.mr, 0x300 + (uint64_t)i, RBUF_OFF + (size_t)i * RSLOT, RSLOT);
 		for (int i = 0; i < 2; i++)
-			post_send1(&E0, qpa, ah, E1.qp->qp_num, QKEY, 0x400 + (uint64_t)i, 0, 8, 0);
-		n = poll_n(E0.scq, wc, 2, 2000);
+			dpvt_post_ud_send(qpa, ah, E1.qp->qp_num, QKEY, 0x400 + (uint64_t)i, E0.mr, 0, 8, 0);
+		n = dpvt_poll_n(E0.scq, wc, 2, 2000);
 		CHECK(n == 2 && wc[0].wr_id == 0x400 && wc[1].wr_id == 0x401, "sq_sig_all: both sends completed");
-		n = poll_n(E1.rcq, wc, 2, 2000);
+		n = dpvt_poll_n(E1.rcq, wc, 2, 2000);
 		CHECK(n == 2 && wc[0].src_qp == qpa->qp_num, "sq_sig_all: received from the second QP");
 		ibv_destroy_qp(qpa);
 	}
@@ -270,61 +258,61 @@ static void test_sge_and_signaling(void)
 
 static void test_qkey_and_errors(void)
 {
-	struct ibv_ah *ah = make_ah(E0.pd, E1.ctx, 1, 1);
+	struct ibv_ah *ah = dpvt_ah_new(E0.pd, E1.ctx, 1, 1);
 	struct ibv_wc wc[4];
 	struct ibv_port_attr pa;
 	int n;
 	ibv_query_port(E1.ctx, 1, &pa);
 	uint32_t viol0 = pa.qkey_viol_cntr;
-	CHECK_EQ(post_recv1(&E1, E1.qp, 0x501, RBUF_OFF, RSLOT), 0, "post_recv");
-	CHECK_EQ(post_send1(&E0, E0.qp, ah, E1.qp->qp_num, QKEY ^ 1, 0x502, 0, 8, IBV_SEND_SIGNALED), 0,
+	CHECK_EQ(dpvt_post_recv(E1.qp, E1.mr, 0x501, RBUF_OFF, RSLOT), 0, "post_recv");
+	CHECK_EQ(dpvt_post_ud_send(E0.qp, ah, E1.qp->qp_num, QKEY ^ 1, 0x502, E0.mr, 0, 8, IBV_SEND_SIGNALED), 0,
 		 "send with a wrong Q_Key");
-	n = poll_n(E0.scq, wc, 1, 1000);
+	n = dpvt_poll_n(E0.scq, wc, 1, 1000);
 	CHECK(n == 1 && wc[0].status == IBV_WC_SUCCESS, "the sender sees success");
-	CHECK_EQ(poll_quiet(E1.rcq, 100), 0, "Q_Key mismatch: nothing received");
+	CHECK_EQ(dpvt_poll_quiet(E1.rcq, 100), 0, "Q_Key mismatch: nothing received");
 	ibv_query_port(E1.ctx, 1, &pa);
 	CHECK_EQ(pa.qkey_viol_cntr, viol0 + 1, "qkey_viol_cntr +1");
 
 	/* remote_qkey with the high bit: the sending QP's own Q_Key (QKEY) is used */
-	CHECK_EQ(post_send1(&E0, E0.qp, ah, E1.qp->qp_num, 0x8000abcdu, 0x503, 0, 8, IBV_SEND_SIGNALED), 0,
+	CHECK_EQ(dpvt_post_ud_send(E0.qp, ah, E1.qp->qp_num, 0x8000abcdu, 0x503, E0.mr, 0, 8, IBV_SEND_SIGNALED), 0,
 		 "send with remote_qkey 0x8000abcd");
-	n = poll_n(E1.rcq, wc, 1, 2000);
+	n = dpvt_poll_n(E1.rcq, wc, 1, 2000);
 	CHECK(n == 1 && wc[0].wr_id == 0x501 && wc[0].status == IBV_WC_SUCCESS,
 	      "high-bit remote_qkey: delivered with the QP's Q_Key");
-	poll_n(E0.scq, wc, 1, 1000);
+	dpvt_poll_n(E0.scq, wc, 1, 1000);
 	/* ... and a sender QP whose own Q_Key differs is rejected */
-	struct ibv_qp *qpx = ud_qp_new(&E0, 1, 1, 1);
+	struct ibv_qp *qpx = dpvt_ud_qp(&E0, 1, 1, 1);
 	if (qpx) {
 		struct ibv_qp_attr a = {.qkey = QKEY + 5};
 		CHECK_EQ(ibv_modify_qp(qpx, &a, IBV_QP_QKEY), 0, "RTS->RTS Q_Key change");
-		CHECK_EQ(post_recv1(&E1, E1.qp, 0x504, RBUF_OFF, RSLOT), 0, "post_recv");
-		post_send1(&E0, qpx, ah, E1.qp->qp_num, 0x80000000u, 0x505, 0, 8, 0);
-		CHECK_EQ(poll_quiet(E1.rcq, 100), 0, "high-bit remote_qkey with another QP Q_Key: dropped");
+		CHECK_EQ(dpvt_post_recv(E1.qp, E1.mr, 0x504, RBUF_OFF, RSLOT), 0, "post_recv");
+		dpvt_post_ud_send(qpx, ah, E1.qp->qp_num, 0x80000000u, 0x505, E0.mr, 0, 8, 0);
+		CHECK_EQ(dpvt_poll_quiet(E1.rcq, 100), 0, "high-bit remote_qkey with another QP Q_Key: dropped");
 		ibv_query_port(E1.ctx, 1, &pa);
 		CHECK_EQ(pa.qkey_viol_cntr, viol0 + 2, "qkey_viol_cntr +2");
-		poll_n(E0.scq, wc, 1, 500);
+		dpvt_poll_n(E0.scq, wc, 1, 500);
 		ibv_destroy_qp(qpx);
 		/* consume the receive left posted */
-		post_send1(&E0, E0.qp, ah, E1.qp->qp_num, QKEY, 0x506, 0, 8, 0);
-		n = poll_n(E1.rcq, wc, 1, 2000);
+		dpvt_post_ud_send(E0.qp, ah, E1.qp->qp_num, QKEY, 0x506, E0.mr, 0, 8, 0);
+		n = dpvt_poll_n(E1.rcq, wc, 1, 2000);
 		CHECK(n == 1 && wc[0].wr_id == 0x504, "left-over receive consumed");
 	}
 
 	/* receive buffer too small: IBV_WC_LOC_LEN_ERR on the receiver */
-	struct ud_ep tmp = E1;
-	struct ibv_qp *qps = ud_qp_new(&tmp, 0, 1, 1);
+	struct dpvt_ep tmp = E1;
+	struct ibv_qp *qps = dpvt_ud_qp(&tmp, 0, 1, 1);
 	if (qps) {
-		CHECK_EQ(post_recv1(&E1, qps, 0x601, RBUF_OFF, 40 + 10), 0, "post small receive");
-		post_send1(&E0, E0.qp, ah, qps->qp_num, QKEY, 0x602, 0, 11, 0);
-		n = poll_n(E1.rcq, wc, 1, 2000);
+		CHECK_EQ(dpvt_post_recv(qps, E1.mr, 0x601, RBUF_OFF, 40 + 10), 0, "post small receive");
+		dpvt_post_ud_send(E0.qp, ah, qps->qp_num, QKEY, 0x602, E0.mr, 0, 11, 0);
+		n = dpvt_poll_n(E1.rcq, wc, 1, 2000);
 		CHECK(n == 1 && wc[0].wr_id == 0x601 && wc[0].status == IBV_WC_LOC_LEN_ERR,
 		      "receive too small: LOC_LEN_ERR (n %d status %s)", n, n ? ibv_wc_status_str(wc[0].status) : "-");
 		/* exactly fitting: fine */
-		struct ibv_qp *qpf = ud_qp_new(&tmp, 0, 1, 1);
+		struct ibv_qp *qpf = dpvt_ud_qp(&tmp, 0, 1, 1);
 		if (qpf) {
-			post_recv1(&E1, qpf, 0x603, RBUF_OFF, 40 + 10);
-			post_send1(&E0, E0.qp, ah, qpf->qp_num, QKEY, 0x604, 0, 10, 0);
-			n = poll_n(E1.rcq, wc, 1, 2000);
+			dpvt_post_recv(qpf, E1.mr, 0x603, RBUF_OFF, 40 + 10);
+			dpvt_post_ud_send(E0.qp, ah, qpf->qp_num, QKEY, 0x604, E0.mr, 0, 10, 0);
+			n = dpvt_poll_n(E1.rcq, wc, 1, 2000);
 			CHECK(n == 1 && wc[0].wr_id == 0x603 && wc[0].status == IBV_WC_SUCCESS, "exact-size receive");
 			ibv_destroy_qp(qpf);
 		}
@@ -337,7 +325,7 @@ static void test_qkey_and_errors(void)
 	struct ibv_mr *mr2 = ibv_reg_mr(pd2, other, sizeof(other), IBV_ACCESS_LOCAL_WRITE);
 	CHECK(mr2 != NULL, "MR in a second PD");
 	if (mr2) {
-		post_recv1(&E1, E1.qp, 0x701, RBUF_OFF, RSLOT);
+		dpvt_post_recv(E1.qp, E1.mr, 0x701, RBUF_OFF, RSLOT);
 		struct ibv_sge s = {(uintptr_t)other, 32, mr2->lkey};
 		struct ibv_send_wr wr, *bad;
 		memset(&wr, 0, sizeof(wr));
@@ -349,11 +337,11 @@ static void test_qkey_and_errors(void)
 		wr.wr.ud.remote_qpn = E1.qp->qp_num;
 		wr.wr.ud.remote_qkey = QKEY;
 		CHECK_EQ(ibv_post_send(E0.qp, &wr, &bad), 0, "post_send with a foreign lkey");
-		n = poll_n(E0.scq, wc, 1, 1000);
+		n = dpvt_poll_n(E0.scq, wc, 1, 1000);
 		CHECK(n == 1 && wc[0].wr_id == 0x702 && wc[0].status == IBV_WC_LOC_PROT_ERR,
 		      "foreign-PD lkey: LOC_PROT_ERR (n %d status %s)", n, n ? ibv_wc_status_str(wc[0].status) : "-");
 		CHECK_EQ(E0.qp->state, IBV_QPS_SQE, "QP in SQE");
-		CHECK_EQ(poll_quiet(E1.rcq, 30), 0, "nothing sent");
+		CHECK_EQ(dpvt_poll_quiet(E1.rcq, 30), 0, "nothing sent");
 		/* a bad lkey of the right PD: also LOC_PROT_ERR (after recovery) */
 		struct ibv_qp_attr qa = {.qp_state = IBV_QPS_RTS};
 		CHECK_EQ(ibv_modify_qp(E0.qp, &qa, IBV_QP_STATE), 0, "SQE->RTS");
@@ -361,11 +349,11 @@ static void test_qkey_and_errors(void)
 		s.lkey = E0.mr->lkey;
 		wr.wr_id = 0x703;
 		CHECK_EQ(ibv_post_send(E0.qp, &wr, &bad), 0, "post_send beyond the MR");
-		n = poll_n(E0.scq, wc, 1, 1000);
+		n = dpvt_poll_n(E0.scq, wc, 1, 1000);
 		CHECK(n == 1 && wc[0].wr_id == 0x703 && wc[0].status == IBV_WC_LOC_PROT_ERR, "SGE beyond the MR: LOC_PROT_ERR");
 		CHECK_EQ(ibv_modify_qp(E0.qp, &qa, IBV_QP_STATE), 0, "SQE->RTS");
-		post_send1(&E0, E0.qp, ah, E1.qp->qp_num, QKEY, 0x704, 0, 8, 0);
-		n = poll_n(E1.rcq, wc, 1, 2000);
+		dpvt_post_ud_send(E0.qp, ah, E1.qp->qp_num, QKEY, 0x704, E0.mr, 0, 8, 0);
+		n = dpvt_poll_n(E1.rcq, wc, 1, 2000);
 		CHECK(n == 1 && wc[0].wr_id == 0x701, "traffic after recovery");
 		ibv_dereg_mr(mr2);
 	}
@@ -374,8 +362,8 @@ static void test_qkey_and_errors(void)
 	/* no receive posted: silently dropped, counted */
 	struct dpv_port *p1 = port_of("dpv1");
 	uint64_t d0 = st(&p1->stats.drop[DPV_DROP_NO_RECV_WQE]);
-	post_send1(&E0, E0.qp, ah, E1.qp->qp_num, QKEY, 0x801, 0, 8, 0);
-	CHECK_EQ(poll_quiet(E1.rcq, 50), 0, "no receive WQE: nothing");
+	dpvt_post_ud_send(E0.qp, ah, E1.qp->qp_num, QKEY, 0x801, E0.mr, 0, 8, 0);
+	CHECK_EQ(dpvt_poll_quiet(E1.rcq, 50), 0, "no receive WQE: nothing");
 	CHECK_EQ(st(&p1->stats.drop[DPV_DROP_NO_RECV_WQE]), d0 + 1, "no_recv_wqe counter");
 	ibv_destroy_ah(ah);
 }
@@ -383,7 +371,7 @@ static void test_qkey_and_errors(void)
 /* The receiver answers through ibv_create_ah_from_wc. */
 static void test_reply(int sidx, int didx)
 {
-	struct ibv_ah *ah = make_ah(E0.pd, E1.ctx, sidx, didx);
+	struct ibv_ah *ah = dpvt_ah_new(E0.pd, E1.ctx, sidx, didx);
 	struct ibv_wc wc;
 	int n;
 	char what[64];
@@ -394,10 +382,10 @@ static void test_reply(int sidx, int didx)
 	}
 	union ibv_gid sg;
 	ibv_query_gid(E0.ctx, 1, sidx, &sg);
-	post_recv1(&E1, E1.qp, 0x901, RBUF_OFF, RSLOT);
-	post_recv1(&E0, E0.qp, 0x902, RBUF_OFF, RSLOT);
-	post_send1(&E0, E0.qp, ah, E1.qp->qp_num, QKEY, 0x903, 0, 20, 0);
-	n = poll_n(E1.rcq, &wc, 1, 2000);
+	dpvt_post_recv(E1.qp, E1.mr, 0x901, RBUF_OFF, RSLOT);
+	dpvt_post_recv(E0.qp, E0.mr, 0x902, RBUF_OFF, RSLOT);
+	dpvt_post_ud_send(E0.qp, ah, E1.qp->qp_num, QKEY, 0x903, E0.mr, 0, 20, 0);
+	n = dpvt_poll_n(E1.rcq, &wc, 1, 2000);
 	CHECK(n == 1 && wc.status == IBV_WC_SUCCESS, "%s: request received", what);
 	if (n != 1)
 		goto out;
@@ -411,9 +399,9 @@ static void test_reply(int sidx, int didx)
 	struct ibv_ah *rah = ibv_create_ah_from_wc(E1.pd, &wc, grh, 1);
 	CHECK(rah != NULL, "%s: create_ah_from_wc: %s", what, strerror(errno));
 	if (rah) {
-		fill_pattern(E1.buf, 33, 1234);
-		CHECK_EQ(post_send1(&E1, E1.qp, rah, wc.src_qp, QKEY, 0x904, 0, 33, 0), 0, "reply post_send");
-		n = poll_n(E0.rcq, &wc, 1, 2000);
+		dpvt_fill_pattern(E1.buf, 33, 1234);
+		CHECK_EQ(dpvt_post_ud_send(E1.qp, rah, wc.src_qp, QKEY, 0x904, E1.mr, 0, 33, 0), 0, "reply post_send");
+		n = dpvt_poll_n(E0.rcq, &wc, 1, 2000);
 		CHECK(n == 1 && wc.status == IBV_WC_SUCCESS && wc.wr_id == 0x902 && wc.byte_len == 73 &&
 			      wc.src_qp == E1.qp->qp_num && !memcmp(E0.buf + RBUF_OFF + 40, E1.buf, 33),
 		      "%s: reply received", what);
@@ -425,7 +413,7 @@ out:
 
 static void test_channel(void)
 {
-	struct ibv_ah *ah = make_ah(E0.pd, E1.ctx, 1, 1);
+	struct ibv_ah *ah = dpvt_ah_new(E0.pd, E1.ctx, 1, 1);
 	struct ibv_wc wc;
 	struct pollfd pfd = {.fd = E1.ch->fd, .events = POLLIN};
 	struct ibv_cq *ecq = NULL;
@@ -434,8 +422,8 @@ static void test_channel(void)
 
 	CHECK_EQ(ibv_req_notify_cq(E1.rcq, 0), 0, "req_notify_cq");
 	CHECK_EQ(poll(&pfd, 1, 20), 0, "no event before traffic");
-	post_recv1(&E1, E1.qp, 0xa01, RBUF_OFF, RSLOT);
-	post_send1(&E0, E0.qp, ah, E1.qp->qp_num, QKEY, 0xa02, 0, 8, 0);
+	dpvt_post_recv(E1.qp, E1.mr, 0xa01, RBUF_OFF, RSLOT);
+	dpvt_post_ud_send(E0.qp, ah, E1.qp->qp_num, QKEY, 0xa02, E0.mr, 0, 8, 0);
 	/* nobody polls: the assist thread (inline) or the lcore delivers */
 	n = poll(&pfd, 1, 3000);
 	CHECK_EQ(n, 1, "channel fd readable after a completion");
@@ -443,35 +431,35 @@ static void test_channel(void)
 	CHECK(ecq == E1.rcq && ectx == &E1, "event names the CQ and its cq_context");
 	ibv_ack_cq_events(E1.rcq, 1);
 	CHECK_EQ(E1.rcq->comp_events_completed, 1, "ack counted");
-	n = poll_n(E1.rcq, &wc, 1, 1000);
+	n = dpvt_poll_n(E1.rcq, &wc, 1, 1000);
 	CHECK(n == 1 && wc.wr_id == 0xa01, "completion behind the event");
 	CHECK_EQ(poll(&pfd, 1, 0), 0, "one event per arming");
 
 	/* solicited-only: an unsolicited message does not wake, a solicited one does */
 	CHECK_EQ(ibv_req_notify_cq(E1.rcq, 1), 0, "req_notify_cq solicited only");
-	post_recv1(&E1, E1.qp, 0xa03, RBUF_OFF, RSLOT);
-	post_recv1(&E1, E1.qp, 0xa04, RBUF_OFF + RSLOT, RSLOT);
-	post_send1(&E0, E0.qp, ah, E1.qp->qp_num, QKEY, 0xa05, 0, 8, 0);
+	dpvt_post_recv(E1.qp, E1.mr, 0xa03, RBUF_OFF, RSLOT);
+	dpvt_post_recv(E1.qp, E1.mr, 0xa04, RBUF_OFF + RSLOT, RSLOT);
+	dpvt_post_ud_send(E0.qp, ah, E1.qp->qp_num, QKEY, 0xa05, E0.mr, 0, 8, 0);
 	CHECK_EQ(poll(&pfd, 1, 300), 0, "unsolicited message: no event");
-	n = poll_n(E1.rcq, &wc, 1, 1000);
+	n = dpvt_poll_n(E1.rcq, &wc, 1, 1000);
 	CHECK(n == 1 && wc.wr_id == 0xa03, "the unsolicited message did arrive");
 	CHECK_EQ(poll(&pfd, 1, 0), 0, "still no event after polling it");
-	post_send1(&E0, E0.qp, ah, E1.qp->qp_num, QKEY, 0xa06, 0, 8, IBV_SEND_SOLICITED);
+	dpvt_post_ud_send(E0.qp, ah, E1.qp->qp_num, QKEY, 0xa06, E0.mr, 0, 8, IBV_SEND_SOLICITED);
 	n = poll(&pfd, 1, 3000);
 	CHECK_EQ(n, 1, "solicited message wakes the channel");
 	if (n == 1) {
 		CHECK_EQ(ibv_get_cq_event(E1.ch, &ecq, &ectx), 0, "get_cq_event (solicited)");
 		ibv_ack_cq_events(ecq, 1);
 	}
-	n = poll_n(E1.rcq, &wc, 1, 1000);
+	n = dpvt_poll_n(E1.rcq, &wc, 1, 1000);
 	CHECK(n == 1 && wc.wr_id == 0xa04, "solicited completion");
 	/* blocking ibv_get_cq_event with the fd not yet readable */
 	CHECK_EQ(ibv_req_notify_cq(E1.rcq, 0), 0, "re-arm");
-	post_recv1(&E1, E1.qp, 0xa07, RBUF_OFF, RSLOT);
-	post_send1(&E0, E0.qp, ah, E1.qp->qp_num, QKEY, 0xa08, 0, 8, 0);
+	dpvt_post_recv(E1.qp, E1.mr, 0xa07, RBUF_OFF, RSLOT);
+	dpvt_post_ud_send(E0.qp, ah, E1.qp->qp_num, QKEY, 0xa08, E0.mr, 0, 8, 0);
 	CHECK_EQ(ibv_get_cq_event(E1.ch, &ecq, &ectx), 0, "blocking get_cq_event");
 	ibv_ack_cq_events(ecq, 1);
-	n = poll_n(E1.rcq, &wc, 1, 1000);
+	n = dpvt_poll_n(E1.rcq, &wc, 1, 1000);
 	CHECK(n == 1 && wc.wr_id == 0xa07, "completion after blocking wait");
 	drain(E0.scq);
 	ibv_destroy_ah(ah);
@@ -479,7 +467,7 @@ static void test_channel(void)
 
 int main(void)
 {
-	if (ud_ep_open(&E0, "dpv0", QKEY, false) || ud_ep_open(&E1, "dpv1", QKEY, true)) {
+	if (dpvt_ud_ep_open(&E0, "dpv0", QKEY, false) || dpvt_ud_ep_open(&E1, "dpv1", QKEY, true)) {
 		printf("0 passed, 1 failed\n");
 		return 1;
 	}
@@ -513,7 +501,7 @@ int main(void)
 	test_reply(1, 1);
 	test_reply(0, 0);
 	test_channel();
-	ud_ep_close(&E0);
-	ud_ep_close(&E1);
-	return func_finish();
+	dpvt_ep_close(&E0);
+	dpvt_ep_close(&E1);
+	return dpvt_finish();
 }

@@ -5,31 +5,11 @@
  * the doxygen comment of the function in lib/verbs/ *.c.
  * Runs with the built-in default configuration (dpv0/dpv1).
  */
-#include "func_common.h"
+#include "dpvt_verbs.h"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <endian.h>
-
-/* Expect a NULL pointer result and errno e. */
-#define CHECK_NULL_ERRNO(expr, e)                                                                \
-	do {                                                                                     \
-		errno = 0;                                                                       \
-		void *_p = (void *)(expr);                                                       \
-		int _e = errno;                                                                  \
-		CHECK(_p == NULL && _e == (e), "%s: got %p errno %d (%s), expected NULL errno %d", \
-		      #expr, _p, _e, strerror(_e), (e));                                         \
-	} while (0)
-
-static uint32_t ipv4_hdr_cksum(const uint8_t *h)
-{
-	uint32_t s = 0;
-	for (int i = 0; i < 20; i += 2)
-		s += (uint32_t)(h[i] << 8 | h[i + 1]);
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
-}
 
 static void test_null_args(struct ibv_context *ctx)
 {
@@ -66,19 +46,14 @@ static void test_null_args(struct ibv_context *ctx)
 	CHECK(ibv_get_device_name(NULL) == NULL, "ibv_get_device_name(NULL)");
 	struct ibv_cq *cq;
 	void *cqc;
-	errno = 0;
-	CHECK(ibv_get_cq_event(NULL, &cq, &cqc) == -1 && errno == EINVAL, "ibv_get_cq_event(NULL): errno %d", errno);
+	CHECK_RET_ERRNO(ibv_get_cq_event(NULL, &cq, &cqc), -1, EINVAL);
 	struct ibv_async_event ev;
-	errno = 0;
-	CHECK(ibv_get_async_event(NULL, &ev) == -1 && errno == EINVAL, "ibv_get_async_event(NULL): errno %d", errno);
+	CHECK_RET_ERRNO(ibv_get_async_event(NULL, &ev), -1, EINVAL);
 	union ibv_gid gid;
-	errno = 0;
-	CHECK(ibv_query_gid(NULL, 1, 0, &gid) == -1 && errno == EINVAL, "ibv_query_gid(NULL)");
-	errno = 0;
-	CHECK(ibv_query_gid(ctx, 1, 0, NULL) == -1 && errno == EINVAL, "ibv_query_gid(gid NULL)");
+	CHECK_RET_ERRNO(ibv_query_gid(NULL, 1, 0, &gid), -1, EINVAL);
+	CHECK_RET_ERRNO(ibv_query_gid(ctx, 1, 0, NULL), -1, EINVAL);
 	__be16 pk;
-	errno = 0;
-	CHECK(ibv_query_pkey(NULL, 1, 0, &pk) == -1 && errno == EINVAL, "ibv_query_pkey(NULL)");
+	CHECK_RET_ERRNO(ibv_query_pkey(NULL, 1, 0, &pk), -1, EINVAL);
 }
 
 static void test_device_queries(struct ibv_context *ctx)
@@ -220,9 +195,7 @@ static void test_cq_channel(struct ibv_context *ctx, struct ibv_context *ctx1)
 	fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK);
 	struct ibv_cq *ecq;
 	void *ectx;
-	errno = 0;
-	CHECK(ibv_get_cq_event(ch, &ecq, &ectx) == -1 && errno == EAGAIN,
-	      "non-blocking get_cq_event with nothing pending: EAGAIN (errno %d)", errno);
+	CHECK_RET_ERRNO(ibv_get_cq_event(ch, &ecq, &ectx), -1, EAGAIN);
 	CHECK_EQ(ibv_destroy_cq(cq), 0, "destroy_cq");
 	CHECK_EQ(ibv_destroy_comp_channel(ch), 0, "destroy_comp_channel after CQ");
 	/* EOPNOTSUPP while resize is not implemented, EINVAL (NULL) once it is */
@@ -465,7 +438,7 @@ static void test_modify_qp(struct ibv_context *ctx)
 	CHECK_EQ(ibv_post_send(qp, &w1, &sbad), EINVAL, "list with a bad second WR");
 	CHECK(sbad == &w2, "bad_wr is the second WR");
 	struct ibv_wc wc[4];
-	int n = poll_n(cq, wc, 2, 500); /* send completion + maybe our own receive? (no RQ posted) */
+	int n = dpvt_poll_n(cq, wc, 2, 500); /* send completion + maybe our own receive? (no RQ posted) */
 	CHECK(n >= 1 && wc[0].wr_id == 1 && wc[0].status == IBV_WC_SUCCESS && wc[0].opcode == IBV_WC_SEND,
 	      "first WR of the list was executed (n=%d)", n);
 
@@ -493,13 +466,13 @@ static void test_modify_qp(struct ibv_context *ctx)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_ERR;
 	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0, "RTS->ERR");
-	n = poll_n(cq, wc, 4, 200);
+	n = dpvt_poll_n(cq, wc, 4, 200);
 	(void)n;
 	while (ibv_poll_cq(cq, 4, wc) > 0)
 		;
 	a.qp_state = IBV_QPS_RESET;
 	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0, "ERR->RESET");
-	CHECK_EQ(ud_qp_to_rts(qp, 0x11111111), 0, "RESET->RTS again");
+	CHECK_EQ(dpvt_ud_to_rts(qp, 0x11111111), 0, "RESET->RTS again");
 	CHECK_EQ(ibv_post_recv(qp, &r2, &rbad), EINVAL, "num_sge > max_recv_sge");
 	CHECK(rbad == &r2, "max_recv_sge: bad_wr");
 
@@ -509,12 +482,12 @@ static void test_modify_qp(struct ibv_context *ctx)
 	rwr.next = NULL;
 	rwr.wr_id = 77;
 	CHECK_EQ(ibv_post_recv(qp, &rwr, &rbad), 0, "post_recv in ERR");
-	n = poll_n(cq, wc, 1, 200);
+	n = dpvt_poll_n(cq, wc, 1, 200);
 	CHECK(n == 1 && wc[0].wr_id == 77 && wc[0].status == IBV_WC_WR_FLUSH_ERR, "flushed receive");
 	w1.next = NULL;
 	w1.wr_id = 78;
 	CHECK_EQ(ibv_post_send(qp, &w1, &sbad), 0, "post_send in ERR");
-	n = poll_n(cq, wc, 1, 200);
+	n = dpvt_poll_n(cq, wc, 1, 200);
 	CHECK(n == 1 && wc[0].wr_id == 78 && wc[0].status == IBV_WC_WR_FLUSH_ERR, "flushed send");
 	a.qp_state = IBV_QPS_RTS;
 	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE), EINVAL, "ERR->RTS");
@@ -548,7 +521,7 @@ static void test_sq_full(struct ibv_context *ctx)
 	ia.cap.max_recv_wr = 4;
 	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
 	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
-	if (!qp || ud_qp_to_rts(qp, 1)) {
+	if (!qp || dpvt_ud_to_rts(qp, 1)) {
 		CHECK(0, "QP for the SQ-full test");
 		return;
 	}
@@ -576,7 +549,7 @@ static void test_sq_full(struct ibv_context *ctx)
 		  "posting %u signaled WRs to a send queue of %u without polling: ret %d, doxygen says ENOMEM",
 		  depth + 1, depth, r);
 	struct ibv_wc wc[64];
-	poll_n(cq, wc, (int)depth + 1, 200);
+	dpvt_poll_n(cq, wc, (int)depth + 1, 200);
 	ibv_destroy_qp(qp);
 	ibv_destroy_ah(ah);
 	ibv_destroy_cq(cq);
@@ -637,14 +610,10 @@ static void test_ah(struct ibv_context *ctx)
 	struct ibv_grh grh;
 	memset(&wc, 0, sizeof(wc));
 	memset(&grh, 0, sizeof(grh));
-	errno = 0;
-	CHECK(ibv_init_ah_from_wc(NULL, 1, &wc, &grh, &a) == -1 && errno == EINVAL, "init_ah_from_wc ctx NULL");
-	errno = 0;
-	CHECK(ibv_init_ah_from_wc(ctx, 1, NULL, &grh, &a) == -1 && errno == EINVAL, "init_ah_from_wc wc NULL");
-	errno = 0;
-	CHECK(ibv_init_ah_from_wc(ctx, 1, &wc, NULL, &a) == -1 && errno == EINVAL, "init_ah_from_wc grh NULL");
-	errno = 0;
-	CHECK(ibv_init_ah_from_wc(ctx, 1, &wc, &grh, NULL) == -1 && errno == EINVAL, "init_ah_from_wc attr NULL");
+	CHECK_RET_ERRNO(ibv_init_ah_from_wc(NULL, 1, &wc, &grh, &a), -1, EINVAL);
+	CHECK_RET_ERRNO(ibv_init_ah_from_wc(ctx, 1, NULL, &grh, &a), -1, EINVAL);
+	CHECK_RET_ERRNO(ibv_init_ah_from_wc(ctx, 1, &wc, NULL, &a), -1, EINVAL);
+	CHECK_RET_ERRNO(ibv_init_ah_from_wc(ctx, 1, &wc, &grh, NULL), -1, EINVAL);
 	/* a hand-made IPv4 GRH 192.0.2.9 -> 192.0.2.1 */
 	uint8_t *ip = (uint8_t *)&grh + 20;
 	ip[0] = 0x45;
@@ -656,15 +625,13 @@ static void test_ah(struct ibv_context *ctx)
 	uint8_t src[4] = {192, 0, 2, 9}, dst[4] = {192, 0, 2, 1};
 	memcpy(ip + 12, src, 4);
 	memcpy(ip + 16, dst, 4);
-	uint16_t ck = (uint16_t)ipv4_hdr_cksum(ip);
+	uint16_t ck = dpvt_inet_csum(ip, 20, 0);
 	ip[10] = (uint8_t)(ck >> 8);
 	ip[11] = (uint8_t)ck;
 	wc.wc_flags = 0;
-	errno = 0;
-	CHECK(ibv_init_ah_from_wc(ctx, 1, &wc, &grh, &a) == -1 && errno == EINVAL, "init_ah_from_wc without IBV_WC_GRH");
+	CHECK_RET_ERRNO(ibv_init_ah_from_wc(ctx, 1, &wc, &grh, &a), -1, EINVAL);
 	wc.wc_flags = IBV_WC_GRH;
-	errno = 0;
-	CHECK(ibv_init_ah_from_wc(ctx, 2, &wc, &grh, &a) == -1 && errno == EINVAL, "init_ah_from_wc port 2");
+	CHECK_RET_ERRNO(ibv_init_ah_from_wc(ctx, 2, &wc, &grh, &a), -1, EINVAL);
 	errno = 0;
 	int r = ibv_init_ah_from_wc(ctx, 1, &wc, &grh, &a);
 	CHECK(r == 0, "init_ah_from_wc IPv4 GRH: errno %d", errno);
@@ -675,16 +642,13 @@ static void test_ah(struct ibv_context *ctx)
 	/* destination not ours: ENOENT */
 	ip[19] = 77;
 	ip[10] = ip[11] = 0;
-	ck = (uint16_t)ipv4_hdr_cksum(ip);
+	ck = dpvt_inet_csum(ip, 20, 0);
 	ip[10] = (uint8_t)(ck >> 8);
 	ip[11] = (uint8_t)ck;
-	errno = 0;
-	CHECK(ibv_init_ah_from_wc(ctx, 1, &wc, &grh, &a) == -1 && errno == ENOENT,
-	      "init_ah_from_wc to a foreign address: ENOENT (errno %d)", errno);
+	CHECK_RET_ERRNO(ibv_init_ah_from_wc(ctx, 1, &wc, &grh, &a), -1, ENOENT);
 	/* neither IPv4 nor IPv6 */
 	memset(&grh, 0, sizeof(grh));
-	errno = 0;
-	CHECK(ibv_init_ah_from_wc(ctx, 1, &wc, &grh, &a) == -1 && errno == EINVAL, "init_ah_from_wc garbage GRH");
+	CHECK_RET_ERRNO(ibv_init_ah_from_wc(ctx, 1, &wc, &grh, &a), -1, EINVAL);
 	errno = 0;
 	CHECK_NULL_ERRNO(ibv_create_ah_from_wc(NULL, &wc, &grh, 1), EINVAL);
 	wc.wc_flags = 0;
@@ -694,8 +658,8 @@ static void test_ah(struct ibv_context *ctx)
 
 int main(void)
 {
-	struct ibv_context *c0 = open_dev("dpv0");
-	struct ibv_context *c1 = open_dev("dpv1");
+	struct ibv_context *c0 = dpvt_open_dev("dpv0");
+	struct ibv_context *c1 = dpvt_open_dev("dpv1");
 	if (!c0 || !c1) {
 		printf("0 passed, 1 failed\n");
 		return 1;
@@ -710,5 +674,5 @@ int main(void)
 	test_ah(c0);
 	CHECK_EQ(ibv_close_device(c1), 0, "close dpv1");
 	CHECK_EQ(ibv_close_device(c0), 0, "close dpv0");
-	return func_finish();
+	return dpvt_finish();
 }

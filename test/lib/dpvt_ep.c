@@ -56,6 +56,12 @@ int dpvt_ep_buf(struct dpvt_ep *e, struct ibv_pd *pd, size_t len, unsigned int a
 	return e->mr ? 0 : -1;
 }
 
+int dpvt_ep_traffic_buf(struct dpvt_ep *e, struct ibv_pd *pd)
+{
+	return dpvt_ep_buf(e, pd, DPVT_TRAFFIC_BUF_LEN,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+}
+
 int dpvt_ud_ep_open(struct dpvt_ep *e, const char *dev, uint32_t qkey, bool channel)
 {
 	if (dpvt_ep_open(e, dev, 256, channel))
@@ -268,9 +274,12 @@ struct dpvt_conn dpvt_conn_default(void)
 
 int dpvt_qp_to_init(struct ibv_qp *qp, const struct dpvt_conn *o)
 {
+	struct dpvt_conn d = dpvt_conn_default();
 	struct ibv_qp_attr a;
 	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
 
+	if (!o)
+		o = &d;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_INIT;
 	a.pkey_index = o->pkey_index;
@@ -287,9 +296,12 @@ int dpvt_qp_to_init(struct ibv_qp *qp, const struct dpvt_conn *o)
 
 int dpvt_qp_to_rtr(struct ibv_qp *qp, const union ibv_gid *dgid, uint32_t dqpn, const struct dpvt_conn *o)
 {
+	struct dpvt_conn d = dpvt_conn_default();
 	struct ibv_qp_attr a;
 	int mask = IBV_QP_STATE;
 
+	if (!o)
+		o = &d;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	if (qp->qp_type != IBV_QPT_UD) {
@@ -312,9 +324,12 @@ int dpvt_qp_to_rtr(struct ibv_qp *qp, const union ibv_gid *dgid, uint32_t dqpn, 
 
 int dpvt_qp_to_rts(struct ibv_qp *qp, const struct dpvt_conn *o)
 {
+	struct dpvt_conn d = dpvt_conn_default();
 	struct ibv_qp_attr a;
 	int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 
+	if (!o)
+		o = &d;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = o->sq_psn;
@@ -332,9 +347,12 @@ int dpvt_qp_to_rts(struct ibv_qp *qp, const struct dpvt_conn *o)
 int dpvt_qp_up(struct ibv_qp *qp, struct ibv_context *peer, uint32_t dqpn, const struct dpvt_conn *o,
 	       enum ibv_qp_state upto)
 {
+	struct dpvt_conn d = dpvt_conn_default();
 	union ibv_gid g;
 	int r;
 
+	if (!o)
+		o = &d;
 	memset(&g, 0, sizeof(g));
 	if (qp->qp_type != IBV_QPT_UD && upto != IBV_QPS_INIT && ibv_query_gid(peer, 1, o->gid_index, &g))
 		return -1;

@@ -35,6 +35,9 @@ extern "C" {
 
 /* ---- devices and endpoints ---- */
 
+/** Minimum e->buf size for dpvt_rc_traffic() and dpvt_ud_traffic(). */
+#define DPVT_TRAFFIC_BUF_LEN (1u << 16)
+
 /**
  * Opens the device called name ("dpv0", "dpv1" of the built-in
  * configuration). NULL after a message on stderr if there is none.
@@ -72,6 +75,12 @@ int dpvt_ep_open(struct dpvt_ep *e, const char *dev, int cqe, bool channel);
  * pd (e->pd when NULL). Fills buf, buf_len, mr. 0 or -1.
  */
 int dpvt_ep_buf(struct dpvt_ep *e, struct ibv_pd *pd, size_t len, unsigned int access);
+
+/**
+ * dpvt_ep_buf() of DPVT_TRAFFIC_BUF_LEN bytes with local write, remote
+ * write and remote read: the buffer dpvt_rc_traffic()/dpvt_ud_traffic() use.
+ */
+int dpvt_ep_traffic_buf(struct dpvt_ep *e, struct ibv_pd *pd);
 
 /**
  * A UD endpoint on dev: dpvt_ep_open() with 256 CQ entries, a 64 KiB
@@ -151,7 +160,8 @@ int dpvt_qp_set_state(struct ibv_qp *qp, enum ibv_qp_state st);
 /**
  * Attributes of the RESET->INIT->RTR->RTS sequence, for every QP type.
  * dpvt_conn_default() gives the values the tests use unless they say
- * otherwise. Only the fields the QP type needs are passed (masks below).
+ * otherwise; the functions below take NULL for those defaults. Only the
+ * fields the QP type needs are passed (masks below).
  */
 struct dpvt_conn {
 	unsigned int access;          /**< INIT, connected types: qp_access_flags */
@@ -285,9 +295,6 @@ struct ibv_ah *dpvt_ah_new(struct ibv_pd *pd, struct ibv_context *dst_ctx, int s
  * @return true when the completion was a success
  */
 bool dpvt_wait1(struct ibv_cq *cq, struct ibv_cq *drive, uint64_t wr_id, enum ibv_wc_opcode op, const char *label);
-
-/** Minimum e->buf size for dpvt_rc_traffic() and dpvt_ud_traffic(). */
-#define DPVT_TRAFFIC_BUF_LEN (1u << 16)
 
 /**
  * RC traffic a -> b (a->qp and b->qp connected, e->buf of

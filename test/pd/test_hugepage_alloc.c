@@ -5,7 +5,7 @@
  * allocators of a parent domain (dpv_hugepage_parent_domain_attr),
  * dpv_hugepage_stats, dpv_is_hugepage_memory.
  *
- * A counting wrapper (pd_common.h, use_hugepage) forwards every callback to
+ * A counting wrapper (test/lib/dpvt_ca.h, use_hugepage) forwards every callback to
  * dpv_hugepage_alloc/free and checks each buffer: in DPDK hugepage memory
  * (first and last byte), zeroed, aligned. Its counts must match
  * dpv_hugepage_stats per resource code. RC (SEND, WRITE, READ), RC with an
@@ -16,11 +16,11 @@
  * Black-box (libdpverbs.so, <infiniband/verbs.h>, <dpverbs.h>), one process,
  * the built-in default configuration (dpv0 <-> dpv1).
  */
-#include "pd_common.h"
+#include "dpvt_ca.h"
 
 static struct ibv_context *ctx0, *ctx1;
 static struct dpv_hugepage_allocator *hp;
-static struct ca wrap; /* the counting wrapper around dpv_hugepage_alloc */
+static struct dpvt_ca wrap; /* the counting wrapper around dpv_hugepage_alloc */
 
 /* dpv_hugepage_stats of every code equals the wrapper's counts. */
 static void check_stats(const char *label)
@@ -39,14 +39,14 @@ static void check_stats(const char *label)
 				frees += wrap.rec[i].frees;
 			}
 		CHECK(st.objects == (uint64_t)wrap.live_objs[code], "%s: %s objects %llu, counted %d", label,
-		      res_name[code], (unsigned long long)st.objects, wrap.live_objs[code]);
-		CHECK(st.bytes == wrap.live_bytes[code], "%s: %s bytes %llu, counted %llu", label, res_name[code],
+		      dpvt_res_name[code], (unsigned long long)st.objects, wrap.live_objs[code]);
+		CHECK(st.bytes == wrap.live_bytes[code], "%s: %s bytes %llu, counted %llu", label, dpvt_res_name[code],
 		      (unsigned long long)st.bytes, (unsigned long long)wrap.live_bytes[code]);
-		CHECK(st.allocs == (uint64_t)allocs, "%s: %s allocs %llu, counted %d", label, res_name[code],
+		CHECK(st.allocs == (uint64_t)allocs, "%s: %s allocs %llu, counted %d", label, dpvt_res_name[code],
 		      (unsigned long long)st.allocs, allocs);
-		CHECK(st.frees == (uint64_t)frees, "%s: %s frees %llu, counted %d", label, res_name[code],
+		CHECK(st.frees == (uint64_t)frees, "%s: %s frees %llu, counted %d", label, dpvt_res_name[code],
 		      (unsigned long long)st.frees, frees);
-		CHECK(st.failures == 0, "%s: %s failures %llu", label, res_name[code], (unsigned long long)st.failures);
+		CHECK(st.failures == 0, "%s: %s failures %llu", label, dpvt_res_name[code], (unsigned long long)st.failures);
 	}
 }
 
@@ -182,8 +182,8 @@ static void test_plain_attr(void)
 	CHECK(par != NULL, "parent domain from dpv_hugepage_parent_domain_attr: %s", strerror(errno));
 	if (!par)
 		return;
-	struct ibv_cq *cq = cq_new(ctx0, par, 64);
-	struct ibv_qp *qp = cq ? qp_new(par, IBV_QPT_RC, cq, cq, NULL, 0) : NULL;
+	struct ibv_cq *cq = dpvt_cq_new(ctx0, par, 64);
+	struct ibv_qp *qp = cq ? dpvt_qp_new_ex(par, IBV_QPT_RC, cq, cq, NULL, 0) : NULL;
 	CHECK(cq && qp, "CQ_ex and RC QP");
 	CHECK(cq && dpv_is_hugepage_memory(cq) == 1, "the CQ object is in hugepage memory");
 	CHECK(qp && dpv_is_hugepage_memory(qp) == 1, "the QP object is in hugepage memory");
@@ -220,7 +220,7 @@ static void test_objects_and_traffic(void)
 
 	/* the wrapper: dpv_hugepage_parent_domain_attr, then our callbacks,
 	 * which forward to dpv_hugepage_alloc/free with the allocator */
-	ca_init(&wrap);
+	dpvt_ca_init(&wrap);
 	wrap.use_hugepage = true;
 	wrap.check_hugepage = true;
 	wrap.hp = hp;
@@ -228,13 +228,13 @@ static void test_objects_and_traffic(void)
 	{
 		struct ibv_parent_domain_init_attr a;
 		dpv_hugepage_parent_domain_attr(hp, pd0, NULL, &a);
-		a.alloc = ca_alloc;
-		a.free = ca_free;
+		a.alloc = dpvt_ca_alloc;
+		a.free = dpvt_ca_free;
 		a.pd_context = &wrap;
 		p0 = ibv_alloc_parent_domain(ctx0, &a);
 		dpv_hugepage_parent_domain_attr(hp, pd1, NULL, &a);
-		a.alloc = ca_alloc;
-		a.free = ca_free;
+		a.alloc = dpvt_ca_alloc;
+		a.free = dpvt_ca_free;
 		a.pd_context = &wrap;
 		p1 = ibv_alloc_parent_domain(ctx1, &a);
 		wrap.expect_pd = p0;
@@ -245,35 +245,35 @@ static void test_objects_and_traffic(void)
 		return;
 
 	/* RC pair, RC pair with an SRQ on b, UD pair; all CQs through the parent domains */
-	struct side a = {.ctx = ctx0}, b = {.ctx = ctx1};
-	CHECK(side_buf(&a, p0) == 0 && side_buf(&b, p1) == 0, "MRs");
-	a.scq = cq_new(ctx0, p0, 256);
-	a.rcq = cq_new(ctx0, p0, 256);
-	b.scq = cq_new(ctx1, p1, 256);
-	b.rcq = cq_new(ctx1, p1, 256);
+	struct dpvt_ep a = {.ctx = ctx0}, b = {.ctx = ctx1};
+	CHECK(dpvt_ep_traffic_buf(&a, p0) == 0 && dpvt_ep_traffic_buf(&b, p1) == 0, "MRs");
+	a.scq = dpvt_cq_new(ctx0, p0, 256);
+	a.rcq = dpvt_cq_new(ctx0, p0, 256);
+	b.scq = dpvt_cq_new(ctx1, p1, 256);
+	b.rcq = dpvt_cq_new(ctx1, p1, 256);
 	CHECK(a.scq && a.rcq && b.scq && b.rcq, "CQ_ex through the hugepage parent domains");
-	a.qp = qp_new(p0, IBV_QPT_RC, a.scq, a.rcq, NULL, IBV_QP_EX_WITH_SEND);
-	b.qp = qp_new(p1, IBV_QPT_RC, b.scq, b.rcq, NULL, 0);
+	a.qp = dpvt_qp_new_ex(p0, IBV_QPT_RC, a.scq, a.rcq, NULL, IBV_QP_EX_WITH_SEND);
+	b.qp = dpvt_qp_new_ex(p1, IBV_QPT_RC, b.scq, b.rcq, NULL, 0);
 	CHECK(a.qp && b.qp, "RC QPs");
-	struct side a2 = a, b2 = b;
-	a2.qp = qp_new(p0, IBV_QPT_RC, a.scq, a.rcq, NULL, 0);
-	b2.srq = srq_new(p1, 128);
-	b2.qp = b2.srq ? qp_new(p1, IBV_QPT_RC, b.scq, b.rcq, b2.srq, 0) : NULL;
+	struct dpvt_ep a2 = a, b2 = b;
+	a2.qp = dpvt_qp_new_ex(p0, IBV_QPT_RC, a.scq, a.rcq, NULL, 0);
+	b2.srq = dpvt_srq_new(p1, 128);
+	b2.qp = b2.srq ? dpvt_qp_new_ex(p1, IBV_QPT_RC, b.scq, b.rcq, b2.srq, 0) : NULL;
 	CHECK(a2.qp && b2.srq && b2.qp, "RC pair with SRQ");
-	struct side ua = a, ub = b;
-	ua.qp = qp_new(p0, IBV_QPT_UD, a.scq, a.rcq, NULL, 0);
-	ub.qp = qp_new(p1, IBV_QPT_UD, b.scq, b.rcq, NULL, 0);
+	struct dpvt_ep ua = a, ub = b;
+	ua.qp = dpvt_qp_new_ex(p0, IBV_QPT_UD, a.scq, a.rcq, NULL, 0);
+	ub.qp = dpvt_qp_new_ex(p1, IBV_QPT_UD, b.scq, b.rcq, NULL, 0);
 	CHECK(ua.qp && ub.qp, "UD QPs");
 	/* a big CQ: its ring (> 1 MiB) comes from rte_zmalloc */
-	struct ibv_cq *big = cq_new(ctx0, p0, 32768);
+	struct ibv_cq *big = dpvt_cq_new(ctx0, p0, 32768);
 	CHECK(big != NULL, "CQ_ex with 32768 entries");
 
 	/* which buffers: every code appears, each object in its buffer */
 	for (uint32_t c = 1; c < DPV_RES_NR; c++)
-		CHECK(wrap.allocs[c] > 0, "buffers of %s allocated", res_name[c]);
-	CHECK(a.qp && ca_inside(&wrap, a.qp, DPV_RES_QP), "QP object inside its buffer");
-	CHECK(b2.srq && ca_inside(&wrap, b2.srq, DPV_RES_SRQ), "SRQ object inside its buffer");
-	CHECK(a.scq && ca_inside(&wrap, a.scq, DPV_RES_CQ), "CQ object inside its buffer");
+		CHECK(wrap.allocs[c] > 0, "buffers of %s allocated", dpvt_res_name[c]);
+	CHECK(a.qp && dpvt_ca_inside(&wrap, a.qp, DPV_RES_QP), "QP object inside its buffer");
+	CHECK(b2.srq && dpvt_ca_inside(&wrap, b2.srq, DPV_RES_SRQ), "SRQ object inside its buffer");
+	CHECK(a.scq && dpvt_ca_inside(&wrap, a.scq, DPV_RES_CQ), "CQ object inside its buffer");
 	CHECK(wrap.nrec > 0, "buffers recorded");
 	CHECK_EQ(wrap.not_huge, 0, "every buffer dpv_hugepage_alloc returned is hugepage memory");
 	CHECK_EQ(wrap.not_zero, 0, "every buffer zeroed");
@@ -286,21 +286,21 @@ static void test_objects_and_traffic(void)
 	check_stats("after creation");
 	CHECK_EQ(dpv_hugepage_allocator_destroy(hp), EBUSY, "destroy while objects exist");
 
-	if (a.qp && b.qp && conn_pair(a.qp, ctx0, b.qp, ctx1) == 0)
+	if (a.qp && b.qp && dpvt_connect(a.qp, ctx0, NULL, b.qp, ctx1, NULL, false) == 0)
 		for (int i = 0; i < 10; i++)
-			rc_traffic(&a, &b, 900 + (uint64_t)i, "hugepage RC");
-	if (a2.qp && b2.qp && conn_pair(a2.qp, ctx0, b2.qp, ctx1) == 0)
+			dpvt_rc_traffic(&a, &b, 900 + (uint64_t)i, "hugepage RC");
+	if (a2.qp && b2.qp && dpvt_connect(a2.qp, ctx0, NULL, b2.qp, ctx1, NULL, false) == 0)
 		for (int i = 0; i < 5; i++)
-			rc_traffic(&a2, &b2, 950 + (uint64_t)i, "hugepage RC+SRQ");
-	if (ua.qp && ub.qp && ud_qp_to_rts(ua.qp, 0x4242) == 0 && ud_qp_to_rts(ub.qp, 0x4242) == 0) {
-		ud_traffic(&ua, p0, &ub, 0x4242, 8, 990, "hugepage UD a->b");
-		ud_traffic(&ub, p1, &ua, 0x4242, 8, 991, "hugepage UD b->a");
+			dpvt_rc_traffic(&a2, &b2, 950 + (uint64_t)i, "hugepage RC+SRQ");
+	if (ua.qp && ub.qp && dpvt_ud_to_rts(ua.qp, 0x4242) == 0 && dpvt_ud_to_rts(ub.qp, 0x4242) == 0) {
+		dpvt_ud_traffic(&ua, p0, &ub, 0x4242, 8, 990, "hugepage UD a->b");
+		dpvt_ud_traffic(&ub, p1, &ua, 0x4242, 8, 991, "hugepage UD b->a");
 	}
 	/* resize moves the ring to a new hugepage buffer */
 	if (a.scq) {
 		CHECK_EQ(ibv_resize_cq(a.scq, 3000), 0, "resize_cq");
 		check_stats("after resize");
-		rc_traffic(&a, &b, 999, "hugepage RC after resize");
+		dpvt_rc_traffic(&a, &b, 999, "hugepage RC after resize");
 	}
 	check_stats("after traffic");
 
@@ -309,7 +309,7 @@ static void test_objects_and_traffic(void)
 	struct ibv_cq *many[80];
 	int made = 0;
 	for (int i = 0; i < 80; i++) {
-		many[i] = cq_new(ctx0, p0, 8);
+		many[i] = dpvt_cq_new(ctx0, p0, 8);
 		if (many[i])
 			made++;
 	}
@@ -333,15 +333,15 @@ static void test_objects_and_traffic(void)
 		CHECK_EQ(ibv_destroy_qp(b2.qp), 0, "destroy b2");
 	if (b2.srq)
 		CHECK_EQ(ibv_destroy_srq(b2.srq), 0, "destroy SRQ");
-	side_close(&a, "hp a");
-	side_close(&b, "hp b");
+	dpvt_ep_release(&a, "hp a");
+	dpvt_ep_release(&b, "hp b");
 	check_stats("after destroying everything");
 	for (uint32_t c = 0; c < DPV_RES_NR; c++) {
 		struct dpv_hugepage_stats st;
 		CHECK(dpv_hugepage_stats(hp, c, &st) == 0 && st.objects == 0 && st.bytes == 0 && st.allocs == st.frees,
-		      "%s: 0 objects, 0 bytes, allocs == frees at the end", res_name[c]);
+		      "%s: 0 objects, 0 bytes, allocs == frees at the end", dpvt_res_name[c]);
 	}
-	ca_check_all_freed(&wrap, "hugepage wrapper");
+	dpvt_ca_check_all_freed(&wrap, "hugepage wrapper");
 	CHECK_EQ(ibv_dealloc_pd(p0), 0, "dealloc p0");
 	CHECK_EQ(ibv_dealloc_pd(p1), 0, "dealloc p1");
 	CHECK_EQ(ibv_dealloc_pd(pd0), 0, "dealloc pd0");
@@ -363,21 +363,21 @@ static void test_td_hugepage(void)
 	CHECK(p0 && p1, "TD parent domains with the hugepage allocator");
 	if (!p0 || !p1)
 		return;
-	struct side x = {.ctx = ctx0}, y = {.ctx = ctx1};
-	CHECK(side_buf(&x, pd0) == 0 && side_buf(&y, pd1) == 0, "MRs");
-	x.scq = cq_new(ctx0, p0, 64);
-	x.rcq = cq_new(ctx0, p0, 64);
-	y.scq = cq_new(ctx1, p1, 64);
-	y.rcq = cq_new(ctx1, p1, 64);
-	x.qp = qp_new(p0, IBV_QPT_RC, x.scq, x.rcq, NULL, 0);
-	y.qp = qp_new(p1, IBV_QPT_RC, y.scq, y.rcq, NULL, 0);
+	struct dpvt_ep x = {.ctx = ctx0}, y = {.ctx = ctx1};
+	CHECK(dpvt_ep_traffic_buf(&x, pd0) == 0 && dpvt_ep_traffic_buf(&y, pd1) == 0, "MRs");
+	x.scq = dpvt_cq_new(ctx0, p0, 64);
+	x.rcq = dpvt_cq_new(ctx0, p0, 64);
+	y.scq = dpvt_cq_new(ctx1, p1, 64);
+	y.rcq = dpvt_cq_new(ctx1, p1, 64);
+	x.qp = dpvt_qp_new_ex(p0, IBV_QPT_RC, x.scq, x.rcq, NULL, 0);
+	y.qp = dpvt_qp_new_ex(p1, IBV_QPT_RC, y.scq, y.rcq, NULL, 0);
 	CHECK(x.qp && y.qp, "TD QPs");
 	CHECK(x.qp && dpv_is_hugepage_memory(x.qp) == 1, "TD QP object in hugepage memory");
-	if (x.qp && y.qp && conn_pair(x.qp, ctx0, y.qp, ctx1) == 0)
+	if (x.qp && y.qp && dpvt_connect(x.qp, ctx0, NULL, y.qp, ctx1, NULL, false) == 0)
 		for (int i = 0; i < 5; i++)
-			rc_traffic(&x, &y, 1000 + (uint64_t)i, "hugepage TD RC");
-	side_close(&x, "TD x");
-	side_close(&y, "TD y");
+			dpvt_rc_traffic(&x, &y, 1000 + (uint64_t)i, "hugepage TD RC");
+	dpvt_ep_release(&x, "TD x");
+	dpvt_ep_release(&y, "TD y");
 	CHECK_EQ(ibv_dealloc_pd(p0), 0, "dealloc");
 	CHECK_EQ(ibv_dealloc_pd(p1), 0, "dealloc");
 	CHECK_EQ(ibv_dealloc_td(td0), 0, "dealloc td0");
@@ -391,9 +391,9 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_api_basics();
 	if (!hp)
-		return func_finish();
-	ctx0 = open_dev("dpv0");
-	ctx1 = open_dev("dpv1");
+		return dpvt_finish();
+	ctx0 = dpvt_open_dev("dpv0");
+	ctx1 = dpvt_open_dev("dpv1");
 	if (!ctx0 || !ctx1)
 		return 1;
 	/* if EAL fell back to --no-huge there is no hugepage memory to find */
@@ -412,7 +412,7 @@ int main(void)
 	hp = dpv_hugepage_allocator_create(-1);
 	CHECK(hp != NULL, "create");
 	if (!hp)
-		return func_finish();
+		return dpvt_finish();
 
 	struct {
 		const char *name;
@@ -423,9 +423,9 @@ int main(void)
 		{"td_hugepage", test_td_hugepage},
 	};
 	for (unsigned int i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-		int f0 = g_fail;
+		int f0 = dpvt_fail_count();
 		tests[i].fn();
-		printf("%-28s %s\n", tests[i].name, g_fail == f0 ? "ok" : "FAILED");
+		printf("%-28s %s\n", tests[i].name, dpvt_fail_count() == f0 ? "ok" : "FAILED");
 	}
 	struct dpv_hugepage_stats st;
 	uint64_t objs = 0;
@@ -436,5 +436,5 @@ int main(void)
 	CHECK_EQ(dpv_hugepage_allocator_destroy(hp), 0, "destroy the allocator at the end");
 	ibv_close_device(ctx0);
 	ibv_close_device(ctx1);
-	return func_finish();
+	return dpvt_finish();
 }

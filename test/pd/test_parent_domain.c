@@ -17,7 +17,9 @@
  * Black-box (libdpverbs.so, <infiniband/verbs.h>, <dpverbs.h>), one process,
  * the built-in default configuration (dpv0 <-> dpv1).
  */
-#include "pd_common.h"
+#include <stdatomic.h>
+
+#include "dpvt_ca.h"
 
 static struct ibv_context *ctx0, *ctx1;
 
@@ -197,13 +199,13 @@ static void test_parent_args(void)
 static void test_pd_everywhere(void)
 {
 	struct ibv_pd *pd = ibv_alloc_pd(ctx0), *pd_other = ibv_alloc_pd(ctx0), *pdb = ibv_alloc_pd(ctx1);
-	struct ibv_pd *par = parent_new(pd, NULL, NULL);
+	struct ibv_pd *par = dpvt_parent_new(pd, NULL, NULL);
 	CHECK(pd && pd_other && pdb && par, "PDs");
 	if (!pd || !pd_other || !pdb || !par)
 		return;
 
 	/* CQ_ex with IBV_CQ_INIT_ATTR_MASK_PD: a parent domain (a plain PD: EINVAL) */
-	struct ibv_cq *cq_plainpd = cq_new(ctx0, pd, 16);
+	struct ibv_cq *cq_plainpd = dpvt_cq_new(ctx0, pd, 16);
 	CHECK(!cq_plainpd && errno == EINVAL, "create_cq_ex(MASK_PD, plain PD): EINVAL, got %p errno %d",
 	      (void *)cq_plainpd, errno);
 	if (cq_plainpd)
@@ -219,7 +221,7 @@ static void test_pd_everywhere(void)
 		struct ibv_pd *par1 = NULL;
 		struct ibv_pd *pd1tmp = ibv_alloc_pd(ctx1);
 		if (pd1tmp)
-			par1 = parent_new(pd1tmp, NULL, NULL);
+			par1 = dpvt_parent_new(pd1tmp, NULL, NULL);
 		x.parent_domain = par1;
 		errno = 0;
 		c = ibv_create_cq_ex(ctx0, &x);
@@ -231,79 +233,79 @@ static void test_pd_everywhere(void)
 			ibv_dealloc_pd(pd1tmp);
 	}
 
-	struct side a = {.ctx = ctx0}, a2 = {.ctx = ctx0}, b = {.ctx = ctx1}, b2 = {.ctx = ctx1};
+	struct dpvt_ep a = {.ctx = ctx0}, a2 = {.ctx = ctx0}, b = {.ctx = ctx1}, b2 = {.ctx = ctx1};
 	/* MRs: a's buffer through the base PD, a2's through the parent domain */
-	CHECK(side_buf(&a, pd) == 0, "reg_mr through the base PD");
-	CHECK(side_buf(&a2, par) == 0, "reg_mr through the parent domain");
+	CHECK(dpvt_ep_traffic_buf(&a, pd) == 0, "reg_mr through the base PD");
+	CHECK(dpvt_ep_traffic_buf(&a2, par) == 0, "reg_mr through the parent domain");
 	CHECK(a2.mr && a2.mr->pd == par, "mr->pd is the parent domain given");
-	CHECK(side_buf(&b, pdb) == 0 && side_buf(&b2, pdb) == 0, "peer MRs");
+	CHECK(dpvt_ep_traffic_buf(&b, pdb) == 0 && dpvt_ep_traffic_buf(&b2, pdb) == 0, "peer MRs");
 
 	/* a: RC QP of the parent domain with CQs of the parent domain */
-	a.scq = cq_new(ctx0, par, 64);
-	a.rcq = cq_new(ctx0, par, 64);
+	a.scq = dpvt_cq_new(ctx0, par, 64);
+	a.rcq = dpvt_cq_new(ctx0, par, 64);
 	CHECK(a.scq && a.rcq, "create_cq_ex(MASK_PD, parent domain): %s", strerror(errno));
-	a.qp = qp_new(par, IBV_QPT_RC, a.scq, a.rcq, NULL, 0);
+	a.qp = dpvt_qp_new_ex(par, IBV_QPT_RC, a.scq, a.rcq, NULL, 0);
 	CHECK(a.qp != NULL, "RC QP through the parent domain: %s", strerror(errno));
 	CHECK(a.qp && a.qp->pd == par, "qp->pd is the parent domain");
 	/* a2: RC QP of the base PD with plain CQs */
-	a2.scq = cq_new(ctx0, NULL, 64);
-	a2.rcq = cq_new(ctx0, NULL, 64);
-	a2.qp = qp_new(pd, IBV_QPT_RC, a2.scq, a2.rcq, NULL, 0);
+	a2.scq = dpvt_cq_new(ctx0, NULL, 64);
+	a2.rcq = dpvt_cq_new(ctx0, NULL, 64);
+	a2.qp = dpvt_qp_new_ex(pd, IBV_QPT_RC, a2.scq, a2.rcq, NULL, 0);
 	CHECK(a2.qp != NULL, "RC QP through the base PD");
-	b.scq = cq_new(ctx1, NULL, 64);
-	b.rcq = cq_new(ctx1, NULL, 64);
-	b.qp = qp_new(pdb, IBV_QPT_RC, b.scq, b.rcq, NULL, 0);
-	b2.scq = cq_new(ctx1, NULL, 64);
-	b2.rcq = cq_new(ctx1, NULL, 64);
-	b2.qp = qp_new(pdb, IBV_QPT_RC, b2.scq, b2.rcq, NULL, 0);
+	b.scq = dpvt_cq_new(ctx1, NULL, 64);
+	b.rcq = dpvt_cq_new(ctx1, NULL, 64);
+	b.qp = dpvt_qp_new_ex(pdb, IBV_QPT_RC, b.scq, b.rcq, NULL, 0);
+	b2.scq = dpvt_cq_new(ctx1, NULL, 64);
+	b2.rcq = dpvt_cq_new(ctx1, NULL, 64);
+	b2.qp = dpvt_qp_new_ex(pdb, IBV_QPT_RC, b2.scq, b2.rcq, NULL, 0);
 	if (!a.qp || !a2.qp || !b.qp || !b2.qp)
 		return;
-	CHECK(conn_pair(a.qp, ctx0, b.qp, ctx1) == 0, "connect parent-domain QP");
-	CHECK(conn_pair(a2.qp, ctx0, b2.qp, ctx1) == 0, "connect base-PD QP");
+	CHECK(dpvt_connect(a.qp, ctx0, NULL, b.qp, ctx1, NULL, false) == 0, "connect parent-domain QP");
+	CHECK(dpvt_connect(a2.qp, ctx0, NULL, b2.qp, ctx1, NULL, false) == 0, "connect base-PD QP");
 
 	/* swap the MRs: the parent domain's QP uses the base PD's MR (a.mr is
 	 * already the base PD's), the base PD's QP uses the parent domain's MR
 	 * (a2.mr) -- both for local keys and as the target of WRITE/READ. */
-	rc_traffic(&a, &b, 101, "parent QP + base-PD MR");
-	rc_traffic(&a2, &b2, 102, "base-PD QP + parent MR");
+	dpvt_rc_traffic(&a, &b, 101, "parent QP + base-PD MR");
+	dpvt_rc_traffic(&a2, &b2, 102, "base-PD QP + parent MR");
 	/* and crossed: the parent domain's QP with the parent domain's MR */
 	{
-		struct side x = a;
+		struct dpvt_ep x = a;
 		x.buf = a2.buf;
 		x.mr = a2.mr;
-		rc_traffic(&x, &b, 103, "parent QP + parent MR");
-		struct side y = a2;
+		dpvt_rc_traffic(&x, &b, 103, "parent QP + parent MR");
+		struct dpvt_ep y = a2;
 		y.buf = a.buf;
 		y.mr = a.mr;
-		rc_traffic(&y, &b2, 104, "base-PD QP + base-PD MR");
+		dpvt_rc_traffic(&y, &b2, 104, "base-PD QP + base-PD MR");
 	}
 
 	/* UC and UD QPs, SRQ, AH through the parent domain */
-	struct ibv_qp *uc = qp_new(par, IBV_QPT_UC, a.scq, a.rcq, NULL, 0);
+	struct ibv_qp *uc = dpvt_qp_new_ex(par, IBV_QPT_UC, a.scq, a.rcq, NULL, 0);
 	CHECK(uc != NULL, "UC QP through the parent domain: %s", strerror(errno));
-	struct ibv_qp *ud = qp_new(par, IBV_QPT_UD, a.scq, a.rcq, NULL, 0);
+	struct ibv_qp *ud = dpvt_qp_new_ex(par, IBV_QPT_UD, a.scq, a.rcq, NULL, 0);
 	CHECK(ud != NULL, "UD QP through the parent domain: %s", strerror(errno));
-	struct ibv_srq *srq = srq_new(par, 16);
+	struct ibv_srq *srq = dpvt_srq_new(par, 16);
 	CHECK(srq != NULL, "SRQ through the parent domain: %s", strerror(errno));
 	CHECK(srq && srq->pd == par, "srq->pd is the parent domain");
-	struct ibv_qp *rc_srq = srq ? qp_new(par, IBV_QPT_RC, a.scq, a.rcq, srq, 0) : NULL;
+	struct ibv_qp *rc_srq = srq ? dpvt_qp_new_ex(par, IBV_QPT_RC, a.scq, a.rcq, srq, 0) : NULL;
 	CHECK(rc_srq != NULL, "RC QP with the parent domain's SRQ");
 
 	/* UD traffic: parent-domain UD QP, AH through the parent domain, the
 	 * base PD's MR; and the peer's UD QP */
 	if (ud) {
-		CHECK(ud_qp_to_rts(ud, 0x1234) == 0, "UD to RTS");
-		struct ibv_qp *udb = qp_new(pdb, IBV_QPT_UD, b.scq, b.rcq, NULL, 0);
-		CHECK(udb && ud_qp_to_rts(udb, 0x1234) == 0, "peer UD QP");
+		CHECK(dpvt_ud_to_rts(ud, 0x1234) == 0, "UD to RTS");
+		struct ibv_qp *udb = dpvt_qp_new_ex(pdb, IBV_QPT_UD, b.scq, b.rcq, NULL, 0);
+		CHECK(udb && dpvt_ud_to_rts(udb, 0x1234) == 0, "peer UD QP");
 		if (udb) {
-			struct side ua = {.ctx = ctx0, .qp = ud, .scq = a.scq, .rcq = a.rcq, .buf = a.buf, .mr = a.mr};
-			struct side ub = {.ctx = ctx1, .qp = udb, .scq = b.scq, .rcq = b.rcq, .buf = b.buf, .mr = b.mr};
-			ud_traffic(&ua, par, &ub, 0x1234, 3, 105, "UD parent -> plain, AH via parent");
+			struct dpvt_ep ua = {.ctx = ctx0, .qp = ud, .scq = a.scq, .rcq = a.rcq, .buf = a.buf, .mr = a.mr};
+			struct dpvt_ep ub = {.ctx = ctx1, .qp = udb, .scq = b.scq, .rcq = b.rcq, .buf = b.buf, .mr = b.mr};
+			dpvt_ud_traffic(&ua, par, &ub, 0x1234, 3, 105, "UD parent -> plain, AH via parent");
 			/* back: into the parent domain's UD QP, receive in the parent MR */
-			struct side ua2 = ua;
+			struct dpvt_ep ua2 = ua;
 			ua2.buf = a2.buf;
 			ua2.mr = a2.mr;
-			ud_traffic(&ub, pdb, &ua2, 0x1234, 3, 106, "UD plain -> parent, parent MR");
+			dpvt_ud_traffic(&ub, pdb, &ua2, 0x1234, 3, 106, "UD plain -> parent, parent MR");
 			CHECK_EQ(ibv_destroy_qp(udb), 0, "destroy peer UD");
 		}
 	}
@@ -324,10 +326,10 @@ static void test_pd_everywhere(void)
 		struct ibv_mr *omr = ibv_reg_mr(pd_other, ob, 4096, IBV_ACCESS_LOCAL_WRITE);
 		CHECK(omr != NULL, "MR of another PD");
 		if (omr) {
-			CHECK(post_wr(a.qp, IBV_WR_SEND, 77, ob, 64, omr->lkey, 0, 0, 0, IBV_SEND_SIGNALED) == 0,
+			CHECK(dpvt_post_wr(a.qp, IBV_WR_SEND, 77, ob, 64, omr->lkey, 0, 0, 0, IBV_SEND_SIGNALED) == 0,
 			      "post with a foreign lkey");
 			struct ibv_wc wc;
-			int n = poll_n(a.scq, &wc, 1, 3000);
+			int n = dpvt_poll_n(a.scq, &wc, 1, 3000);
 			CHECK(n == 1 && wc.wr_id == 77 && wc.status == IBV_WC_LOC_PROT_ERR,
 			      "foreign lkey: LOC_PROT_ERR, got n %d status %s", n, n ? ibv_wc_status_str(wc.status) : "-");
 			CHECK_EQ(ibv_dereg_mr(omr), 0, "dereg foreign MR");
@@ -362,10 +364,10 @@ static void test_pd_everywhere(void)
 	a2.mr = NULL;
 	CHECK_EQ(ibv_dealloc_pd(par), 0, "dealloc parent once unused");
 	CHECK_EQ(ibv_dealloc_pd(pd), EBUSY, "dealloc base: its own QP and MR remain");
-	side_close(&a, "a");
-	side_close(&a2, "a2");
-	side_close(&b, "b");
-	side_close(&b2, "b2");
+	dpvt_ep_release(&a, "a");
+	dpvt_ep_release(&a2, "a2");
+	dpvt_ep_release(&b, "b");
+	dpvt_ep_release(&b2, "b2");
 	CHECK_EQ(ibv_dealloc_pd(pd), 0, "dealloc base PD");
 	CHECK_EQ(ibv_dealloc_pd(pd_other), 0, "dealloc other PD");
 	CHECK_EQ(ibv_dealloc_pd(pdb), 0, "dealloc peer PD");
@@ -373,29 +375,29 @@ static void test_pd_everywhere(void)
 
 /* ---- counting allocators: which buffers each object takes ---- */
 
-static struct ca g_ca;
+static struct dpvt_ca g_ca;
 
-static void expect_codes(struct ca *c, const int *codes, int n, const char *label)
+static void expect_codes(struct dpvt_ca *c, const int *codes, int n, const char *label)
 {
 	int exp[DPV_RES_NR] = {0};
 	for (int i = 0; i < n; i++)
 		exp[codes[i]]++;
-	ca_expect(c->allocs, exp, "allocs", label);
+	dpvt_ca_expect(c->allocs, exp, "allocs", label);
 }
 
-static void expect_frees_match(struct ca *c, const char *label)
+static void expect_frees_match(struct dpvt_ca *c, const char *label)
 {
 	/* frees of this step == allocs of this step, per code */
-	ca_expect(c->frees, c->allocs, "frees", label);
+	dpvt_ca_expect(c->frees, c->allocs, "frees", label);
 	CHECK_EQ(c->live, 0, "no live buffers");
 }
 
 static void test_counting(void)
 {
-	struct ca *c = &g_ca;
-	ca_init(c);
+	struct dpvt_ca *c = &g_ca;
+	dpvt_ca_init(c);
 	struct ibv_pd *pd = ibv_alloc_pd(ctx0);
-	struct ibv_pd *par = parent_new(pd, NULL, c);
+	struct ibv_pd *par = dpvt_parent_new(pd, NULL, c);
 	CHECK(par != NULL, "parent domain with counting allocators");
 	if (!par)
 		return;
@@ -405,18 +407,18 @@ static void test_counting(void)
 	CHECK_EQ(c->nrec, 0, "ibv_create_cq (no PD) does not use the allocator");
 
 	/* RC: QP, SQ, RQ, RC */
-	ca_zero(c);
-	struct ibv_qp *qp = qp_new(par, IBV_QPT_RC, pcq, pcq, NULL, 0);
+	dpvt_ca_zero(c);
+	struct ibv_qp *qp = dpvt_qp_new_ex(par, IBV_QPT_RC, pcq, pcq, NULL, 0);
 	CHECK(qp != NULL, "RC QP: %s", strerror(errno));
 	expect_codes(c, (int[]){DPV_RES_QP, DPV_RES_QP_SQ, DPV_RES_QP_RQ, DPV_RES_QP_RC}, 4, "RC");
-	CHECK(qp && ca_inside(c, qp, DPV_RES_QP), "the RC QP object lives in the DPV_RES_QP buffer");
+	CHECK(qp && dpvt_ca_inside(c, qp, DPV_RES_QP), "the RC QP object lives in the DPV_RES_QP buffer");
 	if (qp)
 		CHECK_EQ(ibv_destroy_qp(qp), 0, "destroy RC");
 	expect_frees_match(c, "RC destroyed");
 
 	/* RC with send_ops_flags: + WRB */
-	ca_zero(c);
-	qp = qp_new(par, IBV_QPT_RC, pcq, pcq, NULL, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE);
+	dpvt_ca_zero(c);
+	qp = dpvt_qp_new_ex(par, IBV_QPT_RC, pcq, pcq, NULL, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE);
 	CHECK(qp != NULL, "RC QP (SEND_OPS_FLAGS): %s", strerror(errno));
 	expect_codes(c, (int[]){DPV_RES_QP, DPV_RES_QP_SQ, DPV_RES_QP_RQ, DPV_RES_QP_RC, DPV_RES_QP_WRB}, 5,
 		     "RC+ops");
@@ -425,8 +427,8 @@ static void test_counting(void)
 	expect_frees_match(c, "RC+ops destroyed");
 
 	/* UC: as RC */
-	ca_zero(c);
-	qp = qp_new(par, IBV_QPT_UC, pcq, pcq, NULL, 0);
+	dpvt_ca_zero(c);
+	qp = dpvt_qp_new_ex(par, IBV_QPT_UC, pcq, pcq, NULL, 0);
 	CHECK(qp != NULL, "UC QP: %s", strerror(errno));
 	expect_codes(c, (int[]){DPV_RES_QP, DPV_RES_QP_SQ, DPV_RES_QP_RQ, DPV_RES_QP_RC}, 4, "UC");
 	if (qp)
@@ -434,8 +436,8 @@ static void test_counting(void)
 	expect_frees_match(c, "UC destroyed");
 
 	/* UD: QP, RQ */
-	ca_zero(c);
-	qp = qp_new(par, IBV_QPT_UD, pcq, pcq, NULL, 0);
+	dpvt_ca_zero(c);
+	qp = dpvt_qp_new_ex(par, IBV_QPT_UD, pcq, pcq, NULL, 0);
 	CHECK(qp != NULL, "UD QP: %s", strerror(errno));
 	expect_codes(c, (int[]){DPV_RES_QP, DPV_RES_QP_RQ}, 2, "UD");
 	if (qp)
@@ -443,8 +445,8 @@ static void test_counting(void)
 	expect_frees_match(c, "UD destroyed");
 
 	/* UD with send_ops_flags: + WRB */
-	ca_zero(c);
-	qp = qp_new(par, IBV_QPT_UD, pcq, pcq, NULL, IBV_QP_EX_WITH_SEND);
+	dpvt_ca_zero(c);
+	qp = dpvt_qp_new_ex(par, IBV_QPT_UD, pcq, pcq, NULL, IBV_QP_EX_WITH_SEND);
 	CHECK(qp != NULL, "UD QP (SEND_OPS_FLAGS): %s", strerror(errno));
 	expect_codes(c, (int[]){DPV_RES_QP, DPV_RES_QP_RQ, DPV_RES_QP_WRB}, 3, "UD+ops");
 	if (qp)
@@ -452,33 +454,33 @@ static void test_counting(void)
 	expect_frees_match(c, "UD+ops destroyed");
 
 	/* SRQ: SRQ, SRQ_RING; an RC QP on it has no RQ */
-	ca_zero(c);
-	struct ibv_srq *srq = srq_new(par, 32);
+	dpvt_ca_zero(c);
+	struct ibv_srq *srq = dpvt_srq_new(par, 32);
 	CHECK(srq != NULL, "SRQ: %s", strerror(errno));
 	expect_codes(c, (int[]){DPV_RES_SRQ, DPV_RES_SRQ_RING}, 2, "SRQ");
-	CHECK(srq && ca_inside(c, srq, DPV_RES_SRQ), "the SRQ object lives in the DPV_RES_SRQ buffer");
+	CHECK(srq && dpvt_ca_inside(c, srq, DPV_RES_SRQ), "the SRQ object lives in the DPV_RES_SRQ buffer");
 	if (srq) {
-		ca_zero(c);
-		qp = qp_new(par, IBV_QPT_RC, pcq, pcq, srq, 0);
+		dpvt_ca_zero(c);
+		qp = dpvt_qp_new_ex(par, IBV_QPT_RC, pcq, pcq, srq, 0);
 		CHECK(qp != NULL, "RC QP on the SRQ");
 		expect_codes(c, (int[]){DPV_RES_QP, DPV_RES_QP_SQ, DPV_RES_QP_RC}, 3, "RC with SRQ");
 		if (qp)
 			CHECK_EQ(ibv_destroy_qp(qp), 0, "destroy RC(SRQ)");
-		ca_expect(c->frees, c->allocs, "frees", "RC(SRQ) destroyed");
-		ca_zero(c);
+		dpvt_ca_expect(c->frees, c->allocs, "frees", "RC(SRQ) destroyed");
+		dpvt_ca_zero(c);
 		CHECK_EQ(ibv_destroy_srq(srq), 0, "destroy SRQ");
 		int exp[DPV_RES_NR] = {0};
 		exp[DPV_RES_SRQ] = exp[DPV_RES_SRQ_RING] = 1;
-		ca_expect(c->frees, exp, "frees", "SRQ destroyed");
+		dpvt_ca_expect(c->frees, exp, "frees", "SRQ destroyed");
 		CHECK_EQ(c->live, 0, "no live buffers after SRQ");
 	}
 
 	/* CQ_ex: CQ, CQ_RING; resize: a new ring, the old one freed */
-	ca_zero(c);
-	struct ibv_cq *cq = cq_new(ctx0, par, 100);
+	dpvt_ca_zero(c);
+	struct ibv_cq *cq = dpvt_cq_new(ctx0, par, 100);
 	CHECK(cq != NULL, "CQ_ex: %s", strerror(errno));
 	expect_codes(c, (int[]){DPV_RES_CQ, DPV_RES_CQ_RING}, 2, "CQ_ex");
-	CHECK(cq && ca_inside(c, cq, DPV_RES_CQ), "the CQ object lives in the DPV_RES_CQ buffer");
+	CHECK(cq && dpvt_ca_inside(c, cq, DPV_RES_CQ), "the CQ object lives in the DPV_RES_CQ buffer");
 	if (cq) {
 		void *ring0 = NULL;
 		for (int i = c->nrec - 1; i >= 0; i--)
@@ -487,22 +489,22 @@ static void test_counting(void)
 				break;
 			}
 		/* a completion in the CQ survives the resize */
-		struct ibv_qp *uq = qp_new(par, IBV_QPT_UD, cq, cq, NULL, 0);
-		CHECK(uq && ud_qp_to_rts(uq, 7) == 0, "UD QP on the CQ_ex");
+		struct ibv_qp *uq = dpvt_qp_new_ex(par, IBV_QPT_UD, cq, cq, NULL, 0);
+		CHECK(uq && dpvt_ud_to_rts(uq, 7) == 0, "UD QP on the CQ_ex");
 		uint8_t *ub = aligned_alloc(4096, 4096);
 		struct ibv_mr *umr = ibv_reg_mr(par, ub, 4096, IBV_ACCESS_LOCAL_WRITE);
 		int c_before = c->allocs[DPV_RES_CQ_RING];
-		ca_zero(c);
+		dpvt_ca_zero(c);
 		if (uq && umr) {
 			/* flush a receive: move to ERR, one FLUSH completion waits in the ring */
-			CHECK(post_recv_mr(uq, umr, 55, 0, 1024) == 0, "post_recv");
-			CHECK(qp_modify_state(uq, IBV_QPS_ERR) == 0, "UD to ERR");
+			CHECK(dpvt_post_recv(uq, umr, 55, 0, 1024) == 0, "post_recv");
+			CHECK(dpvt_qp_set_state(uq, IBV_QPS_ERR) == 0, "UD to ERR");
 		}
 		CHECK_EQ(ibv_resize_cq(cq, 2000), 0, "resize_cq");
 		int exp[DPV_RES_NR] = {0};
 		exp[DPV_RES_CQ_RING] = 1;
-		ca_expect(c->allocs, exp, "allocs", "resize");
-		ca_expect(c->frees, exp, "frees", "resize");
+		dpvt_ca_expect(c->allocs, exp, "allocs", "resize");
+		dpvt_ca_expect(c->frees, exp, "frees", "resize");
 		bool old_freed = false;
 		for (int i = 0; i < c->nrec; i++)
 			if (c->rec[i].p == ring0 && c->rec[i].code == DPV_RES_CQ_RING && c->rec[i].frees == 1)
@@ -511,7 +513,7 @@ static void test_counting(void)
 		CHECK(cq->cqe >= 2000, "cqe after resize: %d", cq->cqe);
 		if (uq && umr) {
 			struct ibv_wc wc;
-			int n = poll_n(cq, &wc, 1, 1000);
+			int n = dpvt_poll_n(cq, &wc, 1, 1000);
 			CHECK(n == 1 && wc.wr_id == 55 && wc.status == IBV_WC_WR_FLUSH_ERR,
 			      "the completion survived the resize (n %d)", n);
 		}
@@ -522,19 +524,19 @@ static void test_counting(void)
 			ibv_dereg_mr(umr);
 		free(ub);
 		/* resize to a smaller ring, too */
-		ca_zero(c);
+		dpvt_ca_zero(c);
 		CHECK_EQ(ibv_resize_cq(cq, 10), 0, "resize_cq smaller");
-		ca_expect(c->allocs, exp, "allocs", "resize smaller");
-		ca_expect(c->frees, exp, "frees", "resize smaller");
-		ca_zero(c);
+		dpvt_ca_expect(c->allocs, exp, "allocs", "resize smaller");
+		dpvt_ca_expect(c->frees, exp, "frees", "resize smaller");
+		dpvt_ca_zero(c);
 		CHECK_EQ(ibv_destroy_cq(cq), 0, "destroy CQ_ex");
 		exp[DPV_RES_CQ] = 1;
-		ca_expect(c->frees, exp, "frees", "CQ_ex destroyed");
+		dpvt_ca_expect(c->frees, exp, "frees", "CQ_ex destroyed");
 		CHECK_EQ(c->allocs[DPV_RES_CQ_RING] + c->allocs[DPV_RES_CQ], 0, "no alloc at destroy");
 	}
 
 	/* MRs and AHs take no allocator buffers */
-	ca_zero(c);
+	dpvt_ca_zero(c);
 	{
 		uint8_t *b = aligned_alloc(4096, 4096);
 		struct ibv_mr *mr = ibv_reg_mr(par, b, 4096, IBV_ACCESS_LOCAL_WRITE);
@@ -553,23 +555,23 @@ static void test_counting(void)
 		if (ah)
 			ibv_destroy_ah(ah);
 		int zero[DPV_RES_NR] = {0};
-		ca_expect(c->allocs, zero, "allocs", "MR + AH");
+		dpvt_ca_expect(c->allocs, zero, "allocs", "MR + AH");
 	}
 
 	CHECK_EQ(ibv_destroy_cq(pcq), 0, "destroy plain CQ");
 	CHECK_EQ(ibv_dealloc_pd(par), 0, "dealloc parent");
 	CHECK_EQ(ibv_dealloc_pd(pd), 0, "dealloc pd");
-	ca_check_all_freed(c, "counting");
+	dpvt_ca_check_all_freed(c, "counting");
 }
 
 /* ---- an allocation fails: ENOMEM and nothing leaks ---- */
 
 static void test_alloc_failure(void)
 {
-	static struct ca c;
-	ca_init(&c);
+	static struct dpvt_ca c;
+	dpvt_ca_init(&c);
 	struct ibv_pd *pd = ibv_alloc_pd(ctx0);
-	struct ibv_pd *par = parent_new(pd, NULL, &c);
+	struct ibv_pd *par = dpvt_parent_new(pd, NULL, &c);
 	struct ibv_cq *pcq = ibv_create_cq(ctx0, 64, NULL, NULL, 0);
 	if (!par || !pcq)
 		return;
@@ -587,23 +589,23 @@ static void test_alloc_failure(void)
 		for (int k = 0; k < 6 && objs[o].codes[k]; k++) {
 			int code = objs[o].codes[k];
 			char l[96];
-			snprintf(l, sizeof(l), "%s, alloc of %s fails", objs[o].name, res_name[code]);
-			ca_zero(&c);
+			snprintf(l, sizeof(l), "%s, alloc of %s fails", objs[o].name, dpvt_res_name[code]);
+			dpvt_ca_zero(&c);
 			c.fail_code = (uint32_t)code;
 			void *obj = NULL;
 			errno = 0;
 			switch (objs[o].kind) {
 			case 0:
-				obj = qp_new(par, IBV_QPT_RC, pcq, pcq, NULL, IBV_QP_EX_WITH_SEND);
+				obj = dpvt_qp_new_ex(par, IBV_QPT_RC, pcq, pcq, NULL, IBV_QP_EX_WITH_SEND);
 				break;
 			case 1:
-				obj = qp_new(par, IBV_QPT_UD, pcq, pcq, NULL, 0);
+				obj = dpvt_qp_new_ex(par, IBV_QPT_UD, pcq, pcq, NULL, 0);
 				break;
 			case 2:
-				obj = srq_new(par, 16);
+				obj = dpvt_srq_new(par, 16);
 				break;
 			case 3:
-				obj = cq_new(ctx0, par, 16);
+				obj = dpvt_cq_new(ctx0, par, 16);
 				break;
 			}
 			int err = errno;
@@ -613,7 +615,7 @@ static void test_alloc_failure(void)
 			int sum = 0;
 			for (int i = 0; i < DPV_RES_NR; i++)
 				sum += c.allocs[i];
-			ca_expect(c.frees, c.allocs, "frees", l);
+			dpvt_ca_expect(c.frees, c.allocs, "frees", l);
 			CHECK(c.live == 0, "%s: %d buffers leaked (%d allocated before the failure)", l, c.live, sum);
 			if (obj) {
 				if (objs[o].kind <= 1)
@@ -626,28 +628,28 @@ static void test_alloc_failure(void)
 		}
 	}
 	/* resize_cq with a failing ring alloc: ENOMEM, the CQ keeps working */
-	struct ibv_cq *cq = cq_new(ctx0, par, 16);
+	struct ibv_cq *cq = dpvt_cq_new(ctx0, par, 16);
 	CHECK(cq != NULL, "CQ_ex");
 	if (cq) {
 		int cqe0 = cq->cqe;
-		ca_zero(&c);
+		dpvt_ca_zero(&c);
 		c.fail_code = DPV_RES_CQ_RING;
 		int r = ibv_resize_cq(cq, 1000);
 		c.fail_code = 0;
 		CHECK_EQ(r, ENOMEM, "resize_cq with a failing alloc");
 		CHECK_EQ(cq->cqe, cqe0, "cqe unchanged");
 		int zero[DPV_RES_NR] = {0};
-		ca_expect(c.frees, zero, "frees", "failed resize frees nothing");
-		struct ibv_qp *uq = qp_new(par, IBV_QPT_UD, cq, cq, NULL, 0);
+		dpvt_ca_expect(c.frees, zero, "frees", "failed resize frees nothing");
+		struct ibv_qp *uq = dpvt_qp_new_ex(par, IBV_QPT_UD, cq, cq, NULL, 0);
 		CHECK(uq != NULL, "QP on the CQ");
 		if (uq) {
 			uint8_t *ub = aligned_alloc(4096, 4096);
 			struct ibv_mr *umr = ibv_reg_mr(par, ub, 4096, IBV_ACCESS_LOCAL_WRITE);
-			CHECK(ud_qp_to_rts(uq, 1) == 0 && post_recv_mr(uq, umr, 9, 0, 512) == 0 &&
-				      qp_modify_state(uq, IBV_QPS_ERR) == 0,
+			CHECK(dpvt_ud_to_rts(uq, 1) == 0 && dpvt_post_recv(uq, umr, 9, 0, 512) == 0 &&
+				      dpvt_qp_set_state(uq, IBV_QPS_ERR) == 0,
 			      "flush a receive");
 			struct ibv_wc wc;
-			CHECK(poll_n(cq, &wc, 1, 1000) == 1 && wc.wr_id == 9, "CQ works after failed resize");
+			CHECK(dpvt_poll_n(cq, &wc, 1, 1000) == 1 && wc.wr_id == 9, "CQ works after failed resize");
 			ibv_destroy_qp(uq);
 			ibv_dereg_mr(umr);
 			free(ub);
@@ -658,58 +660,58 @@ static void test_alloc_failure(void)
 	CHECK_EQ(ibv_destroy_cq(pcq), 0, "destroy plain CQ");
 	CHECK_EQ(ibv_dealloc_pd(par), 0, "dealloc parent after failures");
 	CHECK_EQ(ibv_dealloc_pd(pd), 0, "dealloc pd");
-	ca_check_all_freed(&c, "failure injection");
+	dpvt_ca_check_all_freed(&c, "failure injection");
 }
 
 /* ---- traffic through custom-allocated queues ---- */
 
 /* Both sides: parent domains with allocators c0/c1, CQ_ex through them. */
-static void traffic_with(struct ca *c0, struct ca *c1, const char *label)
+static void traffic_with(struct dpvt_ca *c0, struct dpvt_ca *c1, const char *label)
 {
 	struct ibv_pd *pd0 = ibv_alloc_pd(ctx0), *pd1 = ibv_alloc_pd(ctx1);
-	struct ibv_pd *p0 = parent_new(pd0, NULL, c0), *p1 = parent_new(pd1, NULL, c1);
+	struct ibv_pd *p0 = dpvt_parent_new(pd0, NULL, c0), *p1 = dpvt_parent_new(pd1, NULL, c1);
 	CHECK(p0 && p1, "%s: parent domains", label);
 	if (!p0 || !p1)
 		return;
 	char l[128];
-	struct side a = {.ctx = ctx0}, b = {.ctx = ctx1};
-	CHECK(side_buf(&a, p0) == 0 && side_buf(&b, p1) == 0, "%s: MRs", label);
-	a.scq = cq_new(ctx0, p0, 128);
-	a.rcq = cq_new(ctx0, p0, 128);
-	b.scq = cq_new(ctx1, p1, 128);
-	b.rcq = cq_new(ctx1, p1, 128);
+	struct dpvt_ep a = {.ctx = ctx0}, b = {.ctx = ctx1};
+	CHECK(dpvt_ep_traffic_buf(&a, p0) == 0 && dpvt_ep_traffic_buf(&b, p1) == 0, "%s: MRs", label);
+	a.scq = dpvt_cq_new(ctx0, p0, 128);
+	a.rcq = dpvt_cq_new(ctx0, p0, 128);
+	b.scq = dpvt_cq_new(ctx1, p1, 128);
+	b.rcq = dpvt_cq_new(ctx1, p1, 128);
 	CHECK(a.scq && a.rcq && b.scq && b.rcq, "%s: CQs", label);
 	/* RC with its own RQ; send_ops on a to hold a WRB too */
-	a.qp = qp_new(p0, IBV_QPT_RC, a.scq, a.rcq, NULL, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE);
-	b.qp = qp_new(p1, IBV_QPT_RC, b.scq, b.rcq, NULL, 0);
+	a.qp = dpvt_qp_new_ex(p0, IBV_QPT_RC, a.scq, a.rcq, NULL, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE);
+	b.qp = dpvt_qp_new_ex(p1, IBV_QPT_RC, b.scq, b.rcq, NULL, 0);
 	CHECK(a.qp && b.qp, "%s: RC QPs", label);
-	if (a.qp && b.qp && conn_pair(a.qp, ctx0, b.qp, ctx1) == 0) {
+	if (a.qp && b.qp && dpvt_connect(a.qp, ctx0, NULL, b.qp, ctx1, NULL, false) == 0) {
 		snprintf(l, sizeof(l), "%s RC", label);
-		rc_traffic(&a, &b, 201, l);
+		dpvt_rc_traffic(&a, &b, 201, l);
 		/* a few rounds, so the rings wrap */
 		for (int i = 0; i < 20; i++)
-			rc_traffic(&a, &b, 300 + (uint64_t)i, l);
+			dpvt_rc_traffic(&a, &b, 300 + (uint64_t)i, l);
 	}
 	/* RC with an SRQ on b */
-	struct side a2 = a, b2 = b;
-	a2.qp = qp_new(p0, IBV_QPT_RC, a.scq, a.rcq, NULL, 0);
-	b2.srq = srq_new(p1, 64);
-	b2.qp = b2.srq ? qp_new(p1, IBV_QPT_RC, b.scq, b.rcq, b2.srq, 0) : NULL;
+	struct dpvt_ep a2 = a, b2 = b;
+	a2.qp = dpvt_qp_new_ex(p0, IBV_QPT_RC, a.scq, a.rcq, NULL, 0);
+	b2.srq = dpvt_srq_new(p1, 64);
+	b2.qp = b2.srq ? dpvt_qp_new_ex(p1, IBV_QPT_RC, b.scq, b.rcq, b2.srq, 0) : NULL;
 	CHECK(a2.qp && b2.srq && b2.qp, "%s: RC pair with SRQ", label);
-	if (a2.qp && b2.qp && conn_pair(a2.qp, ctx0, b2.qp, ctx1) == 0) {
+	if (a2.qp && b2.qp && dpvt_connect(a2.qp, ctx0, NULL, b2.qp, ctx1, NULL, false) == 0) {
 		snprintf(l, sizeof(l), "%s RC+SRQ", label);
 		for (int i = 0; i < 5; i++)
-			rc_traffic(&a2, &b2, 400 + (uint64_t)i, l);
+			dpvt_rc_traffic(&a2, &b2, 400 + (uint64_t)i, l);
 	}
 	/* UD both ways */
-	struct side ua = a, ub = b;
-	ua.qp = qp_new(p0, IBV_QPT_UD, a.scq, a.rcq, NULL, 0);
-	ub.qp = qp_new(p1, IBV_QPT_UD, b.scq, b.rcq, NULL, 0);
+	struct dpvt_ep ua = a, ub = b;
+	ua.qp = dpvt_qp_new_ex(p0, IBV_QPT_UD, a.scq, a.rcq, NULL, 0);
+	ub.qp = dpvt_qp_new_ex(p1, IBV_QPT_UD, b.scq, b.rcq, NULL, 0);
 	CHECK(ua.qp && ub.qp, "%s: UD QPs", label);
-	if (ua.qp && ub.qp && ud_qp_to_rts(ua.qp, 0x77) == 0 && ud_qp_to_rts(ub.qp, 0x77) == 0) {
+	if (ua.qp && ub.qp && dpvt_ud_to_rts(ua.qp, 0x77) == 0 && dpvt_ud_to_rts(ub.qp, 0x77) == 0) {
 		snprintf(l, sizeof(l), "%s UD", label);
-		ud_traffic(&ua, p0, &ub, 0x77, 5, 500, l);
-		ud_traffic(&ub, p1, &ua, 0x77, 5, 501, l);
+		dpvt_ud_traffic(&ua, p0, &ub, 0x77, 5, 500, l);
+		dpvt_ud_traffic(&ub, p1, &ua, 0x77, 5, 501, l);
 	}
 	if (ua.qp)
 		CHECK_EQ(ibv_destroy_qp(ua.qp), 0, "destroy UD a");
@@ -721,8 +723,8 @@ static void traffic_with(struct ca *c0, struct ca *c1, const char *label)
 		CHECK_EQ(ibv_destroy_qp(b2.qp), 0, "destroy b2");
 	if (b2.srq)
 		CHECK_EQ(ibv_destroy_srq(b2.srq), 0, "destroy SRQ");
-	side_close(&a, label);
-	side_close(&b, label);
+	dpvt_ep_release(&a, label);
+	dpvt_ep_release(&b, label);
 	CHECK_EQ(ibv_dealloc_pd(p0), 0, "dealloc p0");
 	CHECK_EQ(ibv_dealloc_pd(p1), 0, "dealloc p1");
 	CHECK_EQ(ibv_dealloc_pd(pd0), 0, "dealloc pd0");
@@ -731,27 +733,27 @@ static void traffic_with(struct ca *c0, struct ca *c1, const char *label)
 
 static void test_traffic_custom(void)
 {
-	static struct ca c0, c1;
-	ca_init(&c0);
-	ca_init(&c1);
+	static struct dpvt_ca c0, c1;
+	dpvt_ca_init(&c0);
+	dpvt_ca_init(&c1);
 	traffic_with(&c0, &c1, "posix_memalign");
 	for (int i = 1; i < DPV_RES_NR; i++) {
 		if (i == DPV_RES_QP_WRB || i == DPV_RES_SRQ || i == DPV_RES_SRQ_RING)
 			continue; /* SRQ on b only, WRB on a only */
-		CHECK(c0.allocs[i] > 0, "side a allocated %s buffers", res_name[i]);
+		CHECK(c0.allocs[i] > 0, "side a allocated %s buffers", dpvt_res_name[i]);
 	}
 	CHECK(c0.allocs[DPV_RES_QP_WRB] == 1, "side a: one WRB");
 	CHECK(c1.allocs[DPV_RES_SRQ] == 1 && c1.allocs[DPV_RES_SRQ_RING] == 1, "side b: SRQ buffers");
-	ca_check_all_freed(&c0, "traffic side a");
-	ca_check_all_freed(&c1, "traffic side b");
+	dpvt_ca_check_all_freed(&c0, "traffic side a");
+	dpvt_ca_check_all_freed(&c1, "traffic side b");
 }
 
 /* IBV_ALLOCATOR_USE_DEFAULT: objects work, free is never called for them. */
 static void test_use_default(void)
 {
-	static struct ca c0, c1;
-	ca_init(&c0);
-	ca_init(&c1);
+	static struct dpvt_ca c0, c1;
+	dpvt_ca_init(&c0);
+	dpvt_ca_init(&c1);
 	c0.default_mask = c1.default_mask = ~0u;
 	traffic_with(&c0, &c1, "USE_DEFAULT");
 	int n0 = 0, n1 = 0, f = 0;
@@ -762,26 +764,26 @@ static void test_use_default(void)
 	}
 	CHECK(n0 > 0 && n1 > 0, "alloc was asked (%d, %d times) and answered USE_DEFAULT", n0, n1);
 	CHECK_EQ(f + c0.free_unknown + c1.free_unknown, 0, "free never called for USE_DEFAULT buffers");
-	ca_check_all_freed(&c0, "USE_DEFAULT a");
-	ca_check_all_freed(&c1, "USE_DEFAULT b");
+	dpvt_ca_check_all_freed(&c0, "USE_DEFAULT a");
+	dpvt_ca_check_all_freed(&c1, "USE_DEFAULT b");
 
 	/* mixed: odd codes default, even codes custom */
-	ca_init(&c0);
-	ca_init(&c1);
+	dpvt_ca_init(&c0);
+	dpvt_ca_init(&c1);
 	c0.default_mask = c1.default_mask = 0x2aau; /* 1,3,5,7,9 */
 	traffic_with(&c0, &c1, "mixed USE_DEFAULT");
 	for (int i = 1; i < DPV_RES_NR; i += 2)
-		CHECK(c0.frees[i] + c1.frees[i] == 0, "no free for defaulted code %s", res_name[i]);
+		CHECK(c0.frees[i] + c1.frees[i] == 0, "no free for defaulted code %s", dpvt_res_name[i]);
 	CHECK(c0.allocs[DPV_RES_QP_SQ] > 0 && c0.allocs[DPV_RES_CQ] > 0, "even codes from the custom allocator");
 	CHECK_EQ(c0.free_unknown + c1.free_unknown, 0, "free only for custom buffers");
-	ca_check_all_freed(&c0, "mixed a");
-	ca_check_all_freed(&c1, "mixed b");
+	dpvt_ca_check_all_freed(&c0, "mixed a");
+	dpvt_ca_check_all_freed(&c1, "mixed b");
 }
 
 /* ---- thread domains ---- */
 
 struct td_run {
-	struct side *a, *b;
+	struct dpvt_ep *a, *b;
 	struct ibv_qp *ua, *ub;
 	struct ibv_pd *pa, *pb;
 	int rounds;
@@ -792,12 +794,12 @@ static void *td_owner(void *arg)
 {
 	struct td_run *r = arg;
 	for (int i = 0; i < r->rounds; i++)
-		rc_traffic(r->a, r->b, 600 + (uint64_t)i, "TD RC (owner thread)");
+		dpvt_rc_traffic(r->a, r->b, 600 + (uint64_t)i, "TD RC (owner thread)");
 	if (r->ua && r->ub) {
-		struct side ua = *r->a, ub = *r->b;
+		struct dpvt_ep ua = *r->a, ub = *r->b;
 		ua.qp = r->ua;
 		ub.qp = r->ub;
-		ud_traffic(&ua, r->pa, &ub, 0x99, 5, 700, "TD UD (owner thread)");
+		dpvt_ud_traffic(&ua, r->pa, &ub, 0x99, 5, 700, "TD UD (owner thread)");
 	}
 	atomic_store(&r->done, true);
 	return NULL;
@@ -808,53 +810,53 @@ static void test_thread_domain(void)
 	struct ibv_td_init_attr ta = {0};
 	struct ibv_td *td0 = ibv_alloc_td(ctx0, &ta), *td1 = ibv_alloc_td(ctx1, &ta);
 	struct ibv_pd *pd0 = ibv_alloc_pd(ctx0), *pd1 = ibv_alloc_pd(ctx1);
-	static struct ca c0, c1;
-	ca_init(&c0);
-	ca_init(&c1);
-	struct ibv_pd *p0 = parent_new(pd0, td0, &c0), *p1 = parent_new(pd1, td1, &c1);
-	struct ibv_pd *p0n = parent_new(pd0, NULL, NULL); /* parent domain without TD */
+	static struct dpvt_ca c0, c1;
+	dpvt_ca_init(&c0);
+	dpvt_ca_init(&c1);
+	struct ibv_pd *p0 = dpvt_parent_new(pd0, td0, &c0), *p1 = dpvt_parent_new(pd1, td1, &c1);
+	struct ibv_pd *p0n = dpvt_parent_new(pd0, NULL, NULL); /* parent domain without TD */
 	CHECK(td0 && td1 && p0 && p1 && p0n, "TDs and parent domains");
 	if (!td0 || !td1 || !p0 || !p1 || !p0n)
 		return;
 
-	struct side a = {.ctx = ctx0}, b = {.ctx = ctx1};
-	CHECK(side_buf(&a, p0) == 0 && side_buf(&b, p1) == 0, "MRs");
-	a.scq = cq_new(ctx0, p0, 128);
-	a.rcq = cq_new(ctx0, p0, 128);
-	b.scq = cq_new(ctx1, p1, 128);
-	b.rcq = cq_new(ctx1, p1, 128);
+	struct dpvt_ep a = {.ctx = ctx0}, b = {.ctx = ctx1};
+	CHECK(dpvt_ep_traffic_buf(&a, p0) == 0 && dpvt_ep_traffic_buf(&b, p1) == 0, "MRs");
+	a.scq = dpvt_cq_new(ctx0, p0, 128);
+	a.rcq = dpvt_cq_new(ctx0, p0, 128);
+	b.scq = dpvt_cq_new(ctx1, p1, 128);
+	b.rcq = dpvt_cq_new(ctx1, p1, 128);
 	CHECK(a.scq && a.rcq && b.scq && b.rcq, "TD CQs");
 
 	/* a TD QP needs TD CQs; a QP without TD needs CQs without TD */
-	struct ibv_cq *plain = cq_new(ctx0, NULL, 16), *pnocq = cq_new(ctx0, p0n, 16);
-	struct ibv_qp *bad = qp_new(p0, IBV_QPT_RC, plain, plain, NULL, 0);
+	struct ibv_cq *plain = dpvt_cq_new(ctx0, NULL, 16), *pnocq = dpvt_cq_new(ctx0, p0n, 16);
+	struct ibv_qp *bad = dpvt_qp_new_ex(p0, IBV_QPT_RC, plain, plain, NULL, 0);
 	CHECK(!bad && errno == EINVAL, "TD QP with plain CQs: EINVAL, got %p errno %d", (void *)bad, errno);
 	if (bad)
 		ibv_destroy_qp(bad);
-	bad = qp_new(p0, IBV_QPT_UD, a.scq, plain, NULL, 0);
+	bad = dpvt_qp_new_ex(p0, IBV_QPT_UD, a.scq, plain, NULL, 0);
 	CHECK(!bad && errno == EINVAL, "TD UD QP with a plain recv CQ: EINVAL, got errno %d", errno);
 	if (bad)
 		ibv_destroy_qp(bad);
-	bad = qp_new(p0, IBV_QPT_RC, pnocq, a.rcq, NULL, 0);
+	bad = dpvt_qp_new_ex(p0, IBV_QPT_RC, pnocq, a.rcq, NULL, 0);
 	CHECK(!bad && errno == EINVAL, "TD QP with a CQ of a parent domain without TD: EINVAL, got errno %d", errno);
 	if (bad)
 		ibv_destroy_qp(bad);
-	bad = qp_new(pd0, IBV_QPT_RC, a.scq, a.rcq, NULL, 0);
+	bad = dpvt_qp_new_ex(pd0, IBV_QPT_RC, a.scq, a.rcq, NULL, 0);
 	CHECK(!bad && errno == EINVAL, "plain QP with TD CQs: EINVAL, got errno %d", errno);
 	if (bad)
 		ibv_destroy_qp(bad);
-	bad = qp_new(p0n, IBV_QPT_RC, a.scq, a.rcq, NULL, 0);
+	bad = dpvt_qp_new_ex(p0n, IBV_QPT_RC, a.scq, a.rcq, NULL, 0);
 	CHECK(!bad && errno == EINVAL, "QP of a parent domain without TD, TD CQs: EINVAL, got errno %d", errno);
 	if (bad)
 		ibv_destroy_qp(bad);
 
-	a.qp = qp_new(p0, IBV_QPT_RC, a.scq, a.rcq, NULL, 0);
-	b.qp = qp_new(p1, IBV_QPT_RC, b.scq, b.rcq, NULL, 0);
+	a.qp = dpvt_qp_new_ex(p0, IBV_QPT_RC, a.scq, a.rcq, NULL, 0);
+	b.qp = dpvt_qp_new_ex(p1, IBV_QPT_RC, b.scq, b.rcq, NULL, 0);
 	CHECK(a.qp && b.qp, "TD RC QPs: %s", strerror(errno));
-	struct ibv_qp *ua = qp_new(p0, IBV_QPT_UD, a.scq, a.rcq, NULL, 0);
-	struct ibv_qp *ub = qp_new(p1, IBV_QPT_UD, b.scq, b.rcq, NULL, 0);
-	CHECK(ua && ub && ud_qp_to_rts(ua, 0x99) == 0 && ud_qp_to_rts(ub, 0x99) == 0, "TD UD QPs");
-	if (a.qp && b.qp && conn_pair(a.qp, ctx0, b.qp, ctx1) == 0) {
+	struct ibv_qp *ua = dpvt_qp_new_ex(p0, IBV_QPT_UD, a.scq, a.rcq, NULL, 0);
+	struct ibv_qp *ub = dpvt_qp_new_ex(p1, IBV_QPT_UD, b.scq, b.rcq, NULL, 0);
+	CHECK(ua && ub && dpvt_ud_to_rts(ua, 0x99) == 0 && dpvt_ud_to_rts(ub, 0x99) == 0, "TD UD QPs");
+	if (a.qp && b.qp && dpvt_connect(a.qp, ctx0, NULL, b.qp, ctx1, NULL, false) == 0) {
 		/* The owner thread (first to post/poll) runs the traffic; this
 		 * thread meanwhile drives the engine by polling a plain CQ, so
 		 * packets for the TD's QPs arrive on a non-owner thread and are
@@ -863,8 +865,8 @@ static void test_thread_domain(void)
 		pthread_t th;
 		CHECK(pthread_create(&th, NULL, td_owner, &r) == 0, "owner thread");
 		struct ibv_wc wc;
-		uint64_t end = now_ms() + 60000;
-		while (!atomic_load(&r.done) && now_ms() < end)
+		uint64_t end = dpvt_now_ms() + 60000;
+		while (!atomic_load(&r.done) && dpvt_now_ms() < end)
 			ibv_poll_cq(plain, 1, &wc);
 		pthread_join(th, NULL);
 	}
@@ -872,8 +874,8 @@ static void test_thread_domain(void)
 		CHECK_EQ(ibv_destroy_qp(ua), 0, "destroy TD UD a");
 	if (ub)
 		CHECK_EQ(ibv_destroy_qp(ub), 0, "destroy TD UD b");
-	side_close(&a, "TD a");
-	side_close(&b, "TD b");
+	dpvt_ep_release(&a, "TD a");
+	dpvt_ep_release(&b, "TD b");
 	ibv_destroy_cq(plain);
 	ibv_destroy_cq(pnocq);
 	CHECK_EQ(ibv_dealloc_td(td0), EBUSY, "dealloc TD while its parent domain exists");
@@ -884,8 +886,8 @@ static void test_thread_domain(void)
 	CHECK_EQ(ibv_dealloc_td(td1), 0, "dealloc td1");
 	CHECK_EQ(ibv_dealloc_pd(pd0), 0, "dealloc pd0");
 	CHECK_EQ(ibv_dealloc_pd(pd1), 0, "dealloc pd1");
-	ca_check_all_freed(&c0, "TD a");
-	ca_check_all_freed(&c1, "TD b");
+	dpvt_ca_check_all_freed(&c0, "TD a");
+	dpvt_ca_check_all_freed(&c1, "TD b");
 }
 
 /* A TD in the single-thread case: the creating thread is also the owner. */
@@ -894,23 +896,23 @@ static void test_thread_domain_same_thread(void)
 	struct ibv_td_init_attr ta = {0};
 	struct ibv_td *td0 = ibv_alloc_td(ctx0, &ta), *td1 = ibv_alloc_td(ctx1, &ta);
 	struct ibv_pd *pd0 = ibv_alloc_pd(ctx0), *pd1 = ibv_alloc_pd(ctx1);
-	struct ibv_pd *p0 = parent_new(pd0, td0, NULL), *p1 = parent_new(pd1, td1, NULL);
+	struct ibv_pd *p0 = dpvt_parent_new(pd0, td0, NULL), *p1 = dpvt_parent_new(pd1, td1, NULL);
 	if (!p0 || !p1)
 		return;
-	struct side a = {.ctx = ctx0}, b = {.ctx = ctx1};
-	CHECK(side_buf(&a, pd0) == 0 && side_buf(&b, pd1) == 0, "MRs (base PDs)");
-	a.scq = cq_new(ctx0, p0, 64);
-	a.rcq = cq_new(ctx0, p0, 64);
-	b.scq = cq_new(ctx1, p1, 64);
-	b.rcq = cq_new(ctx1, p1, 64);
-	a.qp = qp_new(p0, IBV_QPT_RC, a.scq, a.rcq, NULL, 0);
-	b.qp = qp_new(p1, IBV_QPT_RC, b.scq, b.rcq, NULL, 0);
+	struct dpvt_ep a = {.ctx = ctx0}, b = {.ctx = ctx1};
+	CHECK(dpvt_ep_traffic_buf(&a, pd0) == 0 && dpvt_ep_traffic_buf(&b, pd1) == 0, "MRs (base PDs)");
+	a.scq = dpvt_cq_new(ctx0, p0, 64);
+	a.rcq = dpvt_cq_new(ctx0, p0, 64);
+	b.scq = dpvt_cq_new(ctx1, p1, 64);
+	b.rcq = dpvt_cq_new(ctx1, p1, 64);
+	a.qp = dpvt_qp_new_ex(p0, IBV_QPT_RC, a.scq, a.rcq, NULL, 0);
+	b.qp = dpvt_qp_new_ex(p1, IBV_QPT_RC, b.scq, b.rcq, NULL, 0);
 	CHECK(a.qp && b.qp, "TD QPs");
-	if (a.qp && b.qp && conn_pair(a.qp, ctx0, b.qp, ctx1) == 0)
+	if (a.qp && b.qp && dpvt_connect(a.qp, ctx0, NULL, b.qp, ctx1, NULL, false) == 0)
 		for (int i = 0; i < 10; i++)
-			rc_traffic(&a, &b, 800 + (uint64_t)i, "TD RC (one thread)");
-	side_close(&a, "TD1 a");
-	side_close(&b, "TD1 b");
+			dpvt_rc_traffic(&a, &b, 800 + (uint64_t)i, "TD RC (one thread)");
+	dpvt_ep_release(&a, "TD1 a");
+	dpvt_ep_release(&b, "TD1 b");
 	CHECK_EQ(ibv_dealloc_pd(p0), 0, "dealloc");
 	CHECK_EQ(ibv_dealloc_pd(p1), 0, "dealloc");
 	CHECK_EQ(ibv_dealloc_td(td0), 0, "dealloc td0");
@@ -922,8 +924,8 @@ static void test_thread_domain_same_thread(void)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	ctx0 = open_dev("dpv0");
-	ctx1 = open_dev("dpv1");
+	ctx0 = dpvt_open_dev("dpv0");
+	ctx1 = dpvt_open_dev("dpv1");
 	if (!ctx0 || !ctx1)
 		return 1;
 	struct {
@@ -941,11 +943,11 @@ int main(void)
 		{"thread_domain", test_thread_domain},
 	};
 	for (unsigned int i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-		int f0 = g_fail;
+		int f0 = dpvt_fail_count();
 		tests[i].fn();
-		printf("%-28s %s\n", tests[i].name, g_fail == f0 ? "ok" : "FAILED");
+		printf("%-28s %s\n", tests[i].name, dpvt_fail_count() == f0 ? "ok" : "FAILED");
 	}
 	ibv_close_device(ctx0);
 	ibv_close_device(ctx1);
-	return func_finish();
+	return dpvt_finish();
 }

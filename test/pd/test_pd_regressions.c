@@ -9,7 +9,7 @@
  * Black-box (libdpverbs.so, <infiniband/verbs.h>, <dpverbs.h>), one process,
  * the built-in default configuration (dpv0 <-> dpv1).
  */
-#include "pd_common.h"
+#include "dpvt_ca.h"
 
 static struct ibv_context *ctx0;
 
@@ -30,18 +30,18 @@ static void bug_td_cq_of_other_td(void)
 	struct ibv_td_init_attr ta = {0};
 	struct ibv_td *tda = ibv_alloc_td(ctx0, &ta), *tdb = ibv_alloc_td(ctx0, &ta);
 	struct ibv_pd *pd = ibv_alloc_pd(ctx0);
-	struct ibv_pd *pa = parent_new(pd, tda, NULL), *pb = parent_new(pd, tdb, NULL);
+	struct ibv_pd *pa = dpvt_parent_new(pd, tda, NULL), *pb = dpvt_parent_new(pd, tdb, NULL);
 	if (!pa || !pb)
 		return;
-	struct ibv_cq *cqa = cq_new(ctx0, pa, 16), *cqb = cq_new(ctx0, pb, 16);
+	struct ibv_cq *cqa = dpvt_cq_new(ctx0, pa, 16), *cqb = dpvt_cq_new(ctx0, pb, 16);
 	CHECK(cqa && cqb, "TD CQs");
-	struct ibv_qp *qp = qp_new(pa, IBV_QPT_RC, cqb, cqb, NULL, 0);
+	struct ibv_qp *qp = dpvt_qp_new_ex(pa, IBV_QPT_RC, cqb, cqb, NULL, 0);
 	int err = errno;
 	CHECK(!qp && err == EINVAL, "QP of TD A with CQs of TD B: expected EINVAL, got %p errno %d", (void *)qp,
 		  err);
 	if (qp)
 		ibv_destroy_qp(qp);
-	qp = qp_new(pa, IBV_QPT_UD, cqa, cqb, NULL, 0);
+	qp = dpvt_qp_new_ex(pa, IBV_QPT_UD, cqa, cqb, NULL, 0);
 	err = errno;
 	CHECK(!qp && err == EINVAL, "QP of TD A with a recv CQ of TD B: expected EINVAL, got %p errno %d",
 		  (void *)qp, err);
@@ -64,7 +64,7 @@ static void bug_td_cq_of_other_td(void)
  * dpv_bufs_free_all() -- which calls the free callback -- and returns NULL
  * without setting errno again:
  *   lib/verbs/dpv_qp.c dpv_create_qp_ex(), "if (!qp->rq)" branch;
- *   lib/verbs/dpv_cq.c cq_new(), "if (!cq->ring)" branch;
+ *   lib/verbs/dpv_cq.c dpvt_cq_new(), "if (!cq->ring)" branch;
  *   lib/verbs/dpv_qp.c ibv_create_srq(), "if (!s->wqes)" branch.
  * (The WRB/RC/SQ path already sets errno = ENOMEM after freeing.) Fix: set
  * errno = ENOMEM after dpv_bufs_free_all() in those three places, or save
@@ -106,7 +106,7 @@ static void bug_errno_after_free_callback(void)
 	int err;
 
 	g_fail_code = DPV_RES_QP_RQ;
-	o = qp_new(par, IBV_QPT_UD, pcq, pcq, NULL, 0);
+	o = dpvt_qp_new_ex(par, IBV_QPT_UD, pcq, pcq, NULL, 0);
 	err = errno;
 	CHECK(!o && err == ENOMEM, "QP whose RQ alloc fails: expected ENOMEM, got %p errno %d (%s)", o, err,
 		  strerror(err));
@@ -114,7 +114,7 @@ static void bug_errno_after_free_callback(void)
 		ibv_destroy_qp(o);
 
 	g_fail_code = DPV_RES_CQ_RING;
-	o = cq_new(ctx0, par, 16);
+	o = dpvt_cq_new(ctx0, par, 16);
 	err = errno;
 	CHECK(!o && err == ENOMEM, "CQ whose ring alloc fails: expected ENOMEM, got %p errno %d (%s)", o, err,
 		  strerror(err));
@@ -122,7 +122,7 @@ static void bug_errno_after_free_callback(void)
 		ibv_destroy_cq(o);
 
 	g_fail_code = DPV_RES_SRQ_RING;
-	o = srq_new(par, 16);
+	o = dpvt_srq_new(par, 16);
 	err = errno;
 	CHECK(!o && err == ENOMEM, "SRQ whose ring alloc fails: expected ENOMEM, got %p errno %d (%s)", o, err,
 		  strerror(err));
@@ -131,7 +131,7 @@ static void bug_errno_after_free_callback(void)
 
 	/* for comparison, the paths that already get it right */
 	g_fail_code = DPV_RES_QP_SQ;
-	o = qp_new(par, IBV_QPT_RC, pcq, pcq, NULL, 0);
+	o = dpvt_qp_new_ex(par, IBV_QPT_RC, pcq, pcq, NULL, 0);
 	err = errno;
 	CHECK(!o && err == ENOMEM, "QP whose SQ alloc fails: ENOMEM, got errno %d", err);
 	g_fail_code = 0;
@@ -167,12 +167,12 @@ static void bug_hugepage_bad_socket(void)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	ctx0 = open_dev("dpv0");
+	ctx0 = dpvt_open_dev("dpv0");
 	if (!ctx0)
 		return 1;
 	bug_td_cq_of_other_td();
 	bug_errno_after_free_callback();
 	bug_hugepage_bad_socket();
 	ibv_close_device(ctx0);
-	return func_finish();
+	return dpvt_finish();
 }

@@ -19,7 +19,11 @@
  * message must arrive exactly once, in order per SRQ, with its length,
  * immediate and content, and every send must complete successfully.
  */
-#include "xrc_common.h"
+#include <endian.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "dpvt_verbs.h"
 
 #define SLOT (64u * 1024u)
 #define NSLOT 128u         /* receive WQEs per SRQ and send slots */
@@ -54,26 +58,6 @@ static uint8_t g_timeout = 14; /* initiator's local ACK timeout: 4.096 us * 2^14
 				 * timers exhaust retry_cnt under ASan, where one window
 				 * of 256 packets takes longer than the timer) */
 
-static uint8_t pat(unsigned int seed, size_t i)
-{
-	return (uint8_t)(seed * 131u + i * 7u + (i >> 8) + (i >> 16) * 3u);
-}
-
-static void fill(uint8_t *p, size_t n, unsigned int seed)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = pat(seed, i);
-}
-
-/* offset of the first mismatch, or -1 */
-static long verify(const uint8_t *p, size_t n, unsigned int seed)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i] != pat(seed, i))
-			return (long)i;
-	return -1;
-}
-
 static int post_srq(int k, uint32_t slot)
 {
 	struct ibv_sge sg = {.addr = (uintptr_t)(E.rbuf[k] + (size_t)slot * SLOT), .length = SLOT,
@@ -82,56 +66,19 @@ static int post_srq(int k, uint32_t slot)
 	return ibv_post_srq_recv(E.srq[k], &w, &bad);
 }
 
-static int post_send_x(struct ibv_qp *qp, uint64_t wr_id, enum ibv_wr_opcode op, uint32_t srqn,
-		       void *addr, uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey, uint32_t imm)
-{
-	struct ibv_sge sg = {.addr = (uintptr_t)addr, .length = len, .lkey = lkey};
-	struct ibv_send_wr w, *bad = NULL;
-	memset(&w, 0, sizeof(w));
-	w.wr_id = wr_id;
-	w.opcode = op;
-	w.sg_list = len ? &sg : NULL;
-	w.num_sge = len ? 1 : 0;
-	w.send_flags = IBV_SEND_SIGNALED;
-	w.imm_data = htobe32(imm);
-	w.qp_type.xrc.remote_srqn = srqn;
-	w.wr.rdma.remote_addr = raddr;
-	w.wr.rdma.rkey = rkey;
-	return ibv_post_send(qp, &w, &bad);
-}
-
-static int post_atomic(uint64_t wr_id, enum ibv_wr_opcode op, uint32_t srqn, void *res, uint64_t raddr,
-		       uint64_t cmp_add, uint64_t swap)
-{
-	struct ibv_sge sg = {.addr = (uintptr_t)res, .length = 8, .lkey = E.smr->lkey};
-	struct ibv_send_wr w, *bad = NULL;
-	memset(&w, 0, sizeof(w));
-	w.wr_id = wr_id;
-	w.opcode = op;
-	w.sg_list = &sg;
-	w.num_sge = 1;
-	w.send_flags = IBV_SEND_SIGNALED;
-	w.qp_type.xrc.remote_srqn = srqn;
-	w.wr.atomic.remote_addr = raddr;
-	w.wr.atomic.rkey = E.tmr->rkey;
-	w.wr.atomic.compare_add = cmp_add;
-	w.wr.atomic.swap = swap;
-	return ibv_post_send(E.ini, &w, &bad);
-}
-
 /* Poll the initiator's send CQ (and the target CQs, to drive both ports
  * in inline progress) until one send completion. */
 static int wait_send(struct ibv_wc *wc, unsigned int ms)
 {
-	return poll_n(E.scq, wc, 1, ms);
+	return dpvt_poll_n(E.scq, wc, 1, ms);
 }
 
 static int env_open(void)
 {
 	memset(&E, 0, sizeof(E));
 	E.fd = E.fd2 = -1;
-	E.c0 = open_dev("dpv0");
-	E.c1 = open_dev("dpv1");
+	E.c0 = dpvt_open_dev("dpv0");
+	E.c1 = dpvt_open_dev("dpv1");
 	if (!E.c0 || !E.c1)
 		return -1;
 	E.pd0 = ibv_alloc_pd(E.c0);
@@ -146,19 +93,19 @@ static int env_open(void)
 	if (E.fd < 0)
 		return -1;
 	E.fd2 = open(E.path, O_RDONLY);
-	E.hx[0] = xrcd_open(E.c1, E.fd, O_CREAT | O_EXCL, XRCD_MASK);
-	E.hx[1] = xrcd_open(E.c1, E.fd2, 0, XRCD_MASK); /* the existing domain */
+	E.hx[0] = dpvt_xrcd_open(E.c1, E.fd, O_CREAT | O_EXCL, DPVT_XRCD_MASK);
+	E.hx[1] = dpvt_xrcd_open(E.c1, E.fd2, 0, DPVT_XRCD_MASK); /* the existing domain */
 	if (!E.hx[0] || !E.hx[1]) {
 		fprintf(stderr, "open_xrcd: %s\n", strerror(errno));
 		return -1;
 	}
 	for (int k = 0; k < 2; k++) {
-		E.srq[k] = xrc_srq_new(E.c1, E.pd1, E.cq[k], E.hx[k], NSLOT, 1);
+		E.srq[k] = dpvt_xrc_srq_new(E.c1, E.pd1, E.cq[k], E.hx[k], NSLOT, 1);
 		if (!E.srq[k]) {
 			fprintf(stderr, "XRC SRQ: %s\n", strerror(errno));
 			return -1;
 		}
-		E.srqn[k] = srq_num(E.srq[k]);
+		E.srqn[k] = dpvt_srq_num(E.srq[k]);
 		E.rbuf[k] = aligned_alloc(4096, (size_t)NSLOT * SLOT);
 		if (!E.rbuf[k])
 			return -1;
@@ -173,18 +120,18 @@ static int env_open(void)
 		return -1;
 	memset(E.tbuf, 0, RDMA_LEN + 4096);
 	memset(E.sbuf, 0, (size_t)NSLOT * SLOT + RDMA_LEN);
-	E.tmr = ibv_reg_mr(E.pd1, E.tbuf, RDMA_LEN + 4096, XRC_ACCESS);
+	E.tmr = ibv_reg_mr(E.pd1, E.tbuf, RDMA_LEN + 4096, DPVT_ACCESS_ALL);
 	E.smr = ibv_reg_mr(E.pd0, E.sbuf, (size_t)NSLOT * SLOT + RDMA_LEN, IBV_ACCESS_LOCAL_WRITE);
 	if (!E.tmr || !E.smr)
 		return -1;
-	E.tgt = xrc_tgt_new(E.c1, E.hx[1]);
-	E.ini = xrc_ini_new(E.c0, E.pd0, E.scq, NSLOT, 1);
+	E.tgt = dpvt_xrc_tgt_new(E.c1, E.hx[1]);
+	E.ini = dpvt_xrc_ini_new(E.c0, E.pd0, E.scq, NSLOT, 1);
 	if (!E.tgt || !E.ini) {
 		fprintf(stderr, "XRC QPs: %s\n", strerror(errno));
 		return -1;
 	}
-	if (xrc_tgt_connect(E.tgt, E.c0, E.ini->qp_num, 0x123456) ||
-	    xrc_ini_connect(E.ini, E.c1, E.tgt->qp_num, 0x123456, g_timeout)) {
+	if (dpvt_xrc_tgt_connect(E.tgt, E.c0, E.ini->qp_num, 0x123456) ||
+	    dpvt_xrc_ini_connect(E.ini, E.c1, E.tgt->qp_num, 0x123456, g_timeout)) {
 		fprintf(stderr, "connect failed\n");
 		return -1;
 	}
@@ -236,7 +183,7 @@ static void env_close(void)
 /* ibv_open_qp on the target through handle A: query and modify through it. */
 static struct ibv_qp *test_open_qp_handle(void)
 {
-	struct ibv_qp *o = xrc_open_qp(E.c1, E.hx[0], E.tgt->qp_num, &E);
+	struct ibv_qp *o = dpvt_xrc_open_qp(E.c1, E.hx[0], E.tgt->qp_num, &E);
 	CHECK(o != NULL, "open_qp on the target through handle A: %s", strerror(errno));
 	if (!o)
 		return NULL;
@@ -259,8 +206,8 @@ static struct ibv_qp *test_open_qp_handle(void)
 	a.timeout = 10;
 	CHECK_EQ(ibv_modify_qp(o, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT), 0,
 		 "RTR->RTS through the handle");
-	CHECK_EQ(qp_state(E.tgt), IBV_QPS_RTS, "the real QP moved to RTS");
-	CHECK_EQ(qp_state(o), IBV_QPS_RTS, "query through the handle: RTS");
+	CHECK_EQ(dpvt_qp_state(E.tgt), IBV_QPS_RTS, "the real QP moved to RTS");
+	CHECK_EQ(dpvt_qp_state(o), IBV_QPS_RTS, "query through the handle: RTS");
 	CHECK_EQ(o->state, IBV_QPS_RTS, "handle's ibv_qp.state");
 	return o;
 }
@@ -281,8 +228,8 @@ static void expect_recv(const struct expect *e, const char *what)
 	memset(&wc, 0, sizeof(wc));
 	int k = e->srq;
 	int n = 0;
-	uint64_t end = now_ms() + 3000;
-	while (!n && now_ms() < end) {
+	uint64_t end = dpvt_now_ms() + 3000;
+	while (!n && dpvt_now_ms() < end) {
 		ibv_poll_cq(E.scq, 0, NULL);
 		n = ibv_poll_cq(E.cq[k], 1, &wc);
 		if (!n)
@@ -301,7 +248,7 @@ static void expect_recv(const struct expect *e, const char *what)
 		CHECK_EQ(be32toh(wc.imm_data), e->immv, "imm_data");
 	uint32_t slot = (uint32_t)wc.wr_id;
 	if (e->opc == IBV_WC_RECV) {
-		long bad = verify(E.rbuf[k] + (size_t)slot * SLOT, e->len, e->seed);
+		long bad = dpvt_check_pattern(E.rbuf[k] + (size_t)slot * SLOT, e->len, e->seed);
 		CHECK(bad < 0, "%s: content differs at %ld", what, bad);
 	}
 	CHECK_EQ(post_srq(k, slot), 0, "repost SRQ WQE");
@@ -337,9 +284,9 @@ static void test_ops(void)
 		int k = (int)(i & 1);
 		bool imm = i >= ns;
 		uint8_t *p = E.sbuf + (size_t)i * SLOT;
-		fill(p, len, 1000 + i);
-		int r = post_send_x(E.ini, i, imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, E.srqn[k], p, len,
-				    E.smr->lkey, 0, 0, 0xabc000 + i);
+		dpvt_fill_pattern(p, len, 1000 + i);
+		int r = dpvt_post_xrc_wr(E.ini, E.srqn[k], imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, i, p, len,
+				    E.smr->lkey, 0, 0, 0xabc000 + i, IBV_SEND_SIGNALED);
 		snprintf(what, sizeof(what), "post %s %u B to SRQ %c", imm ? "SEND_WITH_IMM" : "SEND", len,
 			 'A' + k);
 		CHECK_EQ(r, 0, what);
@@ -356,60 +303,60 @@ static void test_ops(void)
 				snprintf(what, sizeof(what), "receive %u on SRQ %c", i, 'A' + k);
 				expect_recv(&ex[i], what);
 			}
-	CHECK_EQ(poll_quiet(E.cq[0], 50) + poll_quiet(E.cq[1], 50), 0, "no extra receive completions");
+	CHECK_EQ(dpvt_poll_quiet(E.cq[0], 50) + dpvt_poll_quiet(E.cq[1], 50), 0, "no extra receive completions");
 
 	/* RDMA WRITE (the XRCETH names SRQ A: its PD gives the rkey's PD);
 	 * no receive WQE is consumed */
 	uint8_t *src = E.sbuf;
-	fill(src, 5000, 77);
-	CHECK_EQ(post_send_x(E.ini, 100, IBV_WR_RDMA_WRITE, E.srqn[0], src, 5000, E.smr->lkey,
-			     (uintptr_t)E.tbuf + 16, E.tmr->rkey, 0),
+	dpvt_fill_pattern(src, 5000, 77);
+	CHECK_EQ(dpvt_post_xrc_wr(E.ini, E.srqn[0], IBV_WR_RDMA_WRITE, 100, src, 5000, E.smr->lkey,
+			     (uintptr_t)E.tbuf + 16, E.tmr->rkey, 0, IBV_SEND_SIGNALED),
 		 0, "post RDMA WRITE");
 	expect_send_ok(IBV_WC_RDMA_WRITE, 100, "RDMA WRITE completion");
-	CHECK(verify(E.tbuf + 16, 5000, 77) < 0, "RDMA WRITE data at the target");
-	CHECK_EQ(poll_quiet(E.cq[0], 30), 0, "RDMA WRITE: no receive completion");
+	CHECK(dpvt_check_pattern(E.tbuf + 16, 5000, 77) < 0, "RDMA WRITE data at the target");
+	CHECK_EQ(dpvt_poll_quiet(E.cq[0], 30), 0, "RDMA WRITE: no receive completion");
 	/* RDMA WRITE_WITH_IMM to SRQ B: consumes one WQE of SRQ B */
-	fill(src, 3000, 78);
-	CHECK_EQ(post_send_x(E.ini, 101, IBV_WR_RDMA_WRITE_WITH_IMM, E.srqn[1], src, 3000, E.smr->lkey,
-			     (uintptr_t)E.tbuf + 8192, E.tmr->rkey, 0x5151),
+	dpvt_fill_pattern(src, 3000, 78);
+	CHECK_EQ(dpvt_post_xrc_wr(E.ini, E.srqn[1], IBV_WR_RDMA_WRITE_WITH_IMM, 101, src, 3000, E.smr->lkey,
+			     (uintptr_t)E.tbuf + 8192, E.tmr->rkey, 0x5151, IBV_SEND_SIGNALED),
 		 0, "post RDMA WRITE_WITH_IMM");
 	expect_send_ok(IBV_WC_RDMA_WRITE, 101, "RDMA WRITE_WITH_IMM completion");
 	struct expect wi = {1, IBV_WC_RECV_RDMA_WITH_IMM, 3000, true, 0x5151, 0};
 	expect_recv(&wi, "WRITE_WITH_IMM receive on SRQ B");
-	CHECK(verify(E.tbuf + 8192, 3000, 78) < 0, "RDMA WRITE_WITH_IMM data");
-	CHECK_EQ(poll_quiet(E.cq[0], 30), 0, "WRITE_WITH_IMM: nothing on SRQ A's CQ");
+	CHECK(dpvt_check_pattern(E.tbuf + 8192, 3000, 78) < 0, "RDMA WRITE_WITH_IMM data");
+	CHECK_EQ(dpvt_poll_quiet(E.cq[0], 30), 0, "WRITE_WITH_IMM: nothing on SRQ A's CQ");
 
 	/* RDMA READ (multi-packet) through SRQ B */
-	fill(E.tbuf + 20000, 7000, 79);
+	dpvt_fill_pattern(E.tbuf + 20000, 7000, 79);
 	uint8_t *dst = E.sbuf + (size_t)NSLOT * SLOT;
 	memset(dst, 0, 7000);
-	CHECK_EQ(post_send_x(E.ini, 102, IBV_WR_RDMA_READ, E.srqn[1], dst, 7000, E.smr->lkey,
-			     (uintptr_t)E.tbuf + 20000, E.tmr->rkey, 0),
+	CHECK_EQ(dpvt_post_xrc_wr(E.ini, E.srqn[1], IBV_WR_RDMA_READ, 102, dst, 7000, E.smr->lkey,
+			     (uintptr_t)E.tbuf + 20000, E.tmr->rkey, 0, IBV_SEND_SIGNALED),
 		 0, "post RDMA READ");
 	expect_send_ok(IBV_WC_RDMA_READ, 102, "RDMA READ completion");
-	CHECK(verify(dst, 7000, 79) < 0, "RDMA READ data");
+	CHECK(dpvt_check_pattern(dst, 7000, 79) < 0, "RDMA READ data");
 
 	/* atomics */
 	uint64_t *av = (uint64_t *)(E.tbuf + RDMA_LEN);
 	uint64_t *res = (uint64_t *)(E.sbuf + (size_t)NSLOT * SLOT + 8000);
 	*av = 100;
 	*res = 0;
-	CHECK_EQ(post_atomic(103, IBV_WR_ATOMIC_FETCH_AND_ADD, E.srqn[0], res, (uintptr_t)av, 5, 0), 0,
+	CHECK_EQ(dpvt_post_xrc_atomic(E.ini, E.srqn[0], IBV_WR_ATOMIC_FETCH_AND_ADD, 103, res, E.smr->lkey, (uintptr_t)av, E.tmr->rkey, 5, 0), 0,
 		 "post FETCH_ADD");
 	expect_send_ok(IBV_WC_FETCH_ADD, 103, "FETCH_ADD completion");
 	CHECK_EQ(*res, 100, "FETCH_ADD returns the old value");
 	CHECK_EQ(*av, 105, "FETCH_ADD result");
-	CHECK_EQ(post_atomic(104, IBV_WR_ATOMIC_CMP_AND_SWP, E.srqn[1], res, (uintptr_t)av, 105, 7), 0,
+	CHECK_EQ(dpvt_post_xrc_atomic(E.ini, E.srqn[1], IBV_WR_ATOMIC_CMP_AND_SWP, 104, res, E.smr->lkey, (uintptr_t)av, E.tmr->rkey, 105, 7), 0,
 		 "post CMP_SWP");
 	expect_send_ok(IBV_WC_COMP_SWAP, 104, "CMP_SWP completion");
 	CHECK_EQ(*res, 105, "CMP_SWP returns the old value");
 	CHECK_EQ(*av, 7, "CMP_SWP swapped");
-	CHECK_EQ(post_atomic(105, IBV_WR_ATOMIC_CMP_AND_SWP, E.srqn[0], res, (uintptr_t)av, 1, 9), 0,
+	CHECK_EQ(dpvt_post_xrc_atomic(E.ini, E.srqn[0], IBV_WR_ATOMIC_CMP_AND_SWP, 105, res, E.smr->lkey, (uintptr_t)av, E.tmr->rkey, 1, 9), 0,
 		 "post CMP_SWP (no match)");
 	expect_send_ok(IBV_WC_COMP_SWAP, 105, "CMP_SWP (no match) completion");
 	CHECK_EQ(*res, 7, "CMP_SWP (no match) returns the value");
 	CHECK_EQ(*av, 7, "CMP_SWP (no match) left it");
-	CHECK_EQ(poll_quiet(E.cq[0], 30) + poll_quiet(E.cq[1], 30), 0, "READ/atomics: no receive completions");
+	CHECK_EQ(dpvt_poll_quiet(E.cq[0], 30) + dpvt_poll_quiet(E.cq[1], 30), 0, "READ/atomics: no receive completions");
 }
 
 /* A fresh initiator/target pair in the same domain; one WR to srqn; the
@@ -417,22 +364,22 @@ static void test_ops(void)
 static void error_case(const char *name, enum ibv_wr_opcode op, uint32_t srqn, enum ibv_wc_status want)
 {
 	struct ibv_cq *scq = ibv_create_cq(E.c0, 16, NULL, NULL, 0);
-	struct ibv_qp *ini = scq ? xrc_ini_new(E.c0, E.pd0, scq, 4, 1) : NULL;
-	struct ibv_qp *tgt = xrc_tgt_new(E.c1, E.hx[1]);
+	struct ibv_qp *ini = scq ? dpvt_xrc_ini_new(E.c0, E.pd0, scq, 4, 1) : NULL;
+	struct ibv_qp *tgt = dpvt_xrc_tgt_new(E.c1, E.hx[1]);
 	char what[128];
-	if (!scq || !ini || !tgt || xrc_tgt_connect(tgt, E.c0, ini->qp_num, 100) ||
-	    xrc_ini_connect(ini, E.c1, tgt->qp_num, 100, 10)) {
+	if (!scq || !ini || !tgt || dpvt_xrc_tgt_connect(tgt, E.c0, ini->qp_num, 100) ||
+	    dpvt_xrc_ini_connect(ini, E.c1, tgt->qp_num, 100, 10)) {
 		CHECK(0, "%s: set-up", name);
 		goto out;
 	}
 	uint8_t *p = E.sbuf;
-	fill(p, 2000, 5);
-	int r = post_send_x(ini, 7, op, srqn, p, 2000, E.smr->lkey, (uintptr_t)E.tbuf, E.tmr->rkey, 1);
+	dpvt_fill_pattern(p, 2000, 5);
+	int r = dpvt_post_xrc_wr(ini, srqn, op, 7, p, 2000, E.smr->lkey, (uintptr_t)E.tbuf, E.tmr->rkey, 1, IBV_SEND_SIGNALED);
 	snprintf(what, sizeof(what), "%s: post", name);
 	CHECK_EQ(r, 0, what);
 	struct ibv_wc wc;
 	memset(&wc, 0, sizeof(wc));
-	int n = poll_n(scq, &wc, 1, 3000);
+	int n = dpvt_poll_n(scq, &wc, 1, 3000);
 	snprintf(what, sizeof(what), "%s: one completion", name);
 	CHECK_EQ(n, 1, what);
 	if (n == 1) {
@@ -442,11 +389,11 @@ static void error_case(const char *name, enum ibv_wr_opcode op, uint32_t srqn, e
 		CHECK_EQ(wc.qp_num, ini->qp_num, "error completion qp_num");
 	}
 	snprintf(what, sizeof(what), "%s: initiator in ERR", name);
-	CHECK_EQ(qp_state(ini), IBV_QPS_ERR, what);
+	CHECK_EQ(dpvt_qp_state(ini), IBV_QPS_ERR, what);
 	snprintf(what, sizeof(what), "%s: target in ERR", name);
-	CHECK_EQ(qp_state(tgt), IBV_QPS_ERR, what);
+	CHECK_EQ(dpvt_qp_state(tgt), IBV_QPS_ERR, what);
 	snprintf(what, sizeof(what), "%s: nothing delivered to SRQ A/B", name);
-	CHECK_EQ(poll_quiet(E.cq[0], 20) + poll_quiet(E.cq[1], 20), 0, what);
+	CHECK_EQ(dpvt_poll_quiet(E.cq[0], 20) + dpvt_poll_quiet(E.cq[1], 20), 0, what);
 out:
 	if (ini)
 		ibv_destroy_qp(ini);
@@ -459,9 +406,9 @@ out:
 static void test_errors(void)
 {
 	/* an XRC SRQ of another (anonymous) domain on the same device */
-	struct ibv_xrcd *ox = xrcd_open(E.c1, -1, O_CREAT, XRCD_MASK);
+	struct ibv_xrcd *ox = dpvt_xrcd_open(E.c1, -1, O_CREAT, DPVT_XRCD_MASK);
 	struct ibv_cq *ocq = ibv_create_cq(E.c1, 16, NULL, NULL, 0);
-	struct ibv_srq *os = ox && ocq ? xrc_srq_new(E.c1, E.pd1, ocq, ox, 16, 1) : NULL;
+	struct ibv_srq *os = ox && ocq ? dpvt_xrc_srq_new(E.c1, E.pd1, ocq, ox, 16, 1) : NULL;
 	CHECK(os != NULL, "SRQ in another domain");
 	if (os) {
 		uint32_t slot = 0;
@@ -470,12 +417,12 @@ static void test_errors(void)
 		ibv_post_srq_recv(os, &w, &bad);
 		/* the responder NAKs "invalid request" (XRCETH names no XRC SRQ
 		 * of the target's domain): IBV_WC_REM_INV_REQ_ERR */
-		error_case("SEND to another domain's SRQ", IBV_WR_SEND, srq_num(os), IBV_WC_REM_INV_REQ_ERR);
-		error_case("RDMA WRITE via another domain's SRQ", IBV_WR_RDMA_WRITE, srq_num(os),
+		error_case("SEND to another domain's SRQ", IBV_WR_SEND, dpvt_srq_num(os), IBV_WC_REM_INV_REQ_ERR);
+		error_case("RDMA WRITE via another domain's SRQ", IBV_WR_RDMA_WRITE, dpvt_srq_num(os),
 			   IBV_WC_REM_INV_REQ_ERR);
-		error_case("RDMA READ via another domain's SRQ", IBV_WR_RDMA_READ, srq_num(os),
+		error_case("RDMA READ via another domain's SRQ", IBV_WR_RDMA_READ, dpvt_srq_num(os),
 			   IBV_WC_REM_INV_REQ_ERR);
-		CHECK_EQ(poll_quiet(ocq, 20), 0, "nothing delivered into the other domain's SRQ");
+		CHECK_EQ(dpvt_poll_quiet(ocq, 20), 0, "nothing delivered into the other domain's SRQ");
 		CHECK_EQ(ibv_destroy_srq(os), 0, "destroy other SRQ");
 	}
 	if (ocq)
@@ -541,16 +488,16 @@ static void stream(unsigned int n, unsigned int window, unsigned int timeout_s)
 		CHECK(0, "stream: memory");
 		return;
 	}
-	uint64_t t0 = now_ms(), last_progress = t0, end = t0 + (uint64_t)timeout_s * 1000u;
+	uint64_t t0 = dpvt_now_ms(), last_progress = t0, end = t0 + (uint64_t)timeout_s * 1000u;
 	struct ibv_wc wc[32];
-	while ((sdone < n || got[0] + got[1] < n) && now_ms() < end) {
+	while ((sdone < n || got[0] + got[1] < n) && dpvt_now_ms() < end) {
 		bool progress = false;
 		while (posted < n && posted - sdone < window) {
 			unsigned int i = posted;
 			uint8_t *p = E.sbuf + (size_t)(i % NSLOT) * SLOT;
-			fill(p, m[i].len, i);
-			if (post_send_x(E.ini, i, m[i].imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, E.srqn[m[i].srq], p,
-					m[i].len, E.smr->lkey, 0, 0, i ^ 0x55aa0000u))
+			dpvt_fill_pattern(p, m[i].len, i);
+			if (dpvt_post_xrc_wr(E.ini, E.srqn[m[i].srq], m[i].imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, i, p,
+					m[i].len, E.smr->lkey, 0, 0, i ^ 0x55aa0000u, IBV_SEND_SIGNALED))
 				break;
 			posted++;
 			progress = true;
@@ -595,7 +542,7 @@ static void stream(unsigned int n, unsigned int window, unsigned int timeout_s)
 							'A' + k, i, m[i].len, m[i].imm, wc[j].byte_len,
 							!!(wc[j].wc_flags & IBV_WC_WITH_IMM), be32toh(wc[j].imm_data));
 				} else {
-					long off = verify(E.rbuf[k] + (size_t)slot * SLOT, m[i].len, i);
+					long off = dpvt_check_pattern(E.rbuf[k] + (size_t)slot * SLOT, m[i].len, i);
 					if (off >= 0 && bad_data++ < 5)
 						fprintf(stderr, "SRQ %c msg %u (%u B): content differs at %ld\n", 'A' + k,
 							i, m[i].len, off);
@@ -605,8 +552,8 @@ static void stream(unsigned int n, unsigned int window, unsigned int timeout_s)
 			}
 		}
 		if (progress)
-			last_progress = now_ms();
-		else if (now_ms() - last_progress > (sdone == n ? 2000u : 20000u)) {
+			last_progress = dpvt_now_ms();
+		else if (dpvt_now_ms() - last_progress > (sdone == n ? 2000u : 20000u)) {
 			fprintf(stderr, "stream stalled: posted %u, sends done %u, received A %u/%u B %u/%u\n", posted,
 				sdone, got[0], cnt[0], got[1], cnt[1]);
 			break;
@@ -614,7 +561,7 @@ static void stream(unsigned int n, unsigned int window, unsigned int timeout_s)
 			usleep(20);
 		}
 	}
-	uint64_t ms = now_ms() - t0;
+	uint64_t ms = dpvt_now_ms() - t0;
 	printf("stream (window %u): %u messages (%llu bytes) in %llu ms; sends done %u; received A %u/%u B %u/%u\n", window, n,
 	       (unsigned long long)bytes, (unsigned long long)ms, sdone, got[0], cnt[0], got[1], cnt[1]);
 	/* Lost-ACK recovery: a message the target delivered whose send then
@@ -634,14 +581,14 @@ static void stream(unsigned int n, unsigned int window, unsigned int timeout_s)
 		CHECK_EQ(bad_send, 0, "stream: send completions successful and in order");
 		CHECK_EQ(got[0], cnt[0], "stream: SRQ A received every message");
 		CHECK_EQ(got[1], cnt[1], "stream: SRQ B received every message");
-		CHECK_EQ(qp_state(E.ini), IBV_QPS_RTS, "stream: initiator still RTS");
+		CHECK_EQ(dpvt_qp_state(E.ini), IBV_QPS_RTS, "stream: initiator still RTS");
 	}
 	CHECK_EQ(bad_recv, 0, "stream: receive completions successful, on the right CQ and QP");
 	CHECK_EQ(bad_order, 0, "stream: in order per SRQ, right length/immediate, exactly once");
 	CHECK_EQ(bad_data, 0, "stream: content");
-	int extra = poll_quiet(E.cq[0], 200) + poll_quiet(E.cq[1], 200);
+	int extra = dpvt_poll_quiet(E.cq[0], 200) + dpvt_poll_quiet(E.cq[1], 200);
 	CHECK_EQ(extra, 0, "stream: no duplicate receive completions afterwards");
-	CHECK_EQ(poll_quiet(E.scq, 50), 0, "stream: no extra send completions afterwards");
+	CHECK_EQ(dpvt_poll_quiet(E.scq, 50), 0, "stream: no extra send completions afterwards");
 	free(delivered);
 	free(m);
 	free(order[0]);
@@ -690,11 +637,11 @@ int main(int argc, char **argv)
 
 	if (opened) {
 		CHECK_EQ(ibv_destroy_qp(E.tgt), EBUSY, "destroy the target while an open_qp handle exists: EBUSY");
-		CHECK_EQ(qp_state(opened), IBV_QPS_RTS, "target intact after EBUSY");
+		CHECK_EQ(dpvt_qp_state(opened), IBV_QPS_RTS, "target intact after EBUSY");
 		CHECK_EQ(ibv_close_xrcd(E.hx[0]), EBUSY, "close handle A (SRQ A, open_qp handle): EBUSY");
 		CHECK_EQ(ibv_destroy_qp(opened), 0, "destroy the open_qp handle");
 	}
 	CHECK_EQ(ibv_close_xrcd(E.hx[1]), EBUSY, "close handle B (SRQ B, target QP): EBUSY");
 	env_close();
-	return func_finish();
+	return dpvt_finish();
 }

@@ -10,7 +10,10 @@
  * Black-box (libdpverbs.so + <infiniband/verbs.h>), one process, the
  * built-in default configuration (dpv0, dpv1).
  */
-#include "xrc_common.h"
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "dpvt_verbs.h"
 
 static struct ibv_context *ctx0, *ctx0b, *ctx1;
 static struct ibv_pd *pd0, *pd0b, *pd1;
@@ -37,34 +40,34 @@ static void test_attr_checks(int fd)
 	CHECK(!x && errno == EINVAL, "open_xrcd(attr NULL): EINVAL, got %p errno %d", (void *)x, errno);
 
 	/* unknown comp_mask bits: EINVAL (IBV_XRCD_INIT_ATTR_RESERVED and above) */
-	x = xrcd_open(ctx0, -1, O_CREAT, XRCD_MASK | IBV_XRCD_INIT_ATTR_RESERVED);
+	x = dpvt_xrcd_open(ctx0, -1, O_CREAT, DPVT_XRCD_MASK | IBV_XRCD_INIT_ATTR_RESERVED);
 	CHECK(!x && errno == EINVAL, "comp_mask RESERVED bit: EINVAL, got errno %d", errno);
-	x = xrcd_open(ctx0, -1, O_CREAT, XRCD_MASK | (1u << 31));
+	x = dpvt_xrcd_open(ctx0, -1, O_CREAT, DPVT_XRCD_MASK | (1u << 31));
 	CHECK(!x && errno == EINVAL, "comp_mask bit 31: EINVAL, got errno %d", errno);
-	x = xrcd_open(ctx0, fd, O_CREAT, XRCD_MASK | (1u << 5));
+	x = dpvt_xrcd_open(ctx0, fd, O_CREAT, DPVT_XRCD_MASK | (1u << 5));
 	CHECK(!x && errno == EINVAL, "comp_mask bit 5 with a file fd: EINVAL, got errno %d", errno);
 
 	/* both fields are required (as rdma-core's ibv_cmd_open_xrcd) */
-	x = xrcd_open(ctx0, -1, O_CREAT, IBV_XRCD_INIT_ATTR_OFLAGS);
+	x = dpvt_xrcd_open(ctx0, -1, O_CREAT, IBV_XRCD_INIT_ATTR_OFLAGS);
 	CHECK(!x && errno == EINVAL, "comp_mask without FD: EINVAL, got errno %d", errno);
-	x = xrcd_open(ctx0, -1, O_CREAT, IBV_XRCD_INIT_ATTR_FD);
+	x = dpvt_xrcd_open(ctx0, -1, O_CREAT, IBV_XRCD_INIT_ATTR_FD);
 	CHECK(!x && errno == EINVAL, "comp_mask without OFLAGS: EINVAL, got errno %d", errno);
-	x = xrcd_open(ctx0, -1, O_CREAT, 0);
+	x = dpvt_xrcd_open(ctx0, -1, O_CREAT, 0);
 	CHECK(!x && errno == EINVAL, "comp_mask 0: EINVAL, got errno %d", errno);
-	x = xrcd_open(ctx0, fd, O_CREAT, IBV_XRCD_INIT_ATTR_FD);
+	x = dpvt_xrcd_open(ctx0, fd, O_CREAT, IBV_XRCD_INIT_ATTR_FD);
 	CHECK(!x && errno == EINVAL, "file fd, comp_mask without OFLAGS: EINVAL, got errno %d", errno);
 
 	/* oflags: only O_CREAT and O_EXCL are accepted (Linux ignores others) */
-	x = xrcd_open(ctx0, -1, O_CREAT | O_RDWR, XRCD_MASK);
+	x = dpvt_xrcd_open(ctx0, -1, O_CREAT | O_RDWR, DPVT_XRCD_MASK);
 	CHECK(!x && errno == EINVAL, "oflags O_CREAT|O_RDWR: EINVAL, got errno %d", errno);
-	x = xrcd_open(ctx0, fd, O_CREAT | O_TRUNC, XRCD_MASK);
+	x = dpvt_xrcd_open(ctx0, fd, O_CREAT | O_TRUNC, DPVT_XRCD_MASK);
 	CHECK(!x && errno == EINVAL, "oflags O_CREAT|O_TRUNC: EINVAL, got errno %d", errno);
-	x = xrcd_open(ctx0, fd, O_CREAT | O_CLOEXEC, XRCD_MASK);
+	x = dpvt_xrcd_open(ctx0, fd, O_CREAT | O_CLOEXEC, DPVT_XRCD_MASK);
 	CHECK(!x && errno == EINVAL, "oflags O_CREAT|O_CLOEXEC: EINVAL, got errno %d", errno);
-	x = xrcd_open(ctx0, fd, O_WRONLY, XRCD_MASK);
+	x = dpvt_xrcd_open(ctx0, fd, O_WRONLY, DPVT_XRCD_MASK);
 	CHECK(!x && errno == EINVAL, "oflags O_WRONLY: EINVAL, got errno %d", errno);
 	/* the checks come first: nothing was created on fd's inode */
-	x = xrcd_open(ctx0, fd, 0, XRCD_MASK);
+	x = dpvt_xrcd_open(ctx0, fd, 0, DPVT_XRCD_MASK);
 	CHECK(!x && errno == EAGAIN, "rejected opens created no domain: EAGAIN, got errno %d", errno);
 }
 
@@ -72,27 +75,27 @@ static void test_attr_checks(int fd)
  * XRCD should be created, use oflag = O_CREAT." */
 static void test_fd_minus_one(void)
 {
-	struct ibv_xrcd *a = xrcd_open(ctx0, -1, O_CREAT, XRCD_MASK);
+	struct ibv_xrcd *a = dpvt_xrcd_open(ctx0, -1, O_CREAT, DPVT_XRCD_MASK);
 	CHECK(a != NULL, "fd -1, O_CREAT: %s", strerror(errno));
 	if (!a)
 		return;
 	CHECK(a->context == ctx0, "xrcd->context is the context passed");
 	/* dpverbs, like Linux's uverbs, creates a domain for fd -1 whatever
 	 * oflags says (there is no inode to look an existing one up by) */
-	struct ibv_xrcd *b = xrcd_open(ctx0, -1, 0, XRCD_MASK);
+	struct ibv_xrcd *b = dpvt_xrcd_open(ctx0, -1, 0, DPVT_XRCD_MASK);
 	CHECK(b != NULL, "fd -1 without O_CREAT creates a domain too: %s", strerror(errno));
-	struct ibv_xrcd *c = xrcd_open(ctx0, -1, O_CREAT | O_EXCL, XRCD_MASK);
+	struct ibv_xrcd *c = dpvt_xrcd_open(ctx0, -1, O_CREAT | O_EXCL, DPVT_XRCD_MASK);
 	CHECK(c != NULL, "fd -1, O_CREAT|O_EXCL creates a domain: %s", strerror(errno));
-	struct ibv_xrcd *d = xrcd_open(ctx0, -1, O_EXCL, XRCD_MASK);
+	struct ibv_xrcd *d = dpvt_xrcd_open(ctx0, -1, O_EXCL, DPVT_XRCD_MASK);
 	CHECK(d != NULL, "fd -1, O_EXCL creates a domain: %s", strerror(errno));
 	/* each is a domain of its own, not tied to any inode */
 	if (b)
-		CHECK_EQ(xrc_same_domain(ctx0, a, ctx0, b), 0, "fd -1 (O_CREAT) vs fd -1 (0): different domains");
+		CHECK_EQ(dpvt_xrc_same_domain(ctx0, a, ctx0, b), 0, "fd -1 (O_CREAT) vs fd -1 (0): different domains");
 	if (c)
-		CHECK_EQ(xrc_same_domain(ctx0, c, ctx0, a), 0, "two fd -1 domains differ");
-	CHECK_EQ(xrc_same_domain(ctx0, a, ctx0, a), 1, "a handle reaches its own domain");
+		CHECK_EQ(dpvt_xrc_same_domain(ctx0, c, ctx0, a), 0, "two fd -1 domains differ");
+	CHECK_EQ(dpvt_xrc_same_domain(ctx0, a, ctx0, a), 1, "a handle reaches its own domain");
 	/* an anonymous domain lives while its handle does: a target QP keeps it */
-	struct ibv_qp *t = xrc_tgt_new(ctx0, a);
+	struct ibv_qp *t = dpvt_xrc_tgt_new(ctx0, a);
 	CHECK(t != NULL, "target QP in fd -1 domain: %s", strerror(errno));
 	CHECK_EQ(ibv_close_xrcd(a), EBUSY, "close fd -1 domain with a target QP");
 	if (t)
@@ -119,63 +122,63 @@ static void test_inode(void)
 		return;
 	}
 	/* no O_CREAT and no domain for the inode: EAGAIN */
-	struct ibv_xrcd *x = xrcd_open(ctx0, fd, 0, XRCD_MASK);
+	struct ibv_xrcd *x = dpvt_xrcd_open(ctx0, fd, 0, DPVT_XRCD_MASK);
 	CHECK(!x && errno == EAGAIN, "no O_CREAT, no domain: EAGAIN, got errno %d", errno);
-	x = xrcd_open(ctx0, fd, O_EXCL, XRCD_MASK);
+	x = dpvt_xrcd_open(ctx0, fd, O_EXCL, DPVT_XRCD_MASK);
 	CHECK(!x && errno == EAGAIN, "O_EXCL without O_CREAT, no domain: EAGAIN, got errno %d", errno);
 
 	/* O_CREAT: new */
-	struct ibv_xrcd *h1 = xrcd_open(ctx0, fd, O_CREAT, XRCD_MASK);
+	struct ibv_xrcd *h1 = dpvt_xrcd_open(ctx0, fd, O_CREAT, DPVT_XRCD_MASK);
 	CHECK(h1 != NULL, "file fd, O_CREAT (new): %s", strerror(errno));
 	if (!h1) {
 		close(fd);
 		return;
 	}
 	/* O_CREAT again: the existing domain (a new handle on it) */
-	struct ibv_xrcd *h2 = xrcd_open(ctx0, fd, O_CREAT, XRCD_MASK);
+	struct ibv_xrcd *h2 = dpvt_xrcd_open(ctx0, fd, O_CREAT, DPVT_XRCD_MASK);
 	CHECK(h2 != NULL && h2 != h1, "file fd, O_CREAT (existing): a new handle");
 	if (h2) {
-		CHECK_EQ(xrc_same_domain(ctx0, h1, ctx0, h2), 1, "O_CREAT twice: same domain (h1 -> h2)");
-		CHECK_EQ(xrc_same_domain(ctx0, h2, ctx0, h1), 1, "O_CREAT twice: same domain (h2 -> h1)");
+		CHECK_EQ(dpvt_xrc_same_domain(ctx0, h1, ctx0, h2), 1, "O_CREAT twice: same domain (h1 -> h2)");
+		CHECK_EQ(dpvt_xrc_same_domain(ctx0, h2, ctx0, h1), 1, "O_CREAT twice: same domain (h2 -> h1)");
 	}
 	/* O_CREAT|O_EXCL on an existing inode: EINVAL, the domain intact */
-	x = xrcd_open(ctx0, fd, O_CREAT | O_EXCL, XRCD_MASK);
+	x = dpvt_xrcd_open(ctx0, fd, O_CREAT | O_EXCL, DPVT_XRCD_MASK);
 	CHECK(!x && errno == EINVAL, "O_CREAT|O_EXCL on existing: EINVAL, got errno %d", errno);
-	CHECK_EQ(xrc_same_domain(ctx0, h1, ctx0, h2), 1, "failed O_EXCL left the domain");
+	CHECK_EQ(dpvt_xrc_same_domain(ctx0, h1, ctx0, h2), 1, "failed O_EXCL left the domain");
 	/* O_EXCL without O_CREAT on an existing inode: dpverbs opens it (the
 	 * man page gives O_EXCL a meaning only with O_CREAT; Linux's uverbs
 	 * fails with EINVAL here) */
-	struct ibv_xrcd *h3 = xrcd_open(ctx0, fd, O_EXCL, XRCD_MASK);
+	struct ibv_xrcd *h3 = dpvt_xrcd_open(ctx0, fd, O_EXCL, DPVT_XRCD_MASK);
 	CHECK(h3 != NULL, "O_EXCL alone on existing: opened, got errno %d", errno);
 	if (h3) {
-		CHECK_EQ(xrc_same_domain(ctx0, h3, ctx0, h1), 1, "O_EXCL alone: same domain");
+		CHECK_EQ(dpvt_xrc_same_domain(ctx0, h3, ctx0, h1), 1, "O_EXCL alone: same domain");
 		CHECK_EQ(ibv_close_xrcd(h3), 0, "close h3");
 	}
 	/* no O_CREAT, domain exists: opened */
-	struct ibv_xrcd *h4 = xrcd_open(ctx0, fd, 0, XRCD_MASK);
+	struct ibv_xrcd *h4 = dpvt_xrcd_open(ctx0, fd, 0, DPVT_XRCD_MASK);
 	CHECK(h4 != NULL, "no O_CREAT, domain exists: opened, got errno %d", errno);
 	if (h4) {
-		CHECK_EQ(xrc_same_domain(ctx0, h1, ctx0, h4), 1, "oflags 0: same domain");
+		CHECK_EQ(dpvt_xrc_same_domain(ctx0, h1, ctx0, h4), 1, "oflags 0: same domain");
 		CHECK_EQ(ibv_close_xrcd(h4), 0, "close h4");
 	}
 
 	/* another fd on the same file (open again, dup, a hard link) */
 	int fd2 = open(path, O_RDONLY);
-	struct ibv_xrcd *h5 = fd2 >= 0 ? xrcd_open(ctx0, fd2, 0, XRCD_MASK) : NULL;
+	struct ibv_xrcd *h5 = fd2 >= 0 ? dpvt_xrcd_open(ctx0, fd2, 0, DPVT_XRCD_MASK) : NULL;
 	CHECK(h5 != NULL, "second fd on the file: opened, errno %d", errno);
 	if (h5) {
-		CHECK_EQ(xrc_same_domain(ctx0, h1, ctx0, h5), 1, "second fd: same domain");
+		CHECK_EQ(dpvt_xrc_same_domain(ctx0, h1, ctx0, h5), 1, "second fd: same domain");
 		CHECK_EQ(ibv_close_xrcd(h5), 0, "close h5");
 	}
 	int fd3 = dup(fd);
-	struct ibv_xrcd *h6 = xrcd_open(ctx0, fd3, O_CREAT | O_EXCL, XRCD_MASK);
+	struct ibv_xrcd *h6 = dpvt_xrcd_open(ctx0, fd3, O_CREAT | O_EXCL, DPVT_XRCD_MASK);
 	CHECK(!h6 && errno == EINVAL, "dup'd fd, O_CREAT|O_EXCL: EINVAL (same inode), errno %d", errno);
 	snprintf(linkp, sizeof(linkp), "%s/a-link", tmpdir);
 	int fd4 = link(path, linkp) == 0 ? open(linkp, O_RDONLY) : -1;
-	struct ibv_xrcd *h7 = fd4 >= 0 ? xrcd_open(ctx0, fd4, 0, XRCD_MASK) : NULL;
+	struct ibv_xrcd *h7 = fd4 >= 0 ? dpvt_xrcd_open(ctx0, fd4, 0, DPVT_XRCD_MASK) : NULL;
 	CHECK(h7 != NULL, "hard link to the file: same inode, opened, errno %d", errno);
 	if (h7) {
-		CHECK_EQ(xrc_same_domain(ctx0, h7, ctx0, h2), 1, "hard link: same domain");
+		CHECK_EQ(dpvt_xrc_same_domain(ctx0, h7, ctx0, h2), 1, "hard link: same domain");
 		CHECK_EQ(ibv_close_xrcd(h7), 0, "close h7");
 	}
 	/* the domain belongs to the inode, not to the fd: it outlives the fds */
@@ -185,16 +188,16 @@ static void test_inode(void)
 
 	/* a second ibv_context of the same device reaches the same domain */
 	int fd5 = open(path, O_RDONLY);
-	struct ibv_xrcd *hb = xrcd_open(ctx0b, fd5, O_CREAT, XRCD_MASK);
+	struct ibv_xrcd *hb = dpvt_xrcd_open(ctx0b, fd5, O_CREAT, DPVT_XRCD_MASK);
 	CHECK(hb != NULL && hb->context == ctx0b, "second context of dpv0: opened");
 	if (hb) {
-		CHECK_EQ(xrc_same_domain(ctx0, h1, ctx0b, hb), 1, "second context: same domain (ctx0 -> ctx0b)");
-		CHECK_EQ(xrc_same_domain(ctx0b, hb, ctx0, h1), 1, "second context: same domain (ctx0b -> ctx0)");
+		CHECK_EQ(dpvt_xrc_same_domain(ctx0, h1, ctx0b, hb), 1, "second context: same domain (ctx0 -> ctx0b)");
+		CHECK_EQ(dpvt_xrc_same_domain(ctx0b, hb, ctx0, h1), 1, "second context: same domain (ctx0b -> ctx0)");
 		/* an XRC SRQ through the handle of one context, target through
 		 * the other's: objects must be of the handle's context */
-		struct ibv_srq *s = xrc_srq_new(ctx0b, pd0b, cq0b, hb, 16, 1);
+		struct ibv_srq *s = dpvt_xrc_srq_new(ctx0b, pd0b, cq0b, hb, 16, 1);
 		CHECK(s != NULL, "XRC SRQ through the second context's handle: %s", strerror(errno));
-		struct ibv_srq *bad = xrc_srq_new(ctx0, pd0, cq0, hb, 16, 1);
+		struct ibv_srq *bad = dpvt_xrc_srq_new(ctx0, pd0, cq0, hb, 16, 1);
 		CHECK(!bad && errno == EINVAL, "XRC SRQ with an xrcd of another context: EINVAL, errno %d", errno);
 		if (s)
 			CHECK_EQ(ibv_destroy_srq(s), 0, "destroy SRQ");
@@ -205,26 +208,26 @@ static void test_inode(void)
 	 * embedded mode, so dpv1 reaches dpv0's domain for the inode. Linux
 	 * keeps one table per ib_uverbs_device (another device would create
 	 * its own domain); see doc/man/ibv_open_xrcd.3.md NOTES. */
-	struct ibv_xrcd *hd1 = xrcd_open(ctx1, fd5, 0, XRCD_MASK);
+	struct ibv_xrcd *hd1 = dpvt_xrcd_open(ctx1, fd5, 0, DPVT_XRCD_MASK);
 	CHECK(hd1 != NULL, "dpv1, no O_CREAT: finds the process-wide domain, errno %d", errno);
-	x = xrcd_open(ctx1, fd5, O_CREAT | O_EXCL, XRCD_MASK);
+	x = dpvt_xrcd_open(ctx1, fd5, O_CREAT | O_EXCL, DPVT_XRCD_MASK);
 	CHECK(!x && errno == EINVAL, "dpv1, O_CREAT|O_EXCL: EINVAL (domain exists), errno %d", errno);
 	if (hd1) {
-		CHECK_EQ(xrc_same_domain(ctx0, h1, ctx1, hd1), 1, "dpv1 handle: same domain as dpv0's");
+		CHECK_EQ(dpvt_xrc_same_domain(ctx0, h1, ctx1, hd1), 1, "dpv1 handle: same domain as dpv0's");
 		CHECK_EQ(ibv_close_xrcd(hd1), 0, "close dpv1 handle");
 	}
 	close(fd5);
 
 	/* O_CREAT|O_EXCL on a new inode: created */
 	int fdn = new_file(path2, sizeof(path2), "b");
-	struct ibv_xrcd *hn = fdn >= 0 ? xrcd_open(ctx0, fdn, O_CREAT | O_EXCL, XRCD_MASK) : NULL;
+	struct ibv_xrcd *hn = fdn >= 0 ? dpvt_xrcd_open(ctx0, fdn, O_CREAT | O_EXCL, DPVT_XRCD_MASK) : NULL;
 	CHECK(hn != NULL, "O_CREAT|O_EXCL on a new inode: %s", strerror(errno));
 	if (hn) {
-		CHECK_EQ(xrc_same_domain(ctx0, hn, ctx0, h1), 0, "another inode: another domain");
+		CHECK_EQ(dpvt_xrc_same_domain(ctx0, hn, ctx0, h1), 0, "another inode: another domain");
 		CHECK_EQ(ibv_close_xrcd(hn), 0, "close hn");
 	}
 	/* closing the only handle destroyed it */
-	x = fdn >= 0 ? xrcd_open(ctx0, fdn, 0, XRCD_MASK) : NULL;
+	x = fdn >= 0 ? dpvt_xrcd_open(ctx0, fdn, 0, DPVT_XRCD_MASK) : NULL;
 	CHECK(!x && errno == EAGAIN, "inode b after its last close: EAGAIN, errno %d", errno);
 	if (fdn >= 0)
 		close(fdn);
@@ -232,7 +235,7 @@ static void test_inode(void)
 	if (h2)
 		CHECK_EQ(ibv_close_xrcd(h2), 0, "close h2");
 	CHECK_EQ(ibv_close_xrcd(h1), 0, "close h1");
-	x = xrcd_open(ctx0, fd, 0, XRCD_MASK);
+	x = dpvt_xrcd_open(ctx0, fd, 0, DPVT_XRCD_MASK);
 	CHECK(!x && errno == EAGAIN, "inode a after the last close: EAGAIN, errno %d", errno);
 	close(fd);
 	unlink(linkp);
@@ -248,16 +251,16 @@ static void test_bad_fd(void)
 	int closed = fd;
 	close(fd);
 	unlink(path);
-	struct ibv_xrcd *x = xrcd_open(ctx0, closed, O_CREAT, XRCD_MASK);
+	struct ibv_xrcd *x = dpvt_xrcd_open(ctx0, closed, O_CREAT, DPVT_XRCD_MASK);
 	CHECK(!x && errno == EBADF, "closed fd %d, O_CREAT: EBADF, got errno %d", closed, errno);
-	x = xrcd_open(ctx0, closed, 0, XRCD_MASK);
+	x = dpvt_xrcd_open(ctx0, closed, 0, DPVT_XRCD_MASK);
 	CHECK(!x && errno == EBADF, "closed fd, no O_CREAT: EBADF, got errno %d", errno);
-	x = xrcd_open(ctx0, -2, O_CREAT, XRCD_MASK);
+	x = dpvt_xrcd_open(ctx0, -2, O_CREAT, DPVT_XRCD_MASK);
 	CHECK(!x && errno == EBADF, "fd -2: EBADF, got errno %d", errno);
-	x = xrcd_open(ctx0, 1 << 30, O_CREAT, XRCD_MASK);
+	x = dpvt_xrcd_open(ctx0, 1 << 30, O_CREAT, DPVT_XRCD_MASK);
 	CHECK(!x && errno == EBADF, "fd 2^30: EBADF, got errno %d", errno);
 	/* validation of comp_mask/oflags comes before the fd */
-	x = xrcd_open(ctx0, closed, O_CREAT | O_RDWR, XRCD_MASK);
+	x = dpvt_xrcd_open(ctx0, closed, O_CREAT | O_RDWR, DPVT_XRCD_MASK);
 	CHECK(!x && errno == EINVAL, "closed fd with bad oflags: EINVAL first, got errno %d", errno);
 }
 
@@ -276,13 +279,13 @@ static void test_close_busy(void)
 
 	char path[256];
 	int fd = new_file(path, sizeof(path), "busy");
-	struct ibv_xrcd *h = xrcd_open(ctx0, fd, O_CREAT, XRCD_MASK);
+	struct ibv_xrcd *h = dpvt_xrcd_open(ctx0, fd, O_CREAT, DPVT_XRCD_MASK);
 	CHECK(h != NULL, "open busy domain: %s", strerror(errno));
 	if (!h)
 		return;
 
 	/* XRC SRQ */
-	struct ibv_srq *s = xrc_srq_new(ctx0, pd0, cq0, h, 32, 2);
+	struct ibv_srq *s = dpvt_xrc_srq_new(ctx0, pd0, cq0, h, 32, 2);
 	CHECK(s != NULL, "XRC SRQ: %s", strerror(errno));
 	if (s) {
 		uint32_t n = 0;
@@ -292,16 +295,16 @@ static void test_close_busy(void)
 		CHECK_EQ(ibv_close_xrcd(h), EBUSY, "close with an XRC SRQ again: EBUSY");
 		CHECK_EQ(ibv_destroy_cq(cq0), EBUSY, "destroy the XRC SRQ's CQ: EBUSY");
 		/* intact: the handle is usable and the domain reachable */
-		struct ibv_srq *s2 = xrc_srq_new(ctx0, pd0, cq0, h, 8, 1);
+		struct ibv_srq *s2 = dpvt_xrc_srq_new(ctx0, pd0, cq0, h, 8, 1);
 		CHECK(s2 != NULL, "handle usable after EBUSY: another SRQ");
 		if (s2) {
-			CHECK(srq_num(s2) != n, "distinct SRQ numbers");
+			CHECK(dpvt_srq_num(s2) != n, "distinct SRQ numbers");
 			CHECK_EQ(ibv_destroy_srq(s2), 0, "destroy SRQ 2");
 		}
-		struct ibv_xrcd *o = xrcd_open(ctx0, fd, 0, XRCD_MASK);
+		struct ibv_xrcd *o = dpvt_xrcd_open(ctx0, fd, 0, DPVT_XRCD_MASK);
 		CHECK(o != NULL, "domain still found after EBUSY");
 		if (o) {
-			CHECK_EQ(xrc_same_domain(ctx0, o, ctx0, h), 1, "same domain after EBUSY");
+			CHECK_EQ(dpvt_xrc_same_domain(ctx0, o, ctx0, h), 1, "same domain after EBUSY");
 			CHECK_EQ(ibv_close_xrcd(o), 0, "close the other handle (SRQ is h's)");
 		}
 		/* receives go to an XRC SRQ with ibv_post_srq_recv */
@@ -317,21 +320,21 @@ static void test_close_busy(void)
 	CHECK_EQ(ibv_close_xrcd(h), 0, "close after destroying the SRQ");
 
 	/* XRC target QP */
-	h = xrcd_open(ctx0, fd, O_CREAT | O_EXCL, XRCD_MASK);
+	h = dpvt_xrcd_open(ctx0, fd, O_CREAT | O_EXCL, DPVT_XRCD_MASK);
 	CHECK(h != NULL, "closed domain can be created again with O_EXCL: %s", strerror(errno));
 	if (!h)
 		return;
-	struct ibv_qp *t = xrc_tgt_new(ctx0, h);
+	struct ibv_qp *t = dpvt_xrc_tgt_new(ctx0, h);
 	CHECK(t != NULL, "target QP: %s", strerror(errno));
 	if (t) {
 		CHECK_EQ(t->qp_type, IBV_QPT_XRC_RECV, "target qp_type");
 		CHECK(t->pd == NULL && t->send_cq == NULL && t->recv_cq == NULL && t->srq == NULL,
 		      "target QP has no PD, CQs or SRQ");
 		CHECK_EQ(ibv_close_xrcd(h), EBUSY, "close with a target QP: EBUSY");
-		CHECK_EQ(xrc_to_init(t), 0, "target QP usable after EBUSY: RESET->INIT");
+		CHECK_EQ(dpvt_qp_to_init(t, NULL), 0, "target QP usable after EBUSY: RESET->INIT");
 		/* an ibv_open_qp handle through another handle holds that one */
-		struct ibv_xrcd *h2 = xrcd_open(ctx0b, fd, 0, XRCD_MASK);
-		struct ibv_qp *o = h2 ? xrc_open_qp(ctx0b, h2, t->qp_num, NULL) : NULL;
+		struct ibv_xrcd *h2 = dpvt_xrcd_open(ctx0b, fd, 0, DPVT_XRCD_MASK);
+		struct ibv_qp *o = h2 ? dpvt_xrc_open_qp(ctx0b, h2, t->qp_num, NULL) : NULL;
 		CHECK(o != NULL, "open_qp through a second handle: %s", strerror(errno));
 		if (o) {
 			CHECK_EQ(ibv_close_xrcd(h2), EBUSY, "close with an open_qp handle: EBUSY");
@@ -353,24 +356,24 @@ static void test_last_reference(void)
 {
 	char path[256];
 	int fd = new_file(path, sizeof(path), "last");
-	struct ibv_xrcd *h1 = xrcd_open(ctx0, fd, O_CREAT, XRCD_MASK);
-	struct ibv_xrcd *h2 = xrcd_open(ctx0, fd, O_CREAT, XRCD_MASK);
+	struct ibv_xrcd *h1 = dpvt_xrcd_open(ctx0, fd, O_CREAT, DPVT_XRCD_MASK);
+	struct ibv_xrcd *h2 = dpvt_xrcd_open(ctx0, fd, O_CREAT, DPVT_XRCD_MASK);
 	CHECK(h1 && h2, "two handles on one inode");
 	if (!h1 || !h2)
 		return;
 	/* a target QP through h2 keeps h2 busy, not h1 */
-	struct ibv_qp *t = xrc_tgt_new(ctx0, h2);
+	struct ibv_qp *t = dpvt_xrc_tgt_new(ctx0, h2);
 	CHECK(t != NULL, "target QP through h2: %s", strerror(errno));
 	CHECK_EQ(ibv_close_xrcd(h1), 0, "close h1 (not the last reference)");
 	/* the domain stays: h2 works, and it is found without O_CREAT */
-	struct ibv_srq *s = xrc_srq_new(ctx0, pd0, cq0, h2, 8, 1);
+	struct ibv_srq *s = dpvt_xrc_srq_new(ctx0, pd0, cq0, h2, 8, 1);
 	CHECK(s != NULL, "h2 still works after h1's close: %s", strerror(errno));
-	struct ibv_xrcd *h3 = xrcd_open(ctx0, fd, 0, XRCD_MASK);
+	struct ibv_xrcd *h3 = dpvt_xrcd_open(ctx0, fd, 0, DPVT_XRCD_MASK);
 	CHECK(h3 != NULL, "open without O_CREAT still finds it: errno %d", errno);
-	struct ibv_xrcd *x = xrcd_open(ctx0, fd, O_CREAT | O_EXCL, XRCD_MASK);
+	struct ibv_xrcd *x = dpvt_xrcd_open(ctx0, fd, O_CREAT | O_EXCL, DPVT_XRCD_MASK);
 	CHECK(!x && errno == EINVAL, "O_CREAT|O_EXCL still sees it: EINVAL, errno %d", errno);
 	if (h3 && t) {
-		struct ibv_qp *o = xrc_open_qp(ctx0, h3, t->qp_num, (void *)0x1234);
+		struct ibv_qp *o = dpvt_xrc_open_qp(ctx0, h3, t->qp_num, (void *)0x1234);
 		CHECK(o != NULL, "open_qp through h3 finds h2's target QP: %s", strerror(errno));
 		if (o) {
 			CHECK(o->qp_context == (void *)0x1234, "open_qp sets qp_context");
@@ -386,14 +389,14 @@ static void test_last_reference(void)
 	CHECK_EQ(ibv_close_xrcd(h2), EBUSY, "close h2 with target QP: EBUSY");
 	if (t)
 		CHECK_EQ(ibv_destroy_qp(t), 0, "destroy target QP");
-	x = xrcd_open(ctx0, fd, 0, XRCD_MASK);
+	x = dpvt_xrcd_open(ctx0, fd, 0, DPVT_XRCD_MASK);
 	CHECK(x != NULL, "domain still there while h2 is open");
 	if (x)
 		CHECK_EQ(ibv_close_xrcd(x), 0, "close it");
 	CHECK_EQ(ibv_close_xrcd(h2), 0, "close h2 (the last reference)");
-	x = xrcd_open(ctx0, fd, 0, XRCD_MASK);
+	x = dpvt_xrcd_open(ctx0, fd, 0, DPVT_XRCD_MASK);
 	CHECK(!x && errno == EAGAIN, "after the last close: EAGAIN, errno %d", errno);
-	x = xrcd_open(ctx0, fd, O_CREAT | O_EXCL, XRCD_MASK);
+	x = dpvt_xrcd_open(ctx0, fd, O_CREAT | O_EXCL, DPVT_XRCD_MASK);
 	CHECK(x != NULL, "after the last close: O_CREAT|O_EXCL creates a new one");
 	if (x)
 		CHECK_EQ(ibv_close_xrcd(x), 0, "close it");
@@ -405,8 +408,8 @@ static void test_last_reference(void)
  * creation, ibv_open_qp errors. */
 static void test_xrc_objects(void)
 {
-	struct ibv_xrcd *h = xrcd_open(ctx0, -1, O_CREAT, XRCD_MASK);
-	struct ibv_xrcd *other = xrcd_open(ctx0, -1, O_CREAT, XRCD_MASK);
+	struct ibv_xrcd *h = dpvt_xrcd_open(ctx0, -1, O_CREAT, DPVT_XRCD_MASK);
+	struct ibv_xrcd *other = dpvt_xrcd_open(ctx0, -1, O_CREAT, DPVT_XRCD_MASK);
 	CHECK(h && other, "anonymous domains");
 	if (!h || !other)
 		return;
@@ -442,12 +445,12 @@ static void test_xrc_objects(void)
 	if (s) {
 		CHECK(a.attr.max_wr >= 8, "max_wr reported");
 		CHECK_EQ(ibv_get_srq_num(s, NULL), EINVAL, "get_srq_num(NULL out)");
-		CHECK(srq_num(s) != 0, "XRC SRQ number");
+		CHECK(dpvt_srq_num(s) != 0, "XRC SRQ number");
 	}
 
 	/* XRC initiator: ibv_create_qp_ex with only the PD mask (the inline
 	 * goes to ibv_create_qp) and ibv_create_qp itself */
-	struct ibv_qp *ini = xrc_ini_new(ctx0, pd0, cq0, 16, 1);
+	struct ibv_qp *ini = dpvt_xrc_ini_new(ctx0, pd0, cq0, 16, 1);
 	CHECK(ini != NULL, "XRC_SEND through create_qp_ex(PD only): %s", strerror(errno));
 	if (ini) {
 		CHECK_EQ(ini->qp_type, IBV_QPT_XRC_SEND, "initiator qp_type");
@@ -456,12 +459,12 @@ static void test_xrc_objects(void)
 		struct ibv_mr *mr = ibv_reg_mr(pd0, b, sizeof(b), IBV_ACCESS_LOCAL_WRITE);
 		struct ibv_sge sg = {.addr = (uintptr_t)b, .length = 8, .lkey = mr ? mr->lkey : 0};
 		struct ibv_recv_wr rw = {.wr_id = 1, .sg_list = &sg, .num_sge = 1}, *bad = NULL;
-		CHECK_EQ(xrc_to_init(ini), 0, "initiator RESET->INIT");
+		CHECK_EQ(dpvt_qp_to_init(ini, NULL), 0, "initiator RESET->INIT");
 		CHECK_EQ(ibv_post_recv(ini, &rw, &bad), EINVAL, "post_recv on an initiator: EINVAL");
 		if (mr)
 			ibv_dereg_mr(mr);
 		/* not a target: ibv_open_qp does not find it */
-		struct ibv_qp *o = xrc_open_qp(ctx0, h, ini->qp_num, NULL);
+		struct ibv_qp *o = dpvt_xrc_open_qp(ctx0, h, ini->qp_num, NULL);
 		CHECK(!o && errno == ENOENT, "open_qp of an initiator: ENOENT, errno %d", errno);
 	}
 	struct ibv_qp_init_attr ia;
@@ -491,9 +494,9 @@ static void test_xrc_objects(void)
 	bt = ibv_create_qp_ex(ctx0, &qa);
 	CHECK(!bt && errno == EINVAL, "XRC_RECV with xrcd NULL: EINVAL, errno %d", errno);
 	errno = 0;
-	bt = xrc_tgt_new(ctx1, h);
+	bt = dpvt_xrc_tgt_new(ctx1, h);
 	CHECK(!bt && errno == EINVAL, "XRC_RECV with an xrcd of another context: EINVAL, errno %d", errno);
-	struct ibv_qp *t = xrc_tgt_new(ctx0, h);
+	struct ibv_qp *t = dpvt_xrc_tgt_new(ctx0, h);
 	CHECK(t != NULL, "XRC_RECV: %s", strerror(errno));
 	if (t) {
 		static uint8_t b[8];
@@ -528,16 +531,16 @@ static void test_xrc_objects(void)
 		CHECK(!ibv_open_qp(ctx0, &oa) && errno == EINVAL, "open_qp reserved bit: EINVAL, errno %d", errno);
 		errno = 0;
 		CHECK(!ibv_open_qp(ctx0, NULL) && errno == EINVAL, "open_qp(NULL): EINVAL, errno %d", errno);
-		struct ibv_qp *o = xrc_open_qp(ctx0, other, t->qp_num, NULL);
+		struct ibv_qp *o = dpvt_xrc_open_qp(ctx0, other, t->qp_num, NULL);
 		CHECK(!o && errno == ENOENT, "open_qp in another domain: ENOENT, errno %d", errno);
-		o = xrc_open_qp(ctx0, h, 0xfffff0, NULL);
+		o = dpvt_xrc_open_qp(ctx0, h, 0xfffff0, NULL);
 		CHECK(!o && errno == ENOENT, "open_qp of no QP: ENOENT, errno %d", errno);
 		/* two handles on one target */
-		struct ibv_qp *o1 = xrc_open_qp(ctx0, h, t->qp_num, NULL);
-		struct ibv_qp *o2 = xrc_open_qp(ctx0b, other, t->qp_num, NULL);
+		struct ibv_qp *o1 = dpvt_xrc_open_qp(ctx0, h, t->qp_num, NULL);
+		struct ibv_qp *o2 = dpvt_xrc_open_qp(ctx0b, other, t->qp_num, NULL);
 		CHECK(o1 != NULL, "open_qp: %s", strerror(errno));
 		CHECK(!o2 && errno == ENOENT, "open_qp of it through another domain: ENOENT");
-		o2 = xrc_open_qp(ctx0, h, t->qp_num, NULL);
+		o2 = dpvt_xrc_open_qp(ctx0, h, t->qp_num, NULL);
 		CHECK(o2 != NULL && o2 != o1, "second open_qp handle");
 		CHECK_EQ(ibv_destroy_qp(t), EBUSY, "destroy target with 2 handles: EBUSY");
 		if (o1)
@@ -559,9 +562,9 @@ static void test_xrc_objects(void)
 
 int main(void)
 {
-	ctx0 = open_dev("dpv0");
-	ctx0b = open_dev("dpv0");
-	ctx1 = open_dev("dpv1");
+	ctx0 = dpvt_open_dev("dpv0");
+	ctx0b = dpvt_open_dev("dpv0");
+	ctx1 = dpvt_open_dev("dpv1");
 	if (!ctx0 || !ctx0b || !ctx1 || !mkdtemp(tmpdir)) {
 		fprintf(stderr, "set-up failed\n");
 		return 1;
@@ -601,5 +604,5 @@ int main(void)
 	ibv_close_device(ctx1);
 	ibv_close_device(ctx0);
 	rmdir(tmpdir);
-	return func_finish();
+	return dpvt_finish();
 }
