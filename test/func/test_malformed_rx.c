@@ -13,6 +13,10 @@
 #include "dpvt_verbs.h"
 #include "dpvt_wire.h"
 
+/* WHITE-BOX: internal headers and DPDK. The whole test works below the
+ * verbs API (frames injected into the ports, per-reason drop counters, the
+ * neighbour table); every such use is in this file. test/lib (dpvt_*.h)
+ * uses only the public verbs API and lib/wire. */
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>

@@ -16,16 +16,19 @@
 
 #include "dpvt_verbs.h"
 
+/* WHITE-BOX: internal headers. Their uses stay in this file, each marked
+ * WHITE-BOX; test/lib (dpvt_*.h) uses only the public verbs API. */
 #include "dpv_verbs.h"
 #include "dpv_port.h"
 #include "dpv_fault.h"
 
 static struct dpvt_ep A, B;
-static struct dpv_port *P0, *P1;
+static struct dpv_port *P0, *P1; /* WHITE-BOX: transport counters */
 static uint8_t *abuf, *bbuf;
 static struct ibv_mr *amr, *bmr;
 #define BUFSZ (1u << 20)
 
+/* WHITE-BOX */
 static uint64_t cnt(struct dpv_port *p, enum dpv_cnt c) { return atomic_load(&p->stats.cnt[c]); }
 
 /* A fresh connected pair; o_a/o_b may be NULL for defaults. */
@@ -197,31 +200,31 @@ static void t_access(void)
 		switch (c) {
 		case AC_BAD_RKEY:
 			r = dpvt_post_wr(qa, IBV_WR_RDMA_WRITE, 1, abuf, 64, amr->lkey, (uintptr_t)all->addr, all->rkey ^ 0x5a5a00,
-				    0, IBV_SEND_SIGNALED);
+					 0, IBV_SEND_SIGNALED);
 			break;
 		case AC_OOB:
 			r = dpvt_post_wr(qa, IBV_WR_RDMA_WRITE, 1, abuf, 64, amr->lkey, (uintptr_t)all->addr + 4096 - 32,
-				    all->rkey, 0, IBV_SEND_SIGNALED);
+					 all->rkey, 0, IBV_SEND_SIGNALED);
 			break;
 		case AC_NO_RW:
 			r = dpvt_post_wr(qa, IBV_WR_RDMA_WRITE, 1, abuf, 64, amr->lkey, (uintptr_t)ro->addr, ro->rkey, 0,
-				    IBV_SEND_SIGNALED);
+					 IBV_SEND_SIGNALED);
 			break;
 		case AC_OTHER_PD:
 			r = dpvt_post_wr(qa, IBV_WR_RDMA_WRITE, 1, abuf, 64, amr->lkey, (uintptr_t)foreign->addr, foreign->rkey,
-				    0, IBV_SEND_SIGNALED);
+					 0, IBV_SEND_SIGNALED);
 			break;
 		case AC_NO_RR:
 			r = dpvt_post_wr(qa, IBV_WR_RDMA_READ, 1, abuf, 64, amr->lkey, (uintptr_t)wo->addr, wo->rkey, 0,
-				    IBV_SEND_SIGNALED);
+					 IBV_SEND_SIGNALED);
 			break;
 		case AC_NO_RA:
 			r = dpvt_post_atomic(qa, IBV_WR_ATOMIC_FETCH_AND_ADD, 1, (uint64_t *)abuf, lres->lkey,
-					(uintptr_t)wo->addr, wo->rkey, 1, 0, NULL);
+					     (uintptr_t)wo->addr, wo->rkey, 1, 0, NULL);
 			break;
 		case AC_QP_NO_RW:
 			r = dpvt_post_wr(qa, IBV_WR_RDMA_WRITE, 1, abuf, 64, amr->lkey, (uintptr_t)all->addr, all->rkey, 0,
-				    IBV_SEND_SIGNALED);
+					 IBV_SEND_SIGNALED);
 			break;
 		}
 		(void)res;
@@ -252,7 +255,7 @@ static void t_access(void)
 			uint64_t *w = (uint64_t *)all->addr;
 			*w = 40;
 			r = dpvt_post_atomic(qa, IBV_WR_ATOMIC_FETCH_AND_ADD, 3, (uint64_t *)abuf, amr->lkey, (uintptr_t)w,
-					all->rkey, 2, 0, NULL);
+					     all->rkey, 2, 0, NULL);
 			struct ibv_wc wc[2];
 			CHECK(dpvt_poll_n(A.scq, wc, 2, 1000) == 2 && wc[0].status == IBV_WC_SUCCESS &&
 			      wc[1].status == IBV_WC_SUCCESS, "zero-length WRITE with a bogus rkey and an aligned FETCH_ADD succeed");
@@ -490,13 +493,13 @@ static void t_uc(void)
 	      !memcmp(bbuf, abuf, 5000), "UC SEND delivered");
 	CHECK(dpvt_poll_n(A.scq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS, "UC SEND completes");
 	CHECK_EQ(dpvt_post_wr(qa, IBV_WR_RDMA_WRITE, 2, abuf, 3000, amr->lkey, (uintptr_t)bbuf + 16384, bmr->rkey, 0,
-			 IBV_SEND_SIGNALED), 0, "UC WRITE");
+			      IBV_SEND_SIGNALED), 0, "UC WRITE");
 	CHECK(dpvt_poll_n(A.scq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS, "UC WRITE completes");
 	dpvt_poll_quiet(B.rcq, 5);
 	CHECK(!memcmp(bbuf + 16384, abuf, 3000), "UC WRITE data");
 	dpvt_post_recv(qb, bmr, 3, 0, 16);
 	CHECK_EQ(dpvt_post_wr(qa, IBV_WR_RDMA_WRITE_WITH_IMM, 3, abuf + 100, 2500, amr->lkey, (uintptr_t)bbuf + 32768, bmr->rkey,
-			 0x77, IBV_SEND_SIGNALED), 0, "UC WRITE_IMM");
+			      0x77, IBV_SEND_SIGNALED), 0, "UC WRITE_IMM");
 	CHECK(dpvt_poll_n(B.rcq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
 	      ntohl(wc.imm_data) == 0x77 && wc.byte_len == 2500 && !memcmp(bbuf + 32768, abuf + 100, 2500),
 	      "UC WRITE_IMM delivered");
@@ -526,15 +529,15 @@ static void t_uc_fault(void)
 	/* receive buffers: NR slots of bbuf, consumed in order, wr_id = slot */
 	for (int r = 0; r < NR; r++)
 		dpvt_post_recv(qb, bmr, (uint64_t)r, (size_t)r * SLOT, SLOT);
-	uint64_t f0 = atomic_load(&dpv_fault_stats()->dropped);
+	uint64_t f0 = atomic_load(&dpv_fault_stats()->dropped); /* WHITE-BOX */
 	for (int i = 0; i < N; i++) {
 		uint32_t len = 2049 + (uint32_t)(dpvt_mix64((uint64_t)i) % 4000); /* 3..6 packets */
 		bool wr = i % 3 == 2;
 		dpvt_pat_fill(src + (size_t)i * SLOT, len, 99, (uint64_t)i);
 		int r = wr ? dpvt_post_wr(qa, IBV_WR_RDMA_WRITE_WITH_IMM, (uint64_t)i, src + (size_t)i * SLOT, len, smr->lkey,
-				     (uintptr_t)dst + (size_t)i * SLOT, dmr->rkey, (uint32_t)i, IBV_SEND_SIGNALED)
+					  (uintptr_t)dst + (size_t)i * SLOT, dmr->rkey, (uint32_t)i, IBV_SEND_SIGNALED)
 			   : dpvt_post_wr(qa, IBV_WR_SEND_WITH_IMM, (uint64_t)i, src + (size_t)i * SLOT, len, smr->lkey, 0, 0,
-				     (uint32_t)i, IBV_SEND_SIGNALED);
+					  (uint32_t)i, IBV_SEND_SIGNALED);
 		struct ibv_wc sw;
 		if (r || dpvt_poll_n(A.scq, &sw, 1, 1000) != 1 || sw.status != IBV_WC_SUCCESS) {
 			CHECK(0, "UC message %d: post %d / local completion", i, r);
@@ -568,7 +571,7 @@ static void t_uc_fault(void)
 		}
 	}
 	printf("UC drop=0.2: %d messages sent, %d delivered whole (%d WRITE_IMM), %d bad, %llu frames dropped\n", N,
-	       delivered, wdeliv, bad, (unsigned long long)(atomic_load(&dpv_fault_stats()->dropped) - f0));
+	       delivered, wdeliv, bad, (unsigned long long)(atomic_load(&dpv_fault_stats()->dropped) - f0)); /* WHITE-BOX */
 	CHECK_EQ(bad, 0, "every delivered UC message whole, correct, in order, once");
 	CHECK(delivered > N / 10 && delivered < N, "some delivered, some lost (%d of %d)", delivered, N);
 	CHECK(wdeliv > 0, "WRITE_IMM messages delivered");
@@ -595,6 +598,7 @@ int main(int argc, char **argv)
 		printf("0 passed, 1 failed\n");
 		return 1;
 	}
+	/* WHITE-BOX */
 	P0 = dpv_port_by_name("dpv0");
 	P1 = dpv_port_by_name("dpv1");
 	abuf = aligned_alloc(4096, BUFSZ);
@@ -609,7 +613,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (uc_fault) {
-		CHECK(dpv_fault_enabled(), "fault injection on");
+		CHECK(dpv_fault_enabled(), "fault injection on"); /* WHITE-BOX */
 		t_uc_fault();
 		return dpvt_finish();
 	}

@@ -28,6 +28,8 @@
  */
 #include "dpvt_verbs.h"
 
+/* WHITE-BOX: internal headers. Their uses stay in this file, each marked
+ * WHITE-BOX; test/lib (dpvt_*.h) uses only the public verbs API. */
 #include "dpv_verbs.h"
 #include "dpv_port.h"
 #include "dpv_fault.h"
@@ -150,8 +152,10 @@ static int hard_fail;
 		hard_fail++;                                                                      \
 	} while (0)
 
+/* WHITE-BOX */
 static uint64_t cnt(struct dpv_port *p, enum dpv_cnt c) { return atomic_load(&p->stats.cnt[c]); }
 
+/* WHITE-BOX: the internal QP state (struct dpv_qp, struct dpv_rc) on a stall. */
 static void dump_state(const char *why)
 {
 	struct dpv_qp *a = to_dqp(QA), *b = to_dqp(QB);
@@ -172,7 +176,8 @@ static void dump_state(const char *why)
 		b->rc->have_rwqe);
 }
 
-/* A stall or a run far too slow: name the known library bugs it matches. */
+/* A stall or a run far too slow: name the known library bugs it matches.
+ * WHITE-BOX: reads the requester's internal state and the port counters. */
 static void classify_stall(bool stalled, uint64_t ms, uint64_t target)
 {
 	struct dpv_qp *a = to_dqp(QA);
@@ -232,12 +237,12 @@ static bool post_one(void)
 	case K_SEND_IMM:
 		dpvt_pat_fill(src + soff, m.len, g_seed, i);
 		r = dpvt_post_wr(QA, m.k == K_SEND ? IBV_WR_SEND : IBV_WR_SEND_WITH_IMM, p->wr_id, src + soff, m.len,
-			    mr_src->lkey, 0, 0, (uint32_t)i, IBV_SEND_SIGNALED);
+				 mr_src->lkey, 0, 0, (uint32_t)i, IBV_SEND_SIGNALED);
 		break;
 	case K_WRITE_NOTIFY: {
 		dpvt_pat_fill(src + soff, m.len, g_seed, i);
 		r = dpvt_post_wr(QA, IBV_WR_RDMA_WRITE, p->wr_id, src + soff, m.len, mr_src->lkey,
-			    (uintptr_t)ring + roff, mr_ring->rkey, 0, IBV_SEND_SIGNALED);
+				 (uintptr_t)ring + roff, mr_ring->rkey, 0, IBV_SEND_SIGNALED);
 		if (r)
 			break;
 		pq_tail++;
@@ -250,19 +255,19 @@ static bool post_one(void)
 		p->notify_part = true;
 		p->src_end = src_head;
 		r = dpvt_post_wr(QA, IBV_WR_SEND_WITH_IMM, p->wr_id, &n, sizeof(n), 0, 0, 0, (uint32_t)i,
-			    IBV_SEND_SIGNALED | IBV_SEND_INLINE);
+				 IBV_SEND_SIGNALED | IBV_SEND_INLINE);
 		break;
 	}
 	case K_WRITE_IMM:
 		dpvt_pat_fill(src + soff, m.len, g_seed, i);
 		r = dpvt_post_wr(QA, IBV_WR_RDMA_WRITE_WITH_IMM, p->wr_id, src + soff, m.len, mr_src->lkey,
-			    (uintptr_t)ring + roff, mr_ring->rkey, (uint32_t)i, IBV_SEND_SIGNALED);
+				 (uintptr_t)ring + roff, mr_ring->rkey, (uint32_t)i, IBV_SEND_SIGNALED);
 		break;
 	case K_READ:
 		p->slot = (int)(rd_posted % NRDBUF);
 		memset(rdbuf + (size_t)p->slot * MAX_MSG, 0, m.len);
 		r = dpvt_post_wr(QA, IBV_WR_RDMA_READ, p->wr_id, rdbuf + (size_t)p->slot * MAX_MSG, m.len, mr_rd->lkey,
-			    (uintptr_t)rsrc + m.roff, mr_rsrc->rkey, 0, IBV_SEND_SIGNALED);
+				 (uintptr_t)rsrc + m.roff, mr_rsrc->rkey, 0, IBV_SEND_SIGNALED);
 		rd_posted++;
 		break;
 	case K_FADD:
@@ -275,7 +280,7 @@ static bool post_one(void)
 		uint64_t swap = m.k == K_CAS ? dpvt_mix64(i ^ 0xc0ffee) : 0x1234;
 		uint64_t raddr = (uintptr_t)&atom_words[m.k == K_FADD ? 0 : 1];
 		r = dpvt_post_atomic(QA, m.k == K_FADD ? IBV_WR_ATOMIC_FETCH_AND_ADD : IBV_WR_ATOMIC_CMP_AND_SWP,
-				p->wr_id, &atom_res[p->slot], mr_res->lkey, raddr, mr_atom->rkey, cmp, swap, NULL);
+				     p->wr_id, &atom_res[p->slot], mr_res->lkey, raddr, mr_atom->rkey, cmp, swap, NULL);
 		if (m.k == K_FADD)
 			fadd_cur += m.val;
 		else if (m.k == K_CAS)
@@ -472,7 +477,7 @@ int main(int argc, char **argv)
 		printf("0 passed, 1 failed\n");
 		return 1;
 	}
-	CHECK_EQ(dpv_fault_enabled(), fault, "fault injection enabled as asked");
+	CHECK_EQ(dpv_fault_enabled(), fault, "fault injection enabled as asked"); /* WHITE-BOX */
 
 	src = xalloc(SRC_SZ);
 	rdbuf = xalloc((size_t)NRDBUF * MAX_MSG);
@@ -509,6 +514,7 @@ int main(int argc, char **argv)
 		if (dpvt_post_recv(QB, mr_rbufs, b, b * RECV_BUF, MAX_MSG))
 			FAILSTOP("posting receive %llu", (unsigned long long)b);
 
+	/* WHITE-BOX: transport counters before and after, fault statistics */
 	struct dpv_port *P0 = dpv_port_by_name("dpv0"), *P1 = dpv_port_by_name("dpv1");
 	uint64_t c0[DPV_CNT_NR], c1[DPV_CNT_NR];
 	for (int c = 0; c < DPV_CNT_NR; c++)

@@ -75,7 +75,7 @@ int main(void)
 				uint8_t *p = sbuf + ((size_t)q * 64 + (size_t)(i % 64)) * SLOT;
 				dpvt_pat_fill(p, len, (uint64_t)q, (uint64_t)i);
 				if (dpvt_post_wr(qa[q], IBV_WR_SEND_WITH_IMM, (uint64_t)i, p, len, smr->lkey, 0, 0,
-					    (uint32_t)(q << 16 | i), IBV_SEND_SIGNALED))
+						 (uint32_t)(q << 16 | i), IBV_SEND_SIGNALED))
 					break;
 				next_send[q]++;
 				inflight[q]++;

@@ -11,6 +11,8 @@
 #include <poll.h>
 #include <endian.h>
 
+/* WHITE-BOX: internal headers. Their uses stay in this file, each marked
+ * WHITE-BOX; test/lib (dpvt_*.h) uses only the public verbs API. */
 #include "dpv_verbs.h"
 
 #define QKEY 0x11220000u
@@ -20,6 +22,7 @@
 static struct dpvt_ep E0, E1;
 static bool g_wire;        /* software_loopback false */
 
+/* WHITE-BOX: per-port counters */
 static struct dpv_port *port_of(const char *n) { return dpv_port_by_name(n); }
 static uint64_t st(_Atomic uint64_t *c) { return atomic_load(c); }
 
@@ -359,7 +362,7 @@ static void test_qkey_and_errors(void)
 	}
 	ibv_dealloc_pd(pd2);
 
-	/* no receive posted: silently dropped, counted */
+	/* no receive posted: silently dropped, counted (WHITE-BOX: drop counter) */
 	struct dpv_port *p1 = port_of("dpv1");
 	uint64_t d0 = st(&p1->stats.drop[DPV_DROP_NO_RECV_WQE]);
 	dpvt_post_ud_send(E0.qp, ah, E1.qp->qp_num, QKEY, 0x801, E0.mr, 0, 8, 0);
@@ -471,6 +474,7 @@ int main(void)
 		printf("0 passed, 1 failed\n");
 		return 1;
 	}
+	/* WHITE-BOX: the configuration and the port counters (wire vs loopback) */
 	struct dpv_runtime *rt = dpv_runtime_peek();
 	g_wire = !rt->conf.sw_loopback;
 	printf("config: %s, software_loopback %s\n", rt->conf.source, g_wire ? "false" : "true");

@@ -17,15 +17,16 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
-#include "dpv_port.h"
+#include "dpv_port.h" /* WHITE-BOX: the port's loopback ring, MAC, IPv4 address */
 #include "dpv_wire.h"
+#include "dpvt_verbs.h"
 
 #define NRECV 64
 static struct ibv_qp *qps[3];
 static struct ibv_cq *cq;
 static struct ibv_mr *mr;
 static uint8_t *buf;
-static struct dpv_port *port;
+static struct dpv_port *port; /* WHITE-BOX */
 
 static void post_recvs(struct ibv_qp *qp, int n)
 {
@@ -37,54 +38,21 @@ static void post_recvs(struct ibv_qp *qp, int n)
 	}
 }
 
+/* A QP of type t on dpv1 in RTS (UD: Q_Key 0x11111111; RC/UC: towards QPN
+ * 0x11 at peer, PSNs 0) with NRECV receives posted (test/lib connection). */
 static struct ibv_qp *make_qp(struct ibv_pd *pd, enum ibv_qp_type t, const union ibv_gid *peer)
 {
-	struct ibv_qp_init_attr ia = {.send_cq = cq, .recv_cq = cq, .qp_type = t,
-				      .cap = {.max_send_wr = 64, .max_recv_wr = NRECV, .max_send_sge = 1,
-					      .max_recv_sge = 1}};
-	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
-	if (!qp)
-		abort();
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-				.qkey = 0x11111111,
-				.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-						   IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE};
-	int m = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-		(t == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS);
-	if (ibv_modify_qp(qp, &a, m))
+	struct dpvt_qp_caps caps = {.max_send_wr = 64, .max_recv_wr = NRECV, .max_send_sge = 1, .max_recv_sge = 1};
+	struct dpvt_conn o = dpvt_conn_default();
+	struct ibv_qp *qp = dpvt_qp_create(pd, t, cq, cq, NULL, &caps);
+
+	o.qkey = 0x11111111;
+	o.sq_psn = 0;
+	o.rq_psn = 0;
+	if (!qp || dpvt_qp_to_init(qp, &o))
 		abort();
 	post_recvs(qp, NRECV);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	m = IBV_QP_STATE;
-	if (t != IBV_QPT_UD) {
-		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = 0x11;
-		a.rq_psn = 0;
-		a.max_dest_rd_atomic = 16;
-		a.min_rnr_timer = 1;
-		a.ah_attr.is_global = 1;
-		a.ah_attr.port_num = 1;
-		a.ah_attr.grh.dgid = *peer;
-		a.ah_attr.grh.sgid_index = 1;
-		a.ah_attr.grh.hop_limit = 64;
-		m |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-		if (t == IBV_QPT_RC)
-			m |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	}
-	if (ibv_modify_qp(qp, &a, m))
-		abort();
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	m = IBV_QP_STATE | IBV_QP_SQ_PSN;
-	if (t == IBV_QPT_RC) {
-		a.timeout = 14;
-		a.retry_cnt = 7;
-		a.rnr_retry = 7;
-		a.max_rd_atomic = 16;
-		m |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
-	}
-	if (ibv_modify_qp(qp, &a, m))
+	if (dpvt_qp_to_rtr(qp, peer, 0x11, &o) || dpvt_qp_to_rts(qp, &o))
 		abort();
 	return qp;
 }
@@ -112,14 +80,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	qps[0] = make_qp(pd, IBV_QPT_UD, &g0);
 	qps[1] = make_qp(pd, IBV_QPT_RC, &g0);
 	qps[2] = make_qp(pd, IBV_QPT_UC, &g0);
-	port = dpv_port_by_name("dpv1");
+	port = dpv_port_by_name("dpv1"); /* WHITE-BOX */
 	if (!port)
 		abort();
 	return 0;
 }
 
 /* Point the frame at dpv1 and redo the checksums when it is long enough to
- * hold the headers (mutations elsewhere still go through). */
+ * hold the headers (mutations elsewhere still go through). WHITE-BOX: the
+ * port's MAC and IPv4 address. */
 static void retarget(uint8_t *f, uint32_t len)
 {
 	struct dpv_pkt_info pi;
@@ -149,6 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size > 2000)
 		return 0;
+	/* WHITE-BOX: the frame goes into dpv1's software loopback ring */
 	struct rte_mbuf *m = dpv_port_alloc_mbuf(port);
 	if (!m)
 		return 0;

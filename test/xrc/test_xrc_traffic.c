@@ -286,7 +286,7 @@ static void test_ops(void)
 		uint8_t *p = E.sbuf + (size_t)i * SLOT;
 		dpvt_fill_pattern(p, len, 1000 + i);
 		int r = dpvt_post_xrc_wr(E.ini, E.srqn[k], imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, i, p, len,
-				    E.smr->lkey, 0, 0, 0xabc000 + i, IBV_SEND_SIGNALED);
+					 E.smr->lkey, 0, 0, 0xabc000 + i, IBV_SEND_SIGNALED);
 		snprintf(what, sizeof(what), "post %s %u B to SRQ %c", imm ? "SEND_WITH_IMM" : "SEND", len,
 			 'A' + k);
 		CHECK_EQ(r, 0, what);
@@ -310,7 +310,7 @@ static void test_ops(void)
 	uint8_t *src = E.sbuf;
 	dpvt_fill_pattern(src, 5000, 77);
 	CHECK_EQ(dpvt_post_xrc_wr(E.ini, E.srqn[0], IBV_WR_RDMA_WRITE, 100, src, 5000, E.smr->lkey,
-			     (uintptr_t)E.tbuf + 16, E.tmr->rkey, 0, IBV_SEND_SIGNALED),
+				  (uintptr_t)E.tbuf + 16, E.tmr->rkey, 0, IBV_SEND_SIGNALED),
 		 0, "post RDMA WRITE");
 	expect_send_ok(IBV_WC_RDMA_WRITE, 100, "RDMA WRITE completion");
 	CHECK(dpvt_check_pattern(E.tbuf + 16, 5000, 77) < 0, "RDMA WRITE data at the target");
@@ -318,7 +318,7 @@ static void test_ops(void)
 	/* RDMA WRITE_WITH_IMM to SRQ B: consumes one WQE of SRQ B */
 	dpvt_fill_pattern(src, 3000, 78);
 	CHECK_EQ(dpvt_post_xrc_wr(E.ini, E.srqn[1], IBV_WR_RDMA_WRITE_WITH_IMM, 101, src, 3000, E.smr->lkey,
-			     (uintptr_t)E.tbuf + 8192, E.tmr->rkey, 0x5151, IBV_SEND_SIGNALED),
+				  (uintptr_t)E.tbuf + 8192, E.tmr->rkey, 0x5151, IBV_SEND_SIGNALED),
 		 0, "post RDMA WRITE_WITH_IMM");
 	expect_send_ok(IBV_WC_RDMA_WRITE, 101, "RDMA WRITE_WITH_IMM completion");
 	struct expect wi = {1, IBV_WC_RECV_RDMA_WITH_IMM, 3000, true, 0x5151, 0};
@@ -331,7 +331,7 @@ static void test_ops(void)
 	uint8_t *dst = E.sbuf + (size_t)NSLOT * SLOT;
 	memset(dst, 0, 7000);
 	CHECK_EQ(dpvt_post_xrc_wr(E.ini, E.srqn[1], IBV_WR_RDMA_READ, 102, dst, 7000, E.smr->lkey,
-			     (uintptr_t)E.tbuf + 20000, E.tmr->rkey, 0, IBV_SEND_SIGNALED),
+				  (uintptr_t)E.tbuf + 20000, E.tmr->rkey, 0, IBV_SEND_SIGNALED),
 		 0, "post RDMA READ");
 	expect_send_ok(IBV_WC_RDMA_READ, 102, "RDMA READ completion");
 	CHECK(dpvt_check_pattern(dst, 7000, 79) < 0, "RDMA READ data");
@@ -497,7 +497,7 @@ static void stream(unsigned int n, unsigned int window, unsigned int timeout_s)
 			uint8_t *p = E.sbuf + (size_t)(i % NSLOT) * SLOT;
 			dpvt_fill_pattern(p, m[i].len, i);
 			if (dpvt_post_xrc_wr(E.ini, E.srqn[m[i].srq], m[i].imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND, i, p,
-					m[i].len, E.smr->lkey, 0, 0, i ^ 0x55aa0000u, IBV_SEND_SIGNALED))
+					     m[i].len, E.smr->lkey, 0, 0, i ^ 0x55aa0000u, IBV_SEND_SIGNALED))
 				break;
 			posted++;
 			progress = true;
