@@ -31,7 +31,6 @@
 #define DPV_DEF_MAX_INLINE 512
 #define DPV_DEF_MAX_MR_SIZE (1ULL << 40)
 
-#define DPV_QPN_FIRST 0x11 /* QPNs 0/1 are special (SMI/GSI) as on rxe */
 #define DPV_NEIGH_MAX 256
 #define DPV_NEIGH_PENDING_MAX 256 /* packets held while resolving */
 #define DPV_BURST 32

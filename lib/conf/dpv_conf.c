@@ -1078,8 +1078,35 @@ static int parse_fault(struct ctx *x, json_t *f)
 	return 0;
 }
 
+/* "log": {"pmd.dpv.sw": 8, "lib.dpv.*": 7}: levels of DPDK log types. */
+static int parse_log(struct ctx *x, json_t *lg)
+{
+	struct dpv_conf *c = x->c;
+	const char *key;
+	json_t *v;
+	long long n;
+
+	json_object_foreach(lg, key, v) {
+		char p[CONF_PATH_LEN];
+
+		pjoin(p, "log", key);
+		if (c->n_log >= DPV_CONF_MAX_LOG)
+			return fail(x, p, "at most %d log types", DPV_CONF_MAX_LOG);
+		if (!*key || strlen(key) >= DPV_NAME_MAX ||
+		    strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789._*") != strlen(key))
+			return fail(x, p, "not a DPDK log type or pattern (letters, digits, '.', '_', '*')");
+		if (get_int(x, lg, "log", key, 1, DPV_CONF_MAX_LOG_LEVEL, false, &n) < 0)
+			return -1;
+		snprintf(c->log[c->n_log].pattern, DPV_NAME_MAX, "%s", key);
+		c->log[c->n_log].level = (int)n;
+		c->n_log++;
+	}
+	return 0;
+}
+
 static void set_defaults(struct dpv_conf *c)
 {
+	snprintf(c->driver, sizeof(c->driver), "sw");
 	c->mode = DPV_MODE_EMBEDDED;
 	c->progress = DPV_PROGRESS_INLINE;
 	c->sw_loopback = true;
@@ -1102,8 +1129,9 @@ static void set_defaults(struct dpv_conf *c)
 
 static int parse_root(struct ctx *x, json_t *root)
 {
-	static const char *const keys[] = { "mode", "progress", "software_loopback", "eal",
-					    "ports", "limits", "fault", NULL };
+	static const char *const keys[] = { "driver", "mode", "progress", "software_loopback", "eal",
+					    "ports", "limits", "fault", "log", NULL };
+	static const char *const drivers[] = { "sw", "null", NULL };
 	static const char *const modes[] = { "embedded", "shared", NULL };
 	static const char *const progs[] = { "inline", "lcore", NULL };
 	struct dpv_conf *c = x->c;
@@ -1115,6 +1143,11 @@ static int parse_root(struct ctx *x, json_t *root)
 	if (check_keys(x, root, "", keys, NULL))
 		return -1;
 	set_defaults(c);
+	r = get_enum(x, root, "", "driver", drivers, &v);
+	if (r < 0)
+		return -1;
+	if (r == 1)
+		snprintf(c->driver, sizeof(c->driver), "%s", drivers[v]);
 	r = get_enum(x, root, "", "mode", modes, &v);
 	if (r < 0)
 		return -1;
@@ -1138,6 +1171,9 @@ static int parse_root(struct ctx *x, json_t *root)
 		return -1;
 	r = get_obj(x, root, "", "fault", &o);
 	if (r < 0 || (r == 1 && parse_fault(x, o) < 0))
+		return -1;
+	r = get_obj(x, root, "", "log", &o);
+	if (r < 0 || (r == 1 && parse_log(x, o) < 0))
 		return -1;
 	return 0;
 }

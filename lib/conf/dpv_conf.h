@@ -96,8 +96,17 @@ struct dpv_conf_fault {
 	uint64_t seed;
 };
 
+#define DPV_CONF_MAX_LOG 16
+
+/* "log": {"<log type or pattern>": level} (DPDK log types, e.g. pmd.dpv.sw) */
+struct dpv_conf_log {
+	char pattern[DPV_NAME_MAX];
+	int level;                       /* 1..8 (RTE_LOG_EMERG..RTE_LOG_DEBUG) */
+};
+
 struct dpv_conf {
 	char source[DPV_PATH_MAX];       /* file name or "<built-in default>" */
+	char driver[DPV_NAME_MAX];       /* transport driver: "sw" (default), "null" */
 	enum dpv_mode mode;
 	enum dpv_progress progress;
 	bool sw_loopback;                /* loop local GIDs in software */
@@ -108,6 +117,8 @@ struct dpv_conf {
 	bool huge;                       /* false: --no-huge */
 	uint32_t memory_mb;              /* -m / --socket-mem, 0: EAL default */
 	int log_level;                   /* 0..8, DPDK log level */
+	struct dpv_conf_log log[DPV_CONF_MAX_LOG];
+	unsigned int n_log;
 	/* ports */
 	struct dpv_conf_port ports[DPV_MAX_PORTS];
 	unsigned int n_ports;

@@ -36,7 +36,7 @@ static const enum dpv_drop_reason parse_drop[DPV_PARSE_NERR] = {
 	[7] = DPV_DROP_BAD_PAD, [8] = DPV_DROP_BAD_ICRC,
 };
 
-static void tx_one(struct dpv_qctx *qc, struct rte_mbuf *m)
+static int tx_one(struct dpv_qctx *qc, struct rte_mbuf *m)
 {
 	struct dpv_port *p = qc->port;
 	uint32_t len = rte_pktmbuf_pkt_len(m);
@@ -55,20 +55,22 @@ static void tx_one(struct dpv_qctx *qc, struct rte_mbuf *m)
 	if (n != 1) {
 		dpv_stat_add(&p->stats.drop[DPV_DROP_TX_FULL], 1);
 		rte_pktmbuf_free(m);
-		return;
+		return -ENOBUFS;
 	}
 	dpv_stat_add(&p->stats.tx_pkts, 1);
 	dpv_stat_add(&p->stats.tx_bytes, len);
+	return 0;
 }
 
-void dpv_port_tx_raw(struct dpv_qctx *qc, struct rte_mbuf *m)
+int dpv_port_tx_raw(struct dpv_qctx *qc, struct rte_mbuf *m)
 {
 	struct rte_mbuf *dup;
 	if (dpv_fault_tx(qc, &m, &dup))
-		return; /* dropped by fault injection */
-	tx_one(qc, m);
+		return 0; /* dropped by fault injection: lost on the wire */
+	int r = tx_one(qc, m);
 	if (dup)
 		tx_one(qc, dup);
+	return r;
 }
 
 static int lo_enqueue(struct dpv_port *p, struct dpv_qctx *lq, struct rte_mbuf *m)
@@ -110,8 +112,7 @@ int dpv_port_xmit(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16
 	if (r == 0)
 		return 0; /* queued until the neighbour answers */
 	memcpy(eth, mac, 6);
-	dpv_port_tx_raw(qc, m);
-	return 0;
+	return dpv_port_tx_raw(qc, m);
 }
 
 static bool frame_for_us(const struct dpv_port *p, const struct dpv_pkt_info *pi)
@@ -174,6 +175,7 @@ static int qctx_poll_locked(struct dpv_qctx *qc)
 
 	/* up to DPV_RX_BURSTS full bursts per turn, so that a context that
 	 * receives faster than one burst per turn is not overrun */
+	qc->rx_backlog = false;
 	for (unsigned int b = 0; b < DPV_RX_BURSTS; b++) {
 		n = rte_eth_rx_burst(p->eth_port, qc->qid, pkts, DPV_BURST);
 		for (uint16_t i = 0; i < n; i++) {
@@ -184,6 +186,7 @@ static int qctx_poll_locked(struct dpv_qctx *qc)
 		total += n;
 		if (n < DPV_BURST)
 			break;
+		qc->rx_backlog = b + 1 == DPV_RX_BURSTS;
 	}
 	for (unsigned int b = 0; b < DPV_RX_BURSTS; b++) {
 		n = (uint16_t)rte_ring_sc_dequeue_burst(qc->lo_ring, (void **)pkts, DPV_BURST, NULL);

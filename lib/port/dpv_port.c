@@ -590,15 +590,14 @@ static int port_start(struct dpv_runtime *rt, struct dpv_port *p)
 	return 0;
 }
 
+static const struct dpv_conf *g_start_conf;
+
 static void runtime_init(void)
 {
 	struct dpv_runtime *rt = &g_rt;
 	char err[1024];
 
-	if (dpv_conf_load(NULL, &rt->conf, err, sizeof(err)) != 0) {
-		fail(rt, EINVAL, "%s", err);
-		return;
-	}
+	rt->conf = *g_start_conf;
 	/* set-up fallback: no hugepages could be reserved on this machine */
 	const char *fs = getenv("DPVERBS_FAULT");
 	if (fs && *fs && dpv_fault_parse_env(fs, &rt->conf.fault, err, sizeof(err))) {
@@ -636,8 +635,13 @@ static void runtime_init(void)
 	}
 }
 
-struct dpv_runtime *dpv_runtime_get(void)
+struct dpv_runtime *dpv_runtime_start(const struct dpv_conf *conf)
 {
+	static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+	pthread_mutex_lock(&start_lock);
+	if (!g_start_conf)
+		g_start_conf = conf;
+	pthread_mutex_unlock(&start_lock);
 	pthread_once(&g_once, runtime_init);
 	struct dpv_runtime *rt = atomic_load(&g_rt_ready);
 	if (!rt)

@@ -21,58 +21,10 @@
 
 #include "dpv_conf.h"
 #include "dpv_limits.h"
+#include "dpv_counters.h"
 #include "dpv_wire.h"
 
 struct dpv_port;
-
-/* Why a received frame was dropped; counted per port. */
-enum dpv_drop_reason {
-	DPV_DROP_NOT_ROCE = 0,   /* not ARP/ND/RoCEv2: other traffic */
-	DPV_DROP_SHORT,
-	DPV_DROP_BAD_IP,
-	DPV_DROP_BAD_UDP,
-	DPV_DROP_BAD_OPCODE,
-	DPV_DROP_BAD_TVER,
-	DPV_DROP_BAD_PAD,
-	DPV_DROP_BAD_ICRC,
-	DPV_DROP_NOT_FOR_US,     /* destination IP/MAC not ours */
-	DPV_DROP_NO_QP,          /* destination QP does not exist */
-	DPV_DROP_QP_STATE,       /* QP not in a state that receives */
-	DPV_DROP_BAD_QKEY,
-	DPV_DROP_BAD_PKEY,
-	DPV_DROP_BAD_TRANSPORT,  /* opcode transport does not match QP type */
-	DPV_DROP_NO_RECV_WQE,    /* UD: receive queue empty */
-	DPV_DROP_NEIGH,          /* unresolved neighbour, queue full or timed out */
-	DPV_DROP_TX_FULL,        /* TX queue full */
-	DPV_DROP_NOMEM,          /* no mbuf */
-	DPV_DROP_FAULT,          /* fault injection */
-	DPV_DROP_NR,
-};
-extern const char *const dpv_drop_reason_names[DPV_DROP_NR];
-
-/* Transport counters (rxe's hw counters and a few more), per port and per QP. */
-enum dpv_cnt {
-	DPV_CNT_SENT_PKTS = 0,
-	DPV_CNT_RCVD_PKTS,
-	DPV_CNT_DUP_REQ,          /* duplicate requests received */
-	DPV_CNT_OOS_REQ,          /* out-of-sequence requests received */
-	DPV_CNT_RNR_NAK_SENT,
-	DPV_CNT_RNR_NAK_RCVD,
-	DPV_CNT_SEQ_NAK_SENT,
-	DPV_CNT_SEQ_NAK_RCVD,
-	DPV_CNT_RETRY,            /* retransmissions (timeouts, NAKs, RNR) */
-	DPV_CNT_RETRY_EXC,        /* transport retries exceeded */
-	DPV_CNT_RNR_RETRY_EXC,
-	DPV_CNT_ACK_DEFERRED,     /* ACK requests coalesced into a later ACK */
-	DPV_CNT_ACK_SENT,
-	DPV_CNT_ACK_RCVD,
-	DPV_CNT_NAK_SENT,         /* NAK invalid request / remote access / op */
-	DPV_CNT_NAK_RCVD,
-	DPV_CNT_DUP_RESP,         /* duplicate or unexpected responses dropped */
-	DPV_CNT_PROBE,            /* tail-loss probes (go-back without a timeout) */
-	DPV_CNT_NR,
-};
-extern const char *const dpv_cnt_names[DPV_CNT_NR];
 
 struct dpv_port_stats {
 	_Atomic uint64_t cnt[DPV_CNT_NR];
@@ -92,6 +44,7 @@ struct dpv_qctx {
 	struct rte_ring *db_ring; /* QPs with work for the service lcore */
 	_Atomic uint64_t last_poll_tsc; /* last time someone polled this context */
 	int lcore;                /* service lcore, -1 in inline mode */
+	bool rx_backlog;          /* the last poll left frames in the RX queue */
 	uint64_t next_timer_tsc;  /* next transport timer scan */
 	/* transport objects with deferred work after this burst (coalesced
 	 * ACKs); protected by rx_lock */
@@ -158,12 +111,13 @@ struct dpv_runtime {
 };
 
 /*
- * Bring the runtime up once per process (thread-safe, idempotent): load the
- * configuration, initialise EAL unless the application already did, start
- * the ports. Returns NULL with errno set on failure (the reason is printed
- * once to stderr and kept in the runtime's init_msg).
+ * Bring the runtime up once per process (thread-safe, idempotent) for this
+ * configuration (copied): initialise EAL unless the application already
+ * did, start the ports and the engine. Later calls return the same runtime
+ * whatever conf they pass. Returns NULL with errno set on failure (the
+ * reason is logged once and kept in the runtime's init_msg).
  */
-struct dpv_runtime *dpv_runtime_get(void);
+struct dpv_runtime *dpv_runtime_start(const struct dpv_conf *conf);
 /* At exit: stop and close the ports (memif removes its socket), release
  * EAL and remove the process' DPDK runtime directory if we created EAL. */
 void dpv_runtime_shutdown(void);
@@ -176,13 +130,10 @@ struct dpv_port *dpv_port_by_name(const char *name);
 int dpv_port_gid_find(const struct dpv_port *port, const uint8_t gid[16]);
 /* Is this GID (IPv4-mapped or IPv6) one of a local port? Returns it or NULL. */
 struct dpv_port *dpv_port_find_local_gid(const uint8_t gid[16]);
-static inline bool dpv_gid_is_v4mapped(const uint8_t *gid)
+/* Is the port's link up (what ibv_query_port reports as its state)? */
+static inline bool dpv_port_link_up(const struct dpv_port *p)
 {
-	static const uint8_t pfx[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-	for (int i = 0; i < 12; i++)
-		if (gid[i] != pfx[i])
-			return false;
-	return true;
+	return p->link_up;
 }
 
 /*
@@ -200,7 +151,9 @@ void dpv_port_set_poll_handler(dpv_poll_fn fn);
  * Transmit a fully built RoCEv2 frame (Ethernet header's dst MAC may be
  * unset): resolves the neighbour of dgid, or loops back in software when dgid
  * is local. Consumes the mbuf in every case. Returns 0 if sent or queued
- * (pending neighbour resolution), negative errno if dropped.
+ * (pending neighbour resolution), -ENOBUFS if the TX queue (or the loopback
+ * ring) stayed full (the caller may send it again later), another negative
+ * errno if dropped.
  */
 int dpv_port_xmit(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16]);
 
@@ -221,7 +174,7 @@ int dpv_neigh_resolve_or_queue(struct dpv_qctx *qc, const uint8_t ip[16], struct
 void dpv_neigh_timer(struct dpv_qctx *qc);
 void dpv_neigh_prefetch(struct dpv_qctx *qc, const uint8_t ip[16]);
 bool dpv_neigh_ready(struct dpv_qctx *qc, const uint8_t ip[16]);
-void dpv_port_tx_raw(struct dpv_qctx *qc, struct rte_mbuf *m); /* send as is, consumes */
+int dpv_port_tx_raw(struct dpv_qctx *qc, struct rte_mbuf *m); /* send as is, consumes; 0 or -ENOBUFS */
 
 /* Map an Ethernet MTU to the IB MTU enum (1..5) the port can carry. */
 uint8_t dpv_eth_mtu_to_ib(uint16_t eth_mtu, uint8_t ip_ver);

@@ -1,71 +1,65 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Thread domains, parent domains, per-object buffers through the parent
- * domain's allocators, and the ready hugepage allocator (dpverbs.h).
+ * Protection domains and parent domains (ibv_alloc_parent_domain(3)): a
+ * parent domain is accepted wherever a PD is and adds a thread domain and
+ * custom allocators for the buffers of the objects created with it.
  */
 #include <errno.h>
-#include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-
-#include <rte_malloc.h>
-#include <rte_mbuf.h>
-#include <rte_ring.h>
-#include <rte_mempool.h>
-#include <rte_memory.h>
-#include <rte_lcore.h>
 
 #include "dpv_verbs.h"
-#include "dpverbs.h"
-
-/* ---- thread domain ---- */
 
 /**
- * alloc_td (ibv_alloc_td): RETURN VALUE the TD, or NULL with errno EINVAL
- * (NULL argument, comp_mask != 0) or ENOMEM.
+ * ibv_alloc_pd: a new PD. RETURN VALUE: the PD, or NULL with errno EINVAL
+ * (NULL context), ENOMEM (limits.max_pd PDs exist, or no memory), or the
+ * errno of a failed start of dpverbs.
  */
-struct ibv_td *dpv_alloc_td(struct ibv_context *context, struct ibv_td_init_attr *attr)
+DPV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 {
-	if (!context || !attr || attr->comp_mask) {
+	if (!context) {
 		errno = EINVAL;
 		return NULL;
 	}
-	struct dpv_td *td = calloc(1, sizeof(*td));
-	if (!td) {
+	if (!dpv_core_get())
+		return NULL;
+	struct dpv_pd *pd = calloc(1, sizeof(*pd));
+	if (!pd) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	char name[RTE_RING_NAMESIZE];
-	static _Atomic unsigned int seq;
-	snprintf(name, sizeof(name), "dpv_td_%u", atomic_fetch_add(&seq, 1));
-	td->rx_ring = rte_ring_create(name, 4096, SOCKET_ID_ANY, RING_F_SC_DEQ);
-	if (!td->rx_ring) {
-		free(td);
-		errno = ENOMEM;
+	if (dpv_pool_add(DPV_OBJ_PD, pd, &pd->handle) != 0) {
+		free(pd);
+		errno = ENOMEM; /* limits.max_pd PDs exist */
 		return NULL;
 	}
-	td->ibtd.context = context;
-	return &td->ibtd;
+	pd->ibpd.context = context;
+	pd->ibpd.handle = pd->handle;
+	pd->base = pd;
+	return &pd->ibpd;
 }
 
-/** dealloc_td (ibv_dealloc_td): 0, EINVAL for NULL, EBUSY while a parent domain uses it. */
-int dpv_dealloc_td(struct ibv_td *ib)
+/**
+ * ibv_dealloc_pd: deallocates a PD or a parent domain. RETURN VALUE 0,
+ * EINVAL for NULL, EBUSY while MRs, QPs, AHs, SRQs, CQs or parent domains
+ * created with it exist.
+ */
+DPV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 {
-	if (!ib)
+	if (!ibpd)
 		return EINVAL;
-	struct dpv_td *td = to_dtd(ib);
-	if (atomic_load(&td->users) > 0)
+	struct dpv_pd *pd = to_dpd(ibpd);
+	if (atomic_load(&pd->users) > 0)
 		return EBUSY;
-	struct rte_mbuf *m;
-	while (rte_ring_dequeue(td->rx_ring, (void **)&m) == 0)
-		rte_pktmbuf_free(m);
-	rte_ring_free(td->rx_ring);
-	free(td);
+	if (pd->parent) {
+		atomic_fetch_sub(&pd->base->users, 1);
+		if (pd->td)
+			atomic_fetch_sub(&pd->td->users, 1);
+	} else {
+		dpv_pool_del(DPV_OBJ_PD, pd->handle, pd);
+	}
+	free(pd);
 	return 0;
 }
-
-/* ---- parent domain ---- */
 
 /**
  * alloc_parent_domain (ibv_alloc_parent_domain): RETURN VALUE the parent
@@ -92,6 +86,7 @@ struct ibv_pd *dpv_alloc_parent_domain(struct ibv_context *context, struct ibv_p
 	pd->ibpd.handle = a->pd->handle; /* protection comes from the base PD */
 	pd->parent = true;
 	pd->base = to_dpd(a->pd);
+	pd->handle = pd->base->handle;
 	pd->td = a->td ? to_dtd(a->td) : NULL;
 	if (a->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
 		pd->alloc = a->alloc;
@@ -103,254 +98,4 @@ struct ibv_pd *dpv_alloc_parent_domain(struct ibv_context *context, struct ibv_p
 	if (pd->td)
 		atomic_fetch_add(&pd->td->users, 1);
 	return &pd->ibpd;
-}
-
-/* ---- object buffers ---- */
-
-void *dpv_buf_alloc(struct dpv_pd *pd, struct dpv_bufs *bs, size_t size, size_t align, uint32_t code)
-{
-	void *p = NULL;
-	bool custom = false;
-	if (bs->n >= DPV_OBJ_BUFS) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (align < 8)
-		align = 8;
-	if (!size)
-		size = 1;
-	if (pd && pd->parent && pd->alloc) {
-		p = pd->alloc(&pd->ibpd, pd->pd_context, size, align, DPV_RESOURCE_TYPE(code));
-		if (!p) {
-			errno = ENOMEM;
-			return NULL;
-		}
-		if (p != IBV_ALLOCATOR_USE_DEFAULT)
-			custom = true;
-		else
-			p = NULL;
-	}
-	if (!p) {
-		size_t rounded = (size + align - 1) / align * align;
-		p = aligned_alloc(align, rounded);
-		if (!p) {
-			errno = ENOMEM;
-			return NULL;
-		}
-		memset(p, 0, rounded);
-	}
-	bs->pd = pd;
-	bs->b[bs->n].p = p;
-	bs->b[bs->n].code = code;
-	bs->b[bs->n].custom = custom;
-	bs->n++;
-	return p;
-}
-
-static void buf_release(struct dpv_pd *pd, struct dpv_buf *b)
-{
-	if (b->custom)
-		pd->free(&pd->ibpd, pd->pd_context, b->p, DPV_RESOURCE_TYPE(b->code));
-	else
-		free(b->p);
-}
-
-void dpv_buf_free(struct dpv_bufs *bs, void *p)
-{
-	for (unsigned int i = 0; i < bs->n; i++)
-		if (bs->b[i].p == p) {
-			buf_release(bs->pd, &bs->b[i]);
-			bs->b[i] = bs->b[--bs->n];
-			return;
-		}
-}
-
-/* Frees in reverse order, so that the object itself (allocated first) goes
- * last; the record is copied first because it may live inside the object. */
-void dpv_bufs_free_all(struct dpv_bufs *bs)
-{
-	struct dpv_bufs copy = *bs;
-	for (unsigned int i = copy.n; i-- > 0;)
-		buf_release(copy.pd, &copy.b[i]);
-}
-
-/* ---- hugepage allocator ---- */
-
-#define HP_MIN_SHIFT 12 /* 4 KiB */
-#define HP_MAX_SHIFT 20 /* 1 MiB */
-#define HP_CLASSES (HP_MAX_SHIFT - HP_MIN_SHIFT + 1)
-#define HP_POOL_OBJS 63
-
-struct dpv_hugepage_allocator {
-	int socket;
-	pthread_mutex_t lock;
-	struct rte_mempool *pools[HP_CLASSES];
-	struct dpv_hugepage_stats st[DPV_RES_NR];
-	uint64_t live;
-};
-
-/* Header in front of each buffer: how to give it back. */
-struct hp_hdr {
-	uint32_t cls;  /* size class, or HP_CLASSES for rte_zmalloc */
-	uint32_t code;
-	uint64_t size;
-	void *base;    /* what the pool or rte_malloc returned */
-};
-
-static _Atomic unsigned int g_hp_seq;
-
-struct dpv_hugepage_allocator *dpv_hugepage_allocator_create(int socket)
-{
-	if (!dpv_runtime_get()) {
-		errno = ENODEV;
-		return NULL;
-	}
-	struct dpv_hugepage_allocator *a = calloc(1, sizeof(*a));
-	if (!a) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (socket >= 0) {
-		bool known = false;
-		for (unsigned int i = 0; i < rte_socket_count(); i++)
-			if (rte_socket_id_by_idx(i) == socket)
-				known = true;
-		if (!known) {
-			free(a);
-			errno = EINVAL; /* no such NUMA socket */
-			return NULL;
-		}
-	}
-	a->socket = socket < 0 ? (int)rte_socket_id() : socket;
-	if (a->socket < 0 || (unsigned int)a->socket >= RTE_MAX_NUMA_NODES)
-		a->socket = 0;
-	pthread_mutex_init(&a->lock, NULL);
-	return a;
-}
-
-int dpv_hugepage_allocator_destroy(struct dpv_hugepage_allocator *a)
-{
-	if (!a)
-		return EINVAL;
-	pthread_mutex_lock(&a->lock);
-	if (a->live) {
-		pthread_mutex_unlock(&a->lock);
-		return EBUSY;
-	}
-	for (int i = 0; i < HP_CLASSES; i++)
-		rte_mempool_free(a->pools[i]);
-	pthread_mutex_unlock(&a->lock);
-	pthread_mutex_destroy(&a->lock);
-	free(a);
-	return 0;
-}
-
-/* Must hold a->lock. */
-static struct rte_mempool *hp_pool(struct dpv_hugepage_allocator *a, unsigned int cls)
-{
-	if (!a->pools[cls]) {
-		char name[RTE_MEMPOOL_NAMESIZE];
-		snprintf(name, sizeof(name), "dpv_hp%u_%u", atomic_fetch_add(&g_hp_seq, 1), cls);
-		/* no per-lcore cache: application threads are not EAL lcores */
-		a->pools[cls] = rte_mempool_create(name, HP_POOL_OBJS, 1u << (cls + HP_MIN_SHIFT), 0, 0, NULL,
-						   NULL, NULL, NULL, a->socket, 0);
-	}
-	return a->pools[cls];
-}
-
-void *dpv_hugepage_alloc(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment,
-			 uint64_t resource_type)
-{
-	struct dpv_hugepage_allocator *a = pd_context;
-	if (!a)
-		return NULL;
-	uint32_t code = DPV_RESOURCE_CODE(resource_type);
-	if (code >= DPV_RES_NR)
-		code = 0;
-	if (alignment < RTE_CACHE_LINE_SIZE)
-		alignment = RTE_CACHE_LINE_SIZE;
-	/* header + padding to the alignment + the buffer */
-	size_t need = size + alignment + sizeof(struct hp_hdr);
-	unsigned int cls = HP_CLASSES;
-	for (unsigned int c = 0; c < HP_CLASSES; c++)
-		if (need <= (1u << (c + HP_MIN_SHIFT))) {
-			cls = c;
-			break;
-		}
-	void *base = NULL;
-	pthread_mutex_lock(&a->lock);
-	if (cls < HP_CLASSES) {
-		struct rte_mempool *mp = hp_pool(a, cls);
-		if (mp && rte_mempool_get(mp, &base) != 0)
-			base = NULL;
-		if (base)
-			memset(base, 0, 1u << (cls + HP_MIN_SHIFT));
-	}
-	if (!base) {
-		cls = HP_CLASSES;
-		base = rte_zmalloc_socket("dpv_hp", need, RTE_CACHE_LINE_SIZE, a->socket);
-	}
-	if (!base) {
-		a->st[code].failures++;
-		pthread_mutex_unlock(&a->lock);
-		return NULL;
-	}
-	uintptr_t p = ((uintptr_t)base + sizeof(struct hp_hdr) + alignment - 1) & ~(uintptr_t)(alignment - 1);
-	struct hp_hdr *h = (struct hp_hdr *)(p - sizeof(struct hp_hdr));
-	h->cls = cls;
-	h->code = code;
-	h->size = size;
-	h->base = base;
-	a->st[code].bytes += size;
-	a->st[code].objects++;
-	a->st[code].allocs++;
-	a->live++;
-	pthread_mutex_unlock(&a->lock);
-	return (void *)p;
-}
-
-void dpv_hugepage_free(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t resource_type)
-{
-	struct dpv_hugepage_allocator *a = pd_context;
-	if (!a || !ptr)
-		return;
-	struct hp_hdr *h = (struct hp_hdr *)((uintptr_t)ptr - sizeof(struct hp_hdr));
-	pthread_mutex_lock(&a->lock);
-	a->st[h->code].bytes -= h->size;
-	a->st[h->code].objects--;
-	a->st[h->code].frees++;
-	a->live--;
-	if (h->cls < HP_CLASSES)
-		rte_mempool_put(a->pools[h->cls], h->base);
-	else
-		rte_free(h->base);
-	pthread_mutex_unlock(&a->lock);
-}
-
-int dpv_hugepage_stats(const struct dpv_hugepage_allocator *a, uint32_t code, struct dpv_hugepage_stats *out)
-{
-	if (!a || !out || code >= DPV_RES_NR)
-		return EINVAL;
-	pthread_mutex_lock((pthread_mutex_t *)&a->lock);
-	*out = a->st[code];
-	pthread_mutex_unlock((pthread_mutex_t *)&a->lock);
-	return 0;
-}
-
-int dpv_is_hugepage_memory(const void *ptr)
-{
-	const struct rte_memseg *ms = rte_mem_virt2memseg(ptr, NULL);
-	return ms && ms->hugepage_sz >= (2u << 20);
-}
-
-void dpv_hugepage_parent_domain_attr(struct dpv_hugepage_allocator *a, struct ibv_pd *pd, struct ibv_td *td,
-				     struct ibv_parent_domain_init_attr *attr)
-{
-	memset(attr, 0, sizeof(*attr));
-	attr->pd = pd;
-	attr->td = td;
-	attr->comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS | IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
-	attr->alloc = dpv_hugepage_alloc;
-	attr->free = dpv_hugepage_free;
-	attr->pd_context = a;
 }

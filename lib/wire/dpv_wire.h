@@ -20,6 +20,29 @@ extern "C" {
 #endif
 
 #define DPV_ROCEV2_UDP_PORT 4791
+#define DPV_MAC_LEN 6
+#define DPV_GID_LEN 16
+#define DPV_DEFAULT_HOP_LIMIT 64  /* IPv4 TTL / IPv6 hop limit when the AV says 0 */
+
+/* ---- PSN arithmetic (IBA 9.7.1: 24-bit sequence numbers, modulo 2^24) ---- */
+#define DPV_PSN_MASK 0xffffffu
+#define DPV_QPN_MASK 0xffffffu
+/** a + n modulo 2^24 */
+static inline uint32_t dpv_psn_add(uint32_t a, uint32_t n) { return (a + n) & DPV_PSN_MASK; }
+/** a - 1 modulo 2^24 */
+static inline uint32_t dpv_psn_prev(uint32_t a) { return (a + DPV_PSN_MASK) & DPV_PSN_MASK; }
+/** Signed distance a - b in the 24-bit window: < 0 when a is before b. */
+static inline int32_t dpv_psn_cmp(uint32_t a, uint32_t b) { return ((int32_t)((a - b) << 8)) >> 8; }
+
+/** Is a GID IPv4-mapped (::ffff:a.b.c.d)? */
+static inline bool dpv_gid_is_v4mapped(const uint8_t *gid)
+{
+	static const uint8_t pfx[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	for (int i = 0; i < 12; i++)
+		if (gid[i] != pfx[i])
+			return false;
+	return true;
+}
 #define DPV_ETH_HLEN 14
 #define DPV_IPV4_HLEN 20
 #define DPV_IPV6_HLEN 40
@@ -63,7 +86,10 @@ enum dpv_hdr_mask {
 	DPV_OP_COMP = 1u << 19, /* generates a receive completion */
 };
 
-/* Transport (upper 3 bits of the opcode). IBA 9.2.1 table 35. */
+/* Transport (upper 3 bits of the opcode) and operation (lower 5 bits).
+ * IBA 9.2.1 table 35. */
+#define DPV_OPC_TR_MASK 0xe0u
+#define DPV_OPC_OP_MASK 0x1fu
 enum dpv_transport {
 	DPV_TR_RC = 0x00,
 	DPV_TR_UC = 0x20,
@@ -100,6 +126,18 @@ enum dpv_opcode {
 	DPV_OPC_SEND_ONLY_INV = 0x17,
 	/* OR with a transport for UC/UD/XRC: e.g. DPV_TR_UD | DPV_OPC_SEND_ONLY */
 };
+
+/* AETH syndrome (IBA 9.7.5.1, table 43): type in bits 7..5, value in 4..0. */
+#define DPV_AETH_TYPE_MASK 0xe0u
+#define DPV_AETH_ACK 0x00u          /* value: credit count */
+#define DPV_AETH_RNR_NAK 0x20u      /* value: RNR timer (table 45) */
+#define DPV_AETH_NAK 0x60u          /* value: NAK code (table 44) */
+#define DPV_AETH_NAK_PSN_SEQ 0x60u  /* PSN sequence error */
+#define DPV_AETH_NAK_INV_REQ 0x61u  /* invalid request */
+#define DPV_AETH_NAK_REM_ACC 0x62u  /* remote access error */
+#define DPV_AETH_NAK_REM_OP 0x63u   /* remote operational error */
+#define DPV_AETH_NAK_INV_RD 0x64u   /* invalid RD request */
+#define DPV_AETH_CREDIT_INVALID 0x1fu /* "invalid" credit count: no end-to-end flow control, as rxe */
 
 /* One entry per wire opcode (256 entries, indexed by the BTH opcode). */
 struct dpv_opcode_info {

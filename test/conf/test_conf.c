@@ -77,11 +77,19 @@ static const struct bad bad_table[] = {
 	{ "[]", "t: (root): must be a JSON object (got [])" },
 	/* top level */
 	{ "{'port':[]}",
-	  "t: port: unknown field (expected one of: mode, progress, software_loopback, eal, "
-	  "ports, limits, fault)" },
+	  "t: port: unknown field (expected one of: driver, mode, progress, software_loopback, eal, "
+	  "ports, limits, fault, log)" },
 	{ T(",'_comment':'x'"),
-	  "t: _comment: unknown field (expected one of: mode, progress, software_loopback, eal, "
-	  "ports, limits, fault)" },
+	  "t: _comment: unknown field (expected one of: driver, mode, progress, software_loopback, eal, "
+	  "ports, limits, fault, log)" },
+	{ T(",'driver':'hw'"),
+	  "t: driver: must be \"sw\" or \"null\" (got \"hw\")" },
+	{ T(",'log':{'pmd.dpv.sw':9}"),
+	  "t: log.pmd.dpv.sw: must be an integer between 1 and 8 (got 9)" },
+	{ T(",'log':{'a b':5}"),
+	  "t: log.a b: not a DPDK log type or pattern (letters, digits, '.', '_', '*')" },
+	{ T(",'log':7"),
+	  "t: log: must be an object (got 7)" },
 	{ "{}", "t: ports: required field is missing (at least one port)" },
 	{ "{'ports':[]}", "t: ports: must contain at least one port" },
 	{ "{'ports':{}}", "t: ports: must be an array of port objects (got {})" },

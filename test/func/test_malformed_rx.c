@@ -23,6 +23,7 @@
 #include <rte_spinlock.h>
 
 #include "dpv_verbs.h"
+#include "dpv_port.h"
 
 #define QKEY 0x0badcafeu
 

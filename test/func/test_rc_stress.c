@@ -33,7 +33,7 @@
 #include "dpv_verbs.h"
 #include "dpv_port.h"
 #include "dpv_fault.h"
-#include "dpv_rc.h"
+#include "sw_loc.h"
 
 #define MAX_MSG (1u << 20)
 #define SQ_DEPTH 256
@@ -155,43 +155,45 @@ static int hard_fail;
 /* WHITE-BOX */
 static uint64_t cnt(struct dpv_port *p, enum dpv_cnt c) { return atomic_load(&p->stats.cnt[c]); }
 
-/* WHITE-BOX: the internal QP state (struct dpv_qp, struct dpv_rc) on a stall. */
+/* WHITE-BOX: the software engine's QP contexts (drivers/sw/sw_loc.h). */
+static struct sw_qp *eng(struct ibv_qp *q) { return (struct sw_qp *)to_dqp(q)->drv; }
+
+/* WHITE-BOX: the internal QP state (struct sw_qp) on a stall. */
 static void dump_state(const char *why)
 {
-	struct dpv_qp *a = to_dqp(QA), *b = to_dqp(QB);
+	struct sw_qp *a = eng(QA), *b = eng(QB);
 	fprintf(stderr, "%s: next_post %llu rx_next %llu posted WRs [%llu,%llu) recv credits %d\n", why,
 		(unsigned long long)next_post, (unsigned long long)rx_next, (unsigned long long)pq_head,
 		(unsigned long long)pq_tail, recv_credits);
-	fprintf(stderr, "  A state %d sq head/cur/tail %u/%u/%u req_psn %#x comp_psn %#x retry_left %u "
-		"timer %llu rnr %llu rd_out %u\n", a->state, a->rc->sq_head, a->rc->sq_cur, a->rc->sq_tail,
-		a->rc->req_psn, a->rc->comp_psn, a->rc->retry_left, (unsigned long long)a->rc->timer_deadline,
-		(unsigned long long)a->rc->rnr_deadline, a->rc->rd_outstanding);
-	for (uint32_t k = a->rc->sq_head; k != a->rc->sq_tail && k - a->rc->sq_head < 4; k++) {
-		struct dpv_send_wqe *w = sq_slot(a->rc, k);
+	fprintf(stderr, "  A state %d sq head/cur/fetched %u/%u/%u req psn %#x comp psn %#x retry_left %u "
+		"timer %llu rnr %llu rd_out %u\n", sw_qp_state(a), a->req.sq_head, a->req.sq_cur, a->req.sq_fetched,
+		a->req.psn, a->comp.psn, a->comp.retry_left, (unsigned long long)a->comp.timer_deadline,
+		(unsigned long long)a->comp.rnr_deadline, a->req.rd_outstanding);
+	for (uint32_t k = a->req.sq_head; k != a->req.sq_fetched && k - a->req.sq_head < 4; k++) {
+		struct sw_wqe *s = sw_sq_state(a, k);
+		struct dpv_send_wqe *w = sw_sq_wqe(a, k);
 		fprintf(stderr, "  A wqe %u: op %d state %u len %u psn %#x..%#x next_psn %#x next_off %u read_recv %u\n",
-			k, w->opcode, w->state, w->length, w->first_psn, w->last_psn, w->next_psn, w->next_off,
-			w->read_recv);
+			k, w->opcode, s->state, w->length, s->first_psn, s->last_psn, s->next_psn, s->next_off,
+			s->read_recv);
 	}
-	fprintf(stderr, "  B state %d epsn %#x in_msg %u have_rwqe %d\n", b->state, b->rc->epsn, b->rc->in_msg,
-		b->rc->have_rwqe);
+	fprintf(stderr, "  B state %d epsn %#x in_msg %u have_rwqe %d\n", sw_qp_state(b), b->resp.psn,
+		b->resp.in_msg, b->resp.have_rwqe);
 }
 
 /* A stall or a run far too slow: name the known library bugs it matches.
  * WHITE-BOX: reads the requester's internal state and the port counters. */
 static void classify_stall(bool stalled, uint64_t ms, uint64_t target)
 {
-	struct dpv_qp *a = to_dqp(QA);
-	struct dpv_rc *rc = a->rc;
-	struct dpv_send_wqe *h = rc->sq_head != rc->sq_tail ? sq_slot(rc, rc->sq_head) : NULL;
-	bool head_rd = h && (h->opcode == IBV_WR_RDMA_READ || h->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD ||
-			     h->opcode == IBV_WR_ATOMIC_CMP_AND_SWP);
+	struct sw_qp *a = eng(QA);
+	struct dpv_send_wqe *h = a->req.sq_head != a->req.sq_fetched ? sw_sq_wqe(a, a->req.sq_head) : NULL;
+	bool head_rd = h && sw_is_rd_atomic(h->opcode);
 	uint64_t dup = atomic_load(&dpv_port_by_name("dpv1")->stats.cnt[DPV_CNT_DUP_REQ]);
-	if (a->state == IBV_QPS_RTS && !rc->timer_deadline && !rc->rnr_deadline &&
-	    psn_cmp(rc->req_psn, rc->comp_psn) > 0) {
+	if (sw_qp_state(a) == IBV_QPS_RTS && !a->comp.timer_deadline && !a->comp.rnr_deadline &&
+	    dpv_psn_cmp(a->req.psn, a->comp.psn) > 0) {
 		/* requests un-acknowledged, but no retransmission timer armed */
-		KNOWN_BUG(0, "stalled: %u PSNs un-acknowledged (comp_psn %#x req_psn %#x) and the retransmission "
-			  "timer is off: dpv_req_run() arms it only when a WQE is completely sent",
-			  psn_cmp(rc->req_psn, rc->comp_psn), rc->comp_psn, rc->req_psn);
+		KNOWN_BUG(0, "stalled: %d PSNs un-acknowledged (comp psn %#x req psn %#x) and the retransmission "
+			  "timer is off: sw_req_run() arms it only when a WQE is completely sent",
+			  dpv_psn_cmp(a->req.psn, a->comp.psn), a->comp.psn, a->req.psn);
 	} else if (head_rd && dup > 20 * (bytes_done / 1024 + 1000)) {
 		/* each duplicate ACK restarts go-back-N from the READ/ATOMIC */
 		KNOWN_BUG(0, "%s after %llu ms: %llu of %llu bytes, %llu duplicate requests at the responder: "

@@ -14,6 +14,7 @@
 /* WHITE-BOX: internal headers. Their uses stay in this file, each marked
  * WHITE-BOX; test/lib (dpvt_*.h) uses only the public verbs API. */
 #include "dpv_verbs.h"
+#include "dpv_port.h"
 
 #define QKEY 0x11220000u
 #define RBUF_OFF 0x8000    /* receive area in ep->buf */
@@ -343,7 +344,10 @@ static void test_qkey_and_errors(void)
 		n = dpvt_poll_n(E0.scq, wc, 1, 1000);
 		CHECK(n == 1 && wc[0].wr_id == 0x702 && wc[0].status == IBV_WC_LOC_PROT_ERR,
 		      "foreign-PD lkey: LOC_PROT_ERR (n %d status %s)", n, n ? ibv_wc_status_str(wc[0].status) : "-");
-		CHECK_EQ(E0.qp->state, IBV_QPS_SQE, "QP in SQE");
+		struct ibv_qp_attr qs;
+		struct ibv_qp_init_attr qi;
+		CHECK(ibv_query_qp(E0.qp, &qs, IBV_QP_STATE, &qi) == 0 && qs.qp_state == IBV_QPS_SQE,
+		      "QP in SQE (ibv_query_qp)");
 		CHECK_EQ(dpvt_poll_quiet(E1.rcq, 30), 0, "nothing sent");
 		/* a bad lkey of the right PD: also LOC_PROT_ERR (after recovery) */
 		struct ibv_qp_attr qa = {.qp_state = IBV_QPS_RTS};

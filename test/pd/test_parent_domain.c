@@ -435,11 +435,11 @@ static void test_counting(void)
 		CHECK_EQ(ibv_destroy_qp(qp), 0, "destroy UC");
 	expect_frees_match(c, "UC destroyed");
 
-	/* UD: QP, RQ */
+	/* UD: QP, SQ ring, RQ ring, engine state */
 	dpvt_ca_zero(c);
 	qp = dpvt_qp_new_ex(par, IBV_QPT_UD, pcq, pcq, NULL, 0);
 	CHECK(qp != NULL, "UD QP: %s", strerror(errno));
-	expect_codes(c, (int[]){DPV_RES_QP, DPV_RES_QP_RQ}, 2, "UD");
+	expect_codes(c, (int[]){DPV_RES_QP, DPV_RES_QP_SQ, DPV_RES_QP_RQ, DPV_RES_QP_RC}, 4, "UD");
 	if (qp)
 		CHECK_EQ(ibv_destroy_qp(qp), 0, "destroy UD");
 	expect_frees_match(c, "UD destroyed");
@@ -448,7 +448,8 @@ static void test_counting(void)
 	dpvt_ca_zero(c);
 	qp = dpvt_qp_new_ex(par, IBV_QPT_UD, pcq, pcq, NULL, IBV_QP_EX_WITH_SEND);
 	CHECK(qp != NULL, "UD QP (SEND_OPS_FLAGS): %s", strerror(errno));
-	expect_codes(c, (int[]){DPV_RES_QP, DPV_RES_QP_RQ, DPV_RES_QP_WRB}, 3, "UD+ops");
+	expect_codes(c, (int[]){DPV_RES_QP, DPV_RES_QP_SQ, DPV_RES_QP_RQ, DPV_RES_QP_RC, DPV_RES_QP_WRB}, 5,
+		     "UD+ops");
 	if (qp)
 		CHECK_EQ(ibv_destroy_qp(qp), 0, "destroy UD+ops");
 	expect_frees_match(c, "UD+ops destroyed");

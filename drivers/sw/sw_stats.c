@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Publishing counters into /dev/shm for apps/dpv_stat (see dpv_stats.h). */
+/*
+ * Counters published for other processes (apps/dpv_stat): the port
+ * counters of the port layer and this engine's per-QP counters, in
+ * /dev/shm/dpverbs-stats.<pid> (format: lib/port/dpv_stats.h).
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,9 +17,9 @@
 
 #include <rte_cycles.h>
 
-#include "dpv_verbs.h"
 #include "dpv_fault.h"
 #include "dpv_stats.h"
+#include "sw_loc.h"
 
 static struct dpv_stats_shm *g_shm;
 static char g_path[64];
@@ -89,7 +93,7 @@ static int stats_open(struct dpv_runtime *rt)
 
 /* Refresh the snapshot at most every DPV_STATS_PERIOD_MS. Called by the
  * engine from the poll hook of the first port's first context. */
-void dpv_stats_publish(void)
+void sw_stats_publish(void)
 {
 	struct dpv_runtime *rt = dpv_runtime_peek();
 	uint64_t now = rte_get_tsc_cycles();
@@ -125,18 +129,19 @@ void dpv_stats_publish(void)
 		for (unsigned int k = 0; k < DPV_CNT_NR; k++)
 			o->cnt[k] = LD(p->stats.cnt[k]);
 	}
-	uint32_t n = 0;
-	for (uint32_t qpn = DPV_QPN_FIRST; qpn < 65536 && n < DPV_STATS_MAX_QPS; qpn++) {
-		struct dpv_qp *qp = dpv_qp_lookup(qpn);
+	uint32_t n = 0, first, last;
+	dpv_pool_range(DPV_OBJ_QP, &first, &last);
+	for (uint32_t qpn = first; qpn && qpn <= last && n < DPV_STATS_MAX_QPS; qpn++) {
+		struct sw_qp *qp = sw_qp_lookup(qpn);
 		if (!qp)
 			continue;
 		struct dpv_stats_qp *o = &s->qps[n++];
 		o->qpn = qpn;
 		o->type = qp->type;
-		o->state = qp->state;
+		o->state = (uint32_t)sw_qp_state(qp);
 		o->port = qp->port->index;
 		for (unsigned int k = 0; k < DPV_CNT_NR; k++)
-			o->cnt[k] = LD(qp->cnt[k]);
+			o->cnt[k] = __atomic_load_n(&qp->cnt[k], __ATOMIC_RELAXED);
 	}
 	s->n_qps = n;
 	const struct dpv_fault_stats *fs = dpv_fault_stats();

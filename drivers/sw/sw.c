@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The software RoCEv2 driver: its ops table, registered with the verbs
+ * façade at load time, the devices (one per port of the port layer), queue
+ * memory, thread domains and run-to-completion progress.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_malloc.h>
+
+#include "dpv_engine.h"
+#include "sw_loc.h"
+
+RTE_LOG_REGISTER(sw_logtype, pmd.dpv.sw, NOTICE);
+
+static struct sw_dev g_devs[DPV_MAX_PORTS];
+
+static int sw_probe(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsigned int max)
+{
+	struct dpv_runtime *rt = dpv_runtime_start(conf);
+	if (!rt)
+		return -(errno ? errno : EIO);
+	unsigned int n = RTE_MIN(rt->n_ports, max);
+	for (unsigned int i = 0; i < n; i++) {
+		g_devs[i].port = &rt->ports[i];
+		g_devs[i].index = i;
+		snprintf(devs[i].name, sizeof(devs[i].name), "%s", rt->ports[i].name);
+		memcpy(devs[i].mac, rt->ports[i].mac, DPV_MAC_LEN);
+		devs[i].drv = &g_devs[i];
+	}
+	dpv_port_set_rx_handler(sw_rx);
+	dpv_port_set_poll_handler(sw_poll);
+	return (int)n;
+}
+
+static uint8_t speed_width(uint64_t mbps, uint8_t *width)
+{
+	/* IB speed x width closest to the Ethernet link speed */
+	*width = 2; /* 4X */
+	if (mbps >= 200000)
+		return 64; /* HDR */
+	if (mbps >= 100000)
+		return 32; /* EDR */
+	if (mbps >= 40000)
+		return 16; /* FDR */
+	*width = 1;
+	if (mbps >= 25000)
+		return 32;
+	if (mbps >= 10000)
+		return 8; /* FDR10 x1 ~ 10G */
+	return 1; /* SDR */
+}
+
+static int sw_query_port(void *d, struct ibv_port_attr *a)
+{
+	struct dpv_port *p = ((struct sw_dev *)d)->port;
+	bool up = dpv_port_link_up(p);
+	a->state = up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
+	a->phys_state = up ? 5 /* LinkUp */ : 3 /* Disabled */;
+	a->max_mtu = IBV_MTU_4096;
+	a->active_mtu = (enum ibv_mtu)p->active_mtu;
+	a->bad_pkey_cntr = (uint32_t)atomic_load(&p->stats.drop[DPV_DROP_BAD_PKEY]);
+	a->qkey_viol_cntr = (uint32_t)atomic_load(&p->stats.drop[DPV_DROP_BAD_QKEY]);
+	a->active_speed = speed_width(p->eth_speed_mbps, &a->active_width);
+	return 0;
+}
+
+static int sw_query_gid(void *d, uint32_t index, struct dpv_gid *g)
+{
+	struct dpv_port *p = ((struct sw_dev *)d)->port;
+	if (index >= DPV_GID_TABLE_LEN)
+		return -EINVAL;
+	memcpy(g->raw, p->gids[index].gid, DPV_GID_LEN);
+	g->valid = p->gids[index].valid;
+	g->ip_ver = p->gids[index].ip_ver;
+	return 0;
+}
+
+/* Rings in DPDK memory (hugepages unless EAL runs with --no-huge), on the
+ * port's NUMA socket: reachable from lcores and, later, from a daemon. */
+static void *sw_queue_alloc(void *d, size_t size, size_t align)
+{
+	struct dpv_port *p = ((struct sw_dev *)d)->port;
+	return rte_malloc_socket("dpv_ring", size, RTE_MAX(align, (size_t)RTE_CACHE_LINE_SIZE),
+				 p->pool ? p->pool->socket_id : SOCKET_ID_ANY);
+}
+
+static void sw_queue_free(void *d, void *ptr)
+{
+	rte_free(ptr);
+}
+
+static void sw_create_ah(void *d, const struct dpv_ah *ah)
+{
+	struct dpv_port *p = ((struct sw_dev *)d)->port;
+	dpv_neigh_prefetch(&p->qctx[0], ah->dgid); /* resolve the MAC now */
+}
+
+/* ---- thread domains ---- */
+
+bool sw_td_claim(struct sw_td *td)
+{
+	if (!atomic_load_explicit(&td->owner_set, memory_order_acquire)) {
+		td->owner = pthread_self();
+		atomic_store_explicit(&td->owner_set, true, memory_order_release);
+		return true;
+	}
+	return pthread_equal(td->owner, pthread_self());
+}
+
+static void *sw_create_td(void *d)
+{
+	struct sw_td *td = calloc(1, sizeof(*td));
+	if (!td) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	char name[RTE_RING_NAMESIZE];
+	static _Atomic unsigned int seq;
+	snprintf(name, sizeof(name), "dpv_td_%u", atomic_fetch_add(&seq, 1));
+	td->rx_ring = rte_ring_create(name, SW_TD_RING, SOCKET_ID_ANY, RING_F_SC_DEQ);
+	if (!td->rx_ring) {
+		free(td);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return td;
+}
+
+static int sw_destroy_td(void *p)
+{
+	struct sw_td *td = p;
+	struct rte_mbuf *m;
+	while (rte_ring_dequeue(td->rx_ring, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+	rte_ring_free(td->rx_ring);
+	free(td);
+	return 0;
+}
+
+/* ---- progress ---- */
+
+bool sw_lcore_mode(void)
+{
+	return dpv_engine_lcore_mode();
+}
+
+/* Run to completion: the thread about to poll a CQ drives the engine (all
+ * contexts); a thread domain's owner also takes the packets deferred to it. */
+static int sw_progress(void *cq)
+{
+	int n = dpv_progress_all();
+	struct sw_cq *c = cq;
+	if (c && c->lockless && c->td && sw_td_claim(c->td))
+		n += sw_td_progress(c->td);
+	return n;
+}
+
+static bool sw_progress_is_background(void)
+{
+	return dpv_engine_lcore_mode();
+}
+
+static const struct dpv_driver_ops sw_ops = {
+	.probe = sw_probe,
+	.query_port = sw_query_port,
+	.query_gid = sw_query_gid,
+	.queue_alloc = sw_queue_alloc,
+	.queue_free = sw_queue_free,
+	.create_td = sw_create_td,
+	.destroy_td = sw_destroy_td,
+	.create_ah = sw_create_ah,
+	.create_cq = sw_create_cq,
+	.destroy_cq = sw_destroy_cq,
+	.resize_cq = sw_resize_cq,
+	.create_srq = sw_create_srq,
+	.destroy_srq = sw_destroy_srq,
+	.create_qp = sw_create_qp,
+	.destroy_qp = sw_destroy_qp,
+	.modify_qp = sw_modify_qp,
+	.query_qp_state = sw_query_qp_state,
+	.query_qp_counters = sw_query_qp_counters,
+	.sq_doorbell = sw_sq_doorbell,
+	.rq_doorbell = sw_rq_doorbell,
+	.progress = sw_progress,
+	.progress_is_background = sw_progress_is_background,
+};
+
+DPV_DRIVER_REGISTER(sw, sw_ops);

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The producer side of CQ rings (dpv_queue.h): the engine writes a CQE into
+ * the next slot and publishes the producer index; a CQ that is full loses
+ * the completion and raises IBV_EVENT_CQ_ERR once (IBA 11.4.2.1); an armed
+ * CQ is disarmed by the CQE that matches its arming and its completion
+ * channel is signalled.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+
+#include "sw_loc.h"
+
+void *sw_create_cq(void *dev, const struct dpv_cq_cfg *cfg)
+{
+	struct sw_cq *cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	cq->handle = cfg->handle;
+	cq->ring = cfg->ring;
+	cq->td = cfg->td;
+	cq->lockless = cfg->td != NULL;
+	rte_spinlock_init(&cq->lock);
+	return cq;
+}
+
+void sw_destroy_cq(void *p)
+{
+	free(p);
+}
+
+/* Move the CQEs not consumed yet to a new ring (the façade holds its
+ * consumer lock, so the consumer index does not move meanwhile). */
+int sw_resize_cq(void *p, struct dpv_ring_hdr *ring)
+{
+	struct sw_cq *cq = p;
+	if (!cq->lockless)
+		rte_spinlock_lock(&cq->lock);
+	struct dpv_ring_hdr *old = cq->ring;
+	uint32_t ci = atomic_load_explicit(&old->ci, memory_order_acquire);
+	uint32_t pi = atomic_load_explicit(&old->pi, memory_order_relaxed);
+	uint32_t n = pi - ci;
+	if (n > ring->size - 1) {
+		if (!cq->lockless)
+			rte_spinlock_unlock(&cq->lock);
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		memcpy(dpv_ring_entry(ring, i), dpv_ring_entry(old, ci + i), sizeof(struct dpv_cqe));
+	atomic_store_explicit(&ring->arm, atomic_load(&old->arm), memory_order_relaxed);
+	atomic_store_explicit(&ring->ci, 0, memory_order_relaxed);
+	atomic_store_explicit(&ring->pi, n, memory_order_release);
+	cq->ring = ring;
+	if (!cq->lockless)
+		rte_spinlock_unlock(&cq->lock);
+	return 0;
+}
+
+void sw_cq_push(struct sw_cq *cq, const struct dpv_cqe *cqe)
+{
+	bool overrun = false;
+	if (!cq->lockless)
+		rte_spinlock_lock(&cq->lock);
+	int r = dpv_cq_ring_put(cq->ring, cqe, rte_get_tsc_cycles());
+	if (r < 0) {
+		overrun = !cq->overrun; /* IBA 11.4.2.1: CQ_ERR, once */
+		cq->overrun = true;
+	}
+	if (!cq->lockless)
+		rte_spinlock_unlock(&cq->lock);
+	if (unlikely(rte_log_can_log(sw_logtype, RTE_LOG_DEBUG)))
+		SW_LOG(DEBUG, "cq#%u: wr_id %#llx status %u opcode %u qp %#x len %u%s", cq->handle,
+		       (unsigned long long)cqe->wr_id, cqe->status, cqe->opcode, cqe->qp_num, cqe->byte_len,
+		       r < 0 ? " (CQ full: lost)" : "");
+	if (overrun)
+		dpv_event_async(NULL, IBV_EVENT_CQ_ERR, cq->handle);
+	if (r > 0)
+		dpv_event_comp(cq->handle);
+}

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Packets and memory of the software engine: building a QP's RoCEv2 frames
+ * (as rxe_net.c and rxe_hdr.h), handing them to the port, and the engine's
+ * "DMA": checking SGEs against registered memory and copying between
+ * packets and the application's buffers.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_mbuf.h>
+
+#include "sw_loc.h"
+
+/* UDP source port of a flow: the flow label mapping when the address vector
+ * has one (IBA A17.4.5.1, rdma-core ibv_flow_label_to_udp_sport), else
+ * 0xC000 + entropy from the QPNs (as rxe hashes the QPN). */
+uint16_t sw_udp_sport(uint32_t sqpn, uint32_t dqpn, uint32_t flow_label)
+{
+	if (flow_label)
+		return ibv_flow_label_to_udp_sport(flow_label);
+	uint32_t h = sqpn * 0x9e3779b1u ^ dqpn;
+	h ^= h >> 16;
+	return (uint16_t)(0xc000 | (h & 0x3fff));
+}
+
+/* The headers of a packet of this connected QP to its peer. */
+void sw_build_init(struct sw_qp *qp, struct dpv_pkt_build *b, uint8_t opcode, uint32_t psn)
+{
+	struct dpv_port *p = qp->port;
+	const struct ibv_ah_attr *av = &qp->attr.ah_attr;
+	memset(b, 0, sizeof(*b));
+	memcpy(b->src_mac, p->mac, DPV_MAC_LEN);
+	memcpy(b->sgid, p->gids[av->grh.sgid_index].gid, DPV_GID_LEN);
+	memcpy(b->dgid, av->grh.dgid.raw, DPV_GID_LEN);
+	b->ip_ver = dpv_gid_is_v4mapped(b->dgid) ? 4 : 6;
+	b->tclass = av->grh.traffic_class;
+	b->hop_limit = av->grh.hop_limit ? av->grh.hop_limit : DPV_DEFAULT_HOP_LIMIT;
+	b->flow_label = av->grh.flow_label;
+	b->udp_sport = sw_udp_sport(qp->qpn, qp->attr.dest_qp_num, av->grh.flow_label);
+	b->opcode = opcode;
+	b->pkey = DPV_DEFAULT_PKEY;
+	b->dqpn = qp->attr.dest_qp_num;
+	b->psn = psn & DPV_PSN_MASK;
+}
+
+int sw_xmit(struct sw_qp *qp, struct dpv_pkt_build *b, const struct dpv_sge *sge, uint32_t nsge,
+	    uint32_t off, uint32_t len, const void *flat)
+{
+	struct dpv_port *p = qp->port;
+	uint32_t flen = dpv_pkt_frame_len(b->opcode, b->ip_ver, len);
+	struct rte_mbuf *m = dpv_port_alloc_mbuf(p);
+	if (!m) {
+		dpv_stat_add(&p->stats.drop[DPV_DROP_NOMEM], 1);
+		return -ENOBUFS; /* the pool is empty for now: try again later */
+	}
+	uint8_t *f = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)flen);
+	if (!f) {
+		rte_pktmbuf_free(m);
+		return -EMSGSIZE;
+	}
+	uint32_t poff = dpv_pkt_build_hdrs(f, b, len);
+	if (len) {
+		if (flat)
+			memcpy(f + poff, flat, len);
+		else
+			sw_sge_copy_out(sge, nsge, off, f + poff, len);
+	}
+	dpv_pkt_finish(f, flen);
+	int r = dpv_port_xmit(qp->qc, m, b->dgid);
+	if (r == 0)
+		sw_cnt(qp, DPV_CNT_SENT_PKTS);
+	return r;
+}
+
+uint32_t sw_sge_total(const struct dpv_sge *sge, uint32_t n)
+{
+	uint64_t t = 0;
+	for (uint32_t i = 0; i < n; i++)
+		t += sge[i].length;
+	return t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
+}
+
+/* IBA 10.6.3 (local access): every SGE inside an MR of the same protection
+ * domain that grants the access. */
+int sw_sge_check(uint32_t pd, const struct dpv_sge *sge, uint32_t n, int access)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (!sge[i].length)
+			continue;
+		struct dpv_mr *mr = dpv_mr_lookup(sge[i].lkey);
+		if (!mr || mr->pd != pd || (mr->access & access) != access)
+			return IBV_WC_LOC_PROT_ERR;
+		uint64_t start = (uint64_t)(uintptr_t)mr->addr;
+		if (sge[i].addr < start || sge[i].addr + sge[i].length > start + mr->length ||
+		    sge[i].addr + sge[i].length < sge[i].addr)
+			return IBV_WC_LOC_PROT_ERR;
+	}
+	return IBV_WC_SUCCESS;
+}
+
+void sw_sge_copy_in(const struct dpv_sge *sge, uint32_t n, uint32_t off, const void *src, uint32_t len)
+{
+	const uint8_t *s = src;
+	for (uint32_t i = 0; i < n && len; i++) {
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		uint32_t chunk = RTE_MIN(sge[i].length - off, len);
+		memcpy((uint8_t *)(uintptr_t)sge[i].addr + off, s, chunk);
+		s += chunk;
+		len -= chunk;
+		off = 0;
+	}
+}
+
+void sw_sge_copy_out(const struct dpv_sge *sge, uint32_t n, uint32_t off, void *dst, uint32_t len)
+{
+	uint8_t *d = dst;
+	for (uint32_t i = 0; i < n && len; i++) {
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		uint32_t chunk = RTE_MIN(sge[i].length - off, len);
+		memcpy(d, (const uint8_t *)(uintptr_t)sge[i].addr + off, chunk);
+		d += chunk;
+		len -= chunk;
+		off = 0;
+	}
+}
+
+uint32_t sw_wqe_sges(struct dpv_send_wqe *w, struct dpv_sge *one, const struct dpv_sge **sge)
+{
+	if (w->flags & DPV_WQE_F_INLINE) {
+		one->addr = (uintptr_t)dpv_wqe_inline(w);
+		one->length = w->length;
+		one->lkey = 0;
+		*sge = one;
+		return 1;
+	}
+	*sge = dpv_wqe_sge(w);
+	return w->num_sge;
+}

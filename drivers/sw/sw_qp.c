@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * QP contexts of the software engine: creation, the side effects of state
+ * transitions the façade has validated (PSNs, windows, timers, flushes,
+ * events), error handling, doorbells.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+
+#include "sw_loc.h"
+
+uint32_t sw_qp_mtu(const struct sw_qp *qp)
+{
+	uint8_t m = qp->attr.path_mtu;
+	if (!m || m > qp->port->active_mtu)
+		m = qp->port->active_mtu;
+	return 128u << m;
+}
+
+void sw_qp_event(struct sw_qp *qp, enum ibv_event_type type)
+{
+	dpv_event_async(qp->dev, type, qp->qpn);
+}
+
+void *sw_create_qp(const struct dpv_qp_cfg *cfg)
+{
+	uint32_t sq_size = cfg->sq ? cfg->sq->size : 0;
+	size_t off_wqe = RTE_ALIGN_CEIL(sizeof(struct sw_qp), 64);
+	size_t off_res = off_wqe + RTE_ALIGN_CEIL((size_t)sq_size * sizeof(struct sw_wqe), 64);
+	size_t total = off_res + (size_t)DPV_MAX_QP_RD_ATOM * sizeof(struct sw_rd_res);
+	uint8_t *mem = dpv_buf_alloc(cfg->alloc_pd, cfg->bufs, total, 64, DPV_RES_QP_RC);
+	if (!mem)
+		return NULL;
+	struct sw_qp *qp = (struct sw_qp *)mem;
+	struct sw_dev *dev = cfg->dev;
+	qp->qpn = cfg->qpn;
+	qp->type = cfg->type;
+	sw_qp_set_state(qp, IBV_QPS_RESET);
+	qp->dev = dev;
+	qp->port = dev->port;
+	qp->qc = &dev->port->qctx[cfg->qpn % dev->port->n_qctx];
+	qp->td = cfg->td;
+	qp->lockless = cfg->td != NULL;
+	rte_spinlock_init(&qp->lock);
+	qp->pd = cfg->pd;
+	qp->xrcd = cfg->xrcd;
+	qp->scq = cfg->scq;
+	qp->rcq = cfg->rcq;
+	qp->srq = cfg->srq;
+	qp->sq = cfg->sq;
+	qp->rq = cfg->rq;
+	qp->cap = cfg->cap;
+	qp->wqe = sq_size ? (struct sw_wqe *)(mem + off_wqe) : NULL;
+	qp->resp.res = (struct sw_rd_res *)(mem + off_res);
+	qp->attr.path_mtu = (enum ibv_mtu)qp->port->active_mtu;
+	sw_timer_add(qp);
+	return qp;
+}
+
+/* The QP stops for good: off the timer lists, and no engine context is
+ * inside its receive path (each context's rx_lock taken once). */
+void sw_destroy_qp(void *p)
+{
+	struct sw_qp *qp = p;
+	sw_timer_del(qp);
+	sw_qp_lock(qp);
+	sw_qp_set_state(qp, IBV_QPS_RESET);
+	sw_qp_unlock(qp);
+	struct dpv_runtime *rt = dpv_runtime_peek();
+	for (unsigned int i = 0; rt && i < rt->n_ports; i++) {
+		struct dpv_port *port = &rt->ports[i];
+		for (uint16_t q = 0; q < port->n_qctx; q++) {
+			rte_spinlock_lock(&port->qctx[q].rx_lock);
+			rte_spinlock_unlock(&port->qctx[q].rx_lock);
+		}
+	}
+}
+
+enum ibv_qp_state sw_query_qp_state(void *p)
+{
+	return sw_qp_state(p);
+}
+
+void sw_query_qp_counters(void *p, uint64_t *cnt, unsigned int n)
+{
+	struct sw_qp *qp = p;
+	for (unsigned int i = 0; i < n; i++)
+		cnt[i] = i < DPV_CNT_NR ? __atomic_load_n(&qp->cnt[i], __ATOMIC_RELAXED) : 0;
+}
+
+/* RESET: every piece of transport state starts afresh; the rings are
+ * emptied by the façade once this returns. Must hold the QP lock. */
+static void qp_reset(struct sw_qp *qp)
+{
+	struct sw_rd_res *res = qp->resp.res;
+	memset(&qp->req, 0, sizeof(qp->req));
+	memset(&qp->comp, 0, sizeof(qp->comp));
+	memset(&qp->resp, 0, sizeof(qp->resp));
+	qp->resp.res = res;
+	memset(res, 0, DPV_MAX_QP_RD_ATOM * sizeof(*res));
+	if (qp->wqe)
+		memset(qp->wqe, 0, qp->sq->size * sizeof(*qp->wqe));
+	qp->rq_ci = 0;
+	qp->ud_psn = 0;
+}
+
+/* The transport side effects of entering `to` from `cur`. Must hold the
+ * QP lock. Returns true when IBV_EVENT_SQ_DRAINED is due now. */
+static bool transition(struct sw_qp *qp, int mask, enum ibv_qp_state cur, enum ibv_qp_state to)
+{
+	bool connected = qp->type != IBV_QPT_UD;
+	if (to == IBV_QPS_RESET)
+		qp_reset(qp);
+	if (mask & IBV_QP_AV)
+		qp->req.path_ok = false;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+		qp->resp.n_res = qp->attr.max_dest_rd_atomic;
+	if (qp->type == IBV_QPT_UD && (mask & IBV_QP_SQ_PSN))
+		qp->ud_psn = qp->attr.sq_psn;
+	if (connected && cur == IBV_QPS_INIT && to == IBV_QPS_RTR) {
+		sw_resp_reset(qp);
+		/* resolve the peer's MAC now, as a RoCE NIC's driver does */
+		dpv_neigh_prefetch(qp->qc, qp->attr.ah_attr.grh.dgid.raw);
+	}
+	if (connected && cur == IBV_QPS_RTR && to == IBV_QPS_RTS) {
+		qp->req.psn = qp->attr.sq_psn;
+		qp->comp.psn = qp->attr.sq_psn;
+		qp->req.cwnd = SW_RC_WINDOW;
+	}
+	if (connected && to == IBV_QPS_RTS) {
+		qp->comp.retry_left = qp->attr.retry_cnt;
+		qp->comp.rnr_left = qp->attr.rnr_retry;
+	}
+	sw_qp_set_state(qp, to);
+	if (to == IBV_QPS_SQD && qp->attr.en_sqd_async_notify) {
+		if (!connected || qp->req.sq_head == qp->req.sq_cur)
+			return true; /* nothing outstanding: drained now */
+		qp->req.sqd_pending = true;
+	}
+	return false;
+}
+
+int sw_modify_qp(void *p, const struct ibv_qp_attr *attr, int mask, enum ibv_qp_state cur, enum ibv_qp_state to)
+{
+	struct sw_qp *qp = p;
+	sw_qp_lock(qp);
+	if (sw_qp_state(qp) != cur) {
+		sw_qp_unlock(qp); /* the engine moved the QP meanwhile (ERR, SQE) */
+		return -EINVAL;
+	}
+	qp->attr = *attr;
+	bool sqd_event = transition(qp, mask, cur, to);
+	if (to == IBV_QPS_RTS)
+		sw_qp_send(qp); /* send what is posted */
+	else if (to == IBV_QPS_ERR)
+		sw_qp_to_error(qp);
+	sw_qp_unlock(qp);
+	if (to == IBV_QPS_ERR && (qp->srq || qp->type == IBV_QPT_XRC_RECV) && cur != IBV_QPS_ERR &&
+	    cur != IBV_QPS_RESET)
+		sw_qp_event(qp, IBV_EVENT_QP_LAST_WQE_REACHED); /* IBA 11.6.3 */
+	if (sqd_event)
+		sw_qp_event(qp, IBV_EVENT_SQ_DRAINED);
+	return 0;
+}
+
+/* ERR flushes both queues (IBA 10.3.1): every WQE posted completes with
+ * IBV_WC_WR_FLUSH_ERR. */
+void sw_qp_to_error(struct sw_qp *qp)
+{
+	sw_qp_set_state(qp, IBV_QPS_ERR);
+	if (qp->type == IBV_QPT_UD)
+		sw_ud_send(qp);
+	else if (qp->sq)
+		sw_comp_flush_sq(qp);
+	sw_rq_flush(qp);
+}
+
+/* Must hold the QP lock. */
+void sw_qp_send(struct sw_qp *qp)
+{
+	if (qp->type == IBV_QPT_UD)
+		sw_ud_send(qp);
+	else if (qp->sq)
+		sw_req_run(qp);
+}
+
+void sw_sq_doorbell(void *p)
+{
+	struct sw_qp *qp = p;
+	if (qp->lockless) {
+		sw_td_claim(qp->td); /* the poster is the TD's thread */
+	} else if (sw_lcore_mode()) {
+		/* service mode: the lcore that owns the QP's context sends (the
+		 * QPN is queued, not the pointer: the QP may be gone when read) */
+		if (atomic_exchange(&qp->req.db_pending, true))
+			return;
+		if (rte_ring_mp_enqueue(qp->qc->db_ring, (void *)(uintptr_t)qp->qpn) == 0)
+			return;
+		atomic_store(&qp->req.db_pending, false); /* ring full: send from here */
+	}
+	sw_qp_lock(qp);
+	sw_qp_send(qp);
+	sw_qp_unlock(qp);
+}
+
+void sw_rq_doorbell(void *p)
+{
+	struct sw_qp *qp = p;
+	if (sw_qp_state(qp) != IBV_QPS_ERR)
+		return; /* the responder takes WQEs when messages arrive */
+	sw_qp_lock(qp);
+	sw_rq_flush(qp);
+	sw_qp_unlock(qp);
+}

@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Responder (RC, UC, XRC target): request packets -> PSN and sequence
+ * checks, duplicate handling, placement of SEND and RDMA WRITE payloads,
+ * READ responses, atomics, receive completions, ACK/NAK (IBA 9.7.4, 9.7.5.1,
+ * 9.9.2, as rxe_resp.c). Each request runs through a state machine (enum
+ * resp_state) whose transitions can be traced (log level 8 of pmd.dpv.sw).
+ */
+#include <errno.h>
+#include <string.h>
+#include <endian.h>
+
+#include "sw_loc.h"
+
+enum resp_state {
+	RESPST_CHK_PSN,         /* expected, duplicate or out of sequence */
+	RESPST_CHK_OP_SEQ,      /* FIRST/MIDDLE/LAST of one message in order */
+	RESPST_CHK_LENGTH,      /* every packet but the last is one MTU */
+	RESPST_CHK_XRC_SRQ,     /* XRC target: the XRCETH names an SRQ of its domain */
+	RESPST_CHK_RESOURCE,    /* a receive WQE, or a READ/atomic resource */
+	RESPST_EXEC_SEND,       /* scatter a SEND payload into the receive WQE */
+	RESPST_CHK_RKEY,        /* RDMA WRITE: rkey, rights, bounds (first packet) */
+	RESPST_EXEC_WRITE,      /* place an RDMA WRITE payload */
+	RESPST_READ_REPLY,      /* execute a READ: queue its responses */
+	RESPST_ATOMIC_REPLY,    /* execute an atomic: queue its acknowledge */
+	RESPST_COMPLETE,        /* receive completion */
+	RESPST_ACKNOWLEDGE,     /* next PSN; coalesced ACK if asked */
+	RESPST_DUPLICATE,       /* re-ACK, replay a READ, return a saved atomic */
+	RESPST_ERR_PSN_SEQ,     /* PSN sequence error NAK (once per expected PSN) */
+	RESPST_ERR_RNR,         /* no receive WQE: RNR NAK */
+	RESPST_ERROR,           /* NAK, complete the WQE held, QP to ERR */
+	RESPST_DONE,
+};
+
+static const char *const resp_state_name[] = {
+	[RESPST_CHK_PSN] = "CHK_PSN", [RESPST_CHK_OP_SEQ] = "CHK_OP_SEQ", [RESPST_CHK_LENGTH] = "CHK_LENGTH",
+	[RESPST_CHK_XRC_SRQ] = "CHK_XRC_SRQ", [RESPST_CHK_RESOURCE] = "CHK_RESOURCE",
+	[RESPST_EXEC_SEND] = "EXEC_SEND", [RESPST_CHK_RKEY] = "CHK_RKEY", [RESPST_EXEC_WRITE] = "EXEC_WRITE",
+	[RESPST_READ_REPLY] = "READ_REPLY", [RESPST_ATOMIC_REPLY] = "ATOMIC_REPLY",
+	[RESPST_COMPLETE] = "COMPLETE", [RESPST_ACKNOWLEDGE] = "ACKNOWLEDGE", [RESPST_DUPLICATE] = "DUPLICATE",
+	[RESPST_ERR_PSN_SEQ] = "ERR_PSN_SEQ", [RESPST_ERR_RNR] = "ERR_RNR", [RESPST_ERROR] = "ERROR",
+	[RESPST_DONE] = "DONE",
+};
+
+enum { MSG_NONE = 0, MSG_SEND = 1, MSG_WRITE = 2 };
+
+/* What the state machine carries from one state to the next. */
+struct resp_ctx {
+	struct dpv_pkt_info *pi;
+	const uint8_t *pay;        /* payload */
+	uint32_t plen;
+	uint8_t op;                /* opcode without the transport bits */
+	uint8_t kind;              /* MSG_SEND, MSG_WRITE or MSG_NONE (READ, atomic) */
+	bool starts, ends;
+	uint8_t nak;               /* RESPST_ERROR: NAK syndrome */
+	enum ibv_wc_status status; /* RESPST_ERROR: status of the receive WQE held */
+	enum ibv_wc_opcode wc_op;  /* RESPST_COMPLETE */
+	uint32_t wc_len;
+};
+
+static enum resp_state fail(struct resp_ctx *x, uint8_t nak, enum ibv_wc_status st)
+{
+	x->nak = nak;
+	x->status = st;
+	return RESPST_ERROR;
+}
+
+void sw_resp_reset(struct sw_qp *qp)
+{
+	struct sw_resp *r = &qp->resp;
+	r->psn = qp->attr.rq_psn;
+	r->msn = 0;
+	r->nak_sent = false;
+	r->in_msg = MSG_NONE;
+	r->uc_drop = false;
+	r->n_res = qp->attr.max_dest_rd_atomic;
+}
+
+/* Where receive completions of this QP go: an XRC target's go to the CQ of
+ * the XRC SRQ that took the message (IBA A14). */
+static struct sw_cq *resp_cq(struct sw_qp *qp)
+{
+	if (qp->type == IBV_QPT_XRC_RECV)
+		return qp->resp.xsrq ? qp->resp.xsrq->cq : NULL;
+	return qp->rcq;
+}
+
+/* Remote access check (IBA 10.6.3.2, 9.7.4.1.5): rkey, PD, access right of
+ * the MR and of the QP, bounds. An XRC target has no PD: the SRQ named by the
+ * request gives it (IBA A14.4.1). Returns the local address or NULL. */
+static uint8_t *rkey_check(struct sw_qp *qp, uint32_t rkey, uint64_t va, uint64_t len, int access)
+{
+	struct dpv_mr *mr = dpv_mr_lookup(rkey);
+	uint32_t pd = qp->type == IBV_QPT_XRC_RECV ? (qp->resp.xsrq ? qp->resp.xsrq->pd : 0) : qp->pd;
+	if (!mr || !pd || mr->pd != pd || (mr->access & access) != access)
+		return NULL;
+	if (!(qp->attr.qp_access_flags & access))
+		return NULL;
+	if (va < mr->iova || va + len > mr->iova + mr->length || va + len < va)
+		return NULL;
+	return mr->addr + (va - mr->iova);
+}
+
+static bool take_rwqe(struct sw_qp *qp)
+{
+	struct sw_resp *r = &qp->resp;
+	if (r->have_rwqe)
+		return true;
+	if (qp->type == IBV_QPT_XRC_RECV) {
+		if (!r->xsrq || !sw_srq_pop(r->xsrq, &r->rwqe))
+			return false;
+	} else if (!sw_rq_pop(qp, &r->rwqe)) {
+		return false;
+	}
+	r->have_rwqe = true;
+	r->recv_off = 0;
+	return true;
+}
+
+static enum resp_state chk_psn(struct sw_qp *qp, struct resp_ctx *x)
+{
+	struct sw_resp *r = &qp->resp;
+	uint32_t psn = x->pi->psn;
+	if (qp->type == IBV_QPT_UC) {
+		/* IBA 9.8.4 (UC): no ACKs; a gap drops the rest of the message,
+		 * the next FIRST/ONLY starts afresh at whatever PSN it carries */
+		if (psn == r->psn && !r->uc_drop)
+			return RESPST_CHK_OP_SEQ;
+		if (r->in_msg == MSG_SEND && r->have_rwqe)
+			r->recv_off = 0; /* keep the WQE for the next message */
+		r->in_msg = MSG_NONE;
+		if (x->starts) {
+			r->uc_drop = false;
+			return RESPST_CHK_OP_SEQ;
+		}
+		r->uc_drop = true;
+		sw_cnt(qp, DPV_CNT_OOS_REQ);
+		return RESPST_DONE;
+	}
+	int d = dpv_psn_cmp(psn, r->psn);
+	if (d < 0)
+		return RESPST_DUPLICATE;   /* IBA 9.7.4.1.2 */
+	if (d > 0)
+		return RESPST_ERR_PSN_SEQ; /* IBA 9.7.4.1.3 */
+	return RESPST_CHK_OP_SEQ;
+}
+
+/* IBA 9.7.4.1.4: a FIRST must not arrive in the middle of a message
+ * and each packet must be of the same kind as its message. */
+static enum resp_state chk_op_seq(struct sw_qp *qp, struct resp_ctx *x)
+{
+	uint8_t in = qp->resp.in_msg;
+	if ((in && (x->starts || x->kind != in)) || (!in && !x->starts && x->kind))
+		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR);
+	return RESPST_CHK_LENGTH;
+}
+
+static enum resp_state chk_length(struct sw_qp *qp, struct resp_ctx *x)
+{
+	uint32_t mtu = sw_qp_mtu(qp);
+	if (x->kind && ((!x->ends && x->plen != mtu) || x->plen > mtu))
+		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR);
+	if ((x->pi->mask & DPV_HDR_RETH) && x->pi->reth_len > DPV_MAX_MSG_SZ)
+		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR);
+	return qp->type == IBV_QPT_XRC_RECV ? RESPST_CHK_XRC_SRQ : RESPST_CHK_RESOURCE;
+}
+
+static enum resp_state chk_xrc_srq(struct sw_qp *qp, struct resp_ctx *x)
+{
+	if (!x->starts && x->kind)
+		return RESPST_CHK_RESOURCE; /* the message's SRQ was checked on its first packet */
+	struct dpv_srq *s = dpv_pool_get(DPV_OBJ_SRQ, x->pi->xrc_srqn);
+	struct sw_srq *ss = s ? (struct sw_srq *)__atomic_load_n(&s->drv, __ATOMIC_ACQUIRE) : NULL;
+	if (!ss || !ss->xrcd || ss->xrcd != qp->xrcd) {
+		qp->resp.xsrq = NULL;
+		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR);
+	}
+	qp->resp.xsrq = ss;
+	return RESPST_CHK_RESOURCE;
+}
+
+static enum resp_state chk_resource(struct sw_qp *qp, struct resp_ctx *x)
+{
+	if (x->kind == MSG_SEND) {
+		if (x->starts && !take_rwqe(qp))
+			return RESPST_ERR_RNR;
+		return RESPST_EXEC_SEND;
+	}
+	if (x->kind == MSG_WRITE) {
+		if (x->ends && (x->pi->mask & DPV_HDR_IMMDT) && !take_rwqe(qp))
+			return RESPST_ERR_RNR; /* WRITE with immediate consumes a receive WQE */
+		return x->starts ? RESPST_CHK_RKEY : RESPST_EXEC_WRITE;
+	}
+	if (x->op != DPV_OPC_READ_REQUEST && x->op != DPV_OPC_CMP_SWAP && x->op != DPV_OPC_FETCH_ADD)
+		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR);
+	/* IBA 9.7.4.1.7: READ/atomic need responder resources; a QP given
+	 * max_dest_rd_atomic 0 has none */
+	if (!qp->resp.n_res)
+		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR);
+	return x->op == DPV_OPC_READ_REQUEST ? RESPST_READ_REPLY : RESPST_ATOMIC_REPLY;
+}
+
+static enum resp_state exec_send(struct sw_qp *qp, struct resp_ctx *x)
+{
+	struct sw_resp *r = &qp->resp;
+	if (r->recv_off + x->plen > sw_sge_total(r->rwqe.sge, r->rwqe.num_sge))
+		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_LOC_LEN_ERR);
+	if (x->starts && sw_sge_check(r->rwqe.pd, r->rwqe.sge, r->rwqe.num_sge, IBV_ACCESS_LOCAL_WRITE))
+		return fail(x, DPV_AETH_NAK_REM_OP, IBV_WC_LOC_PROT_ERR);
+	sw_sge_copy_in(r->rwqe.sge, r->rwqe.num_sge, r->recv_off, x->pay, x->plen);
+	r->recv_off += x->plen;
+	r->in_msg = x->ends ? MSG_NONE : MSG_SEND;
+	if (!x->ends)
+		return RESPST_ACKNOWLEDGE;
+	x->wc_op = IBV_WC_RECV;
+	x->wc_len = r->recv_off;
+	return RESPST_COMPLETE;
+}
+
+static enum resp_state chk_rkey(struct sw_qp *qp, struct resp_ctx *x)
+{
+	struct sw_resp *r = &qp->resp;
+	struct dpv_pkt_info *pi = x->pi;
+	/* a zero-length WRITE needs no rkey (IBA 9.4.3) */
+	uint8_t *dst = pi->reth_len ? rkey_check(qp, pi->reth_rkey, pi->reth_va, pi->reth_len,
+						 IBV_ACCESS_REMOTE_WRITE) : (uint8_t *)1;
+	if (!dst)
+		return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR);
+	r->wr_addr = dst;
+	r->wr_left = pi->reth_len;
+	r->wr_total = pi->reth_len;
+	return RESPST_EXEC_WRITE;
+}
+
+static enum resp_state exec_write(struct sw_qp *qp, struct resp_ctx *x)
+{
+	struct sw_resp *r = &qp->resp;
+	if (x->plen > r->wr_left || (x->ends && x->plen != r->wr_left))
+		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR);
+	if (x->plen)
+		memcpy(r->wr_addr, x->pay, x->plen);
+	r->wr_addr += x->plen;
+	r->wr_left -= x->plen;
+	r->in_msg = x->ends ? MSG_NONE : MSG_WRITE;
+	if (!x->ends || !(x->pi->mask & DPV_HDR_IMMDT))
+		return RESPST_ACKNOWLEDGE;
+	x->wc_op = IBV_WC_RECV_RDMA_WITH_IMM;
+	x->wc_len = r->wr_total;
+	return RESPST_COMPLETE;
+}
+
+static void save_res(struct sw_qp *qp, bool atomic, uint32_t first, uint32_t last, uint64_t orig)
+{
+	struct sw_resp *r = &qp->resp;
+	struct sw_rd_res *res = &r->res[r->res_next++ % r->n_res];
+	*res = (struct sw_rd_res){.valid = true, .atomic = atomic, .first_psn = first, .last_psn = last, .orig = orig};
+}
+
+static enum resp_state read_reply(struct sw_qp *qp, struct resp_ctx *x)
+{
+	struct sw_resp *r = &qp->resp;
+	struct dpv_pkt_info *pi = x->pi;
+	uint32_t mtu = sw_qp_mtu(qp);
+	const uint8_t *src = pi->reth_len ? rkey_check(qp, pi->reth_rkey, pi->reth_va, pi->reth_len,
+						       IBV_ACCESS_REMOTE_READ) : (const uint8_t *)"";
+	if (!src)
+		return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR);
+	uint32_t n = pi->reth_len ? (pi->reth_len + mtu - 1) / mtu : 1;
+	r->msn = dpv_psn_add(r->msn, 1);
+	save_res(qp, false, pi->psn, dpv_psn_add(pi->psn, n - 1), 0);
+	sw_resp_flush_ack(qp);
+	sw_resp_read(qp, src, pi->reth_len, pi->psn, pi->psn);
+	r->psn = dpv_psn_add(pi->psn, n); /* the responses take the READ's PSN range */
+	r->nak_sent = false;
+	return RESPST_DONE;
+}
+
+static enum resp_state atomic_reply(struct sw_qp *qp, struct resp_ctx *x)
+{
+	struct sw_resp *r = &qp->resp;
+	struct dpv_pkt_info *pi = x->pi;
+	if (pi->atm_va & 7)
+		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR); /* IBA 9.4.5: 8-byte aligned */
+	uint64_t *p = (uint64_t *)rkey_check(qp, pi->atm_rkey, pi->atm_va, 8, IBV_ACCESS_REMOTE_ATOMIC);
+	if (!p)
+		return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR);
+	uint64_t orig;
+	if (x->op == DPV_OPC_CMP_SWAP) {
+		orig = pi->atm_cmp;
+		__atomic_compare_exchange_n(p, &orig, pi->atm_swap_add, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	} else {
+		orig = __atomic_fetch_add(p, pi->atm_swap_add, __ATOMIC_SEQ_CST);
+	}
+	r->msn = dpv_psn_add(r->msn, 1);
+	save_res(qp, true, pi->psn, pi->psn, orig);
+	sw_resp_flush_ack(qp);
+	sw_resp_atomic(qp, pi->psn, orig);
+	r->psn = dpv_psn_add(pi->psn, 1);
+	r->nak_sent = false;
+	return RESPST_DONE;
+}
+
+static enum resp_state complete(struct sw_qp *qp, struct resp_ctx *x)
+{
+	struct sw_resp *r = &qp->resp;
+	struct dpv_pkt_info *pi = x->pi;
+	struct dpv_cqe e = {.wr_id = r->rwqe.wr_id, .status = IBV_WC_SUCCESS, .opcode = (uint8_t)x->wc_op,
+			    .qp_num = qp->qpn, .src_qp = qp->attr.dest_qp_num, .byte_len = x->wc_len,
+			    .flags = pi->se ? DPV_CQE_F_SOLICITED : 0};
+	if (pi->mask & DPV_HDR_IMMDT) {
+		e.wc_flags |= IBV_WC_WITH_IMM;
+		e.imm_inv = htobe32(pi->immdt);
+	}
+	if (pi->mask & DPV_HDR_IETH) {
+		e.wc_flags |= IBV_WC_WITH_INV;
+		e.imm_inv = pi->ieth_rkey;
+	}
+	r->msn = dpv_psn_add(r->msn, 1);
+	r->have_rwqe = false;
+	sw_cq_push(resp_cq(qp), &e);
+	return RESPST_ACKNOWLEDGE;
+}
+
+static enum resp_state acknowledge(struct sw_qp *qp, struct resp_ctx *x)
+{
+	struct sw_resp *r = &qp->resp;
+	if (x->ends && x->kind == MSG_WRITE && !(x->pi->mask & DPV_HDR_IMMDT))
+		r->msn = dpv_psn_add(r->msn, 1);
+	r->psn = dpv_psn_add(x->pi->psn, 1);
+	r->nak_sent = false;
+	if (qp->type != IBV_QPT_UC && x->pi->ackreq)
+		sw_resp_queue_ack(qp, x->pi->psn);
+	return RESPST_DONE;
+}
+
+/* Duplicate request (PSN before the expected one): IBA 9.9.2.1/9.9.2.2. */
+static enum resp_state duplicate(struct sw_qp *qp, struct resp_ctx *x)
+{
+	struct sw_resp *r = &qp->resp;
+	struct dpv_pkt_info *pi = x->pi;
+	sw_cnt(qp, DPV_CNT_DUP_REQ);
+	if (x->op == DPV_OPC_READ_REQUEST || x->op == DPV_OPC_CMP_SWAP || x->op == DPV_OPC_FETCH_ADD) {
+		bool atomic = x->op != DPV_OPC_READ_REQUEST;
+		for (unsigned int i = 0; i < r->n_res; i++) {
+			struct sw_rd_res *res = &r->res[i];
+			if (!res->valid || res->atomic != atomic || dpv_psn_cmp(pi->psn, res->first_psn) < 0 ||
+			    dpv_psn_cmp(pi->psn, res->last_psn) > 0)
+				continue;
+			if (atomic) {
+				/* answered from the saved result, never executed twice */
+				if (pi->psn == res->first_psn)
+					sw_resp_atomic(qp, pi->psn, res->orig);
+				return RESPST_DONE;
+			}
+			/* replay: responses for the (possibly shortened) range asked,
+			 * with the rkey checked again */
+			const uint8_t *src = pi->reth_len ? rkey_check(qp, pi->reth_rkey, pi->reth_va,
+								       pi->reth_len, IBV_ACCESS_REMOTE_READ)
+							  : (const uint8_t *)"";
+			if (src)
+				sw_resp_read(qp, src, pi->reth_len, pi->psn, res->first_psn);
+			return RESPST_DONE;
+		}
+		SW_DBG_QP(qp, "duplicate %s psn %#x: no saved resource (epsn %#x)", atomic ? "atomic" : "READ",
+			  pi->psn, r->psn);
+		return RESPST_DONE;
+	}
+	/* SEND/WRITE: re-acknowledge what we have, but only for duplicates that
+	 * asked for an ACK, so that a resent window does not bring back one ACK
+	 * per packet */
+	if (pi->ackreq) {
+		sw_resp_flush_ack(qp);
+		sw_resp_ack(qp, DPV_AETH_CREDIT_INVALID, dpv_psn_prev(r->psn));
+	}
+	return RESPST_DONE;
+}
+
+/* IBA 9.7.4.1.3: one PSN sequence error NAK per expected PSN. */
+static enum resp_state err_psn_seq(struct sw_qp *qp, struct resp_ctx *x)
+{
+	sw_cnt(qp, DPV_CNT_OOS_REQ);
+	if (!qp->resp.nak_sent) {
+		qp->resp.nak_sent = true;
+		sw_resp_nak(qp, DPV_AETH_NAK_PSN_SEQ, qp->resp.psn);
+	}
+	return RESPST_DONE;
+}
+
+/* IBA 9.7.5.1.7: no receive WQE: RNR NAK with the QP's min_rnr_timer; the
+ * expected PSN stays, the requester resends. UC drops the message. */
+static enum resp_state err_rnr(struct sw_qp *qp, struct resp_ctx *x)
+{
+	if (qp->type == IBV_QPT_UC)
+		qp->resp.uc_drop = true;
+	else
+		sw_resp_nak(qp, DPV_AETH_RNR_NAK | (qp->attr.min_rnr_timer & 0x1f), x->pi->psn);
+	return RESPST_DONE;
+}
+
+/* Responder error: NAK (RC, XRC), complete the receive WQE in progress with
+ * the local status, QP to ERR with both queues flushed and the async events
+ * of IBA 11.6.3. UC only drops the message (IBA 9.8.4). */
+static enum resp_state error(struct sw_qp *qp, struct resp_ctx *x)
+{
+	struct sw_resp *r = &qp->resp;
+	if (qp->type != IBV_QPT_UC)
+		sw_resp_nak(qp, x->nak, x->pi->psn);
+	if (r->have_rwqe) {
+		struct dpv_cqe e = {.wr_id = r->rwqe.wr_id, .status = (uint8_t)x->status, .opcode = IBV_WC_RECV,
+				    .qp_num = qp->qpn};
+		r->have_rwqe = false;
+		struct sw_cq *cq = resp_cq(qp);
+		if (cq)
+			sw_cq_push(cq, &e);
+	}
+	r->in_msg = MSG_NONE;
+	if (qp->type == IBV_QPT_UC) {
+		r->uc_drop = true;
+		return RESPST_DONE;
+	}
+	sw_qp_to_error(qp);
+	if (x->status == IBV_WC_LOC_LEN_ERR || x->status == IBV_WC_LOC_PROT_ERR)
+		sw_qp_event(qp, IBV_EVENT_QP_FATAL);
+	if (qp->srq || qp->type == IBV_QPT_XRC_RECV)
+		sw_qp_event(qp, IBV_EVENT_QP_LAST_WQE_REACHED);
+	return RESPST_DONE;
+}
+
+static enum resp_state resp_step(struct sw_qp *qp, enum resp_state st, struct resp_ctx *x)
+{
+	switch (st) {
+	case RESPST_CHK_PSN: return chk_psn(qp, x);
+	case RESPST_CHK_OP_SEQ: return chk_op_seq(qp, x);
+	case RESPST_CHK_LENGTH: return chk_length(qp, x);
+	case RESPST_CHK_XRC_SRQ: return chk_xrc_srq(qp, x);
+	case RESPST_CHK_RESOURCE: return chk_resource(qp, x);
+	case RESPST_EXEC_SEND: return exec_send(qp, x);
+	case RESPST_CHK_RKEY: return chk_rkey(qp, x);
+	case RESPST_EXEC_WRITE: return exec_write(qp, x);
+	case RESPST_READ_REPLY: return read_reply(qp, x);
+	case RESPST_ATOMIC_REPLY: return atomic_reply(qp, x);
+	case RESPST_COMPLETE: return complete(qp, x);
+	case RESPST_ACKNOWLEDGE: return acknowledge(qp, x);
+	case RESPST_DUPLICATE: return duplicate(qp, x);
+	case RESPST_ERR_PSN_SEQ: return err_psn_seq(qp, x);
+	case RESPST_ERR_RNR: return err_rnr(qp, x);
+	case RESPST_ERROR: return error(qp, x);
+	default: return RESPST_DONE;
+	}
+}
+
+/* A request packet for this QP's responder. Must hold the QP lock. */
+void sw_resp_rx(struct sw_qp *qp, struct rte_mbuf *m, struct dpv_pkt_info *pi)
+{
+	uint32_t mk = pi->mask;
+	struct resp_ctx x = {
+		.pi = pi, .pay = rte_pktmbuf_mtod(m, const uint8_t *) + pi->payload_off, .plen = pi->payload_len,
+		.op = pi->opcode & DPV_OPC_OP_MASK, .starts = mk & DPV_OP_START, .ends = mk & DPV_OP_END,
+		.kind = (mk & DPV_OP_SEND) ? MSG_SEND : (mk & DPV_OP_WRITE) ? MSG_WRITE : MSG_NONE,
+	};
+	if (sw_qp_state(qp) == IBV_QPS_RTR && !qp->resp.comm_est) {
+		qp->resp.comm_est = true;
+		sw_qp_event(qp, IBV_EVENT_COMM_EST); /* IBA 11.6.3.1 */
+	}
+	enum resp_state st = RESPST_CHK_PSN;
+	while (st != RESPST_DONE) {
+		enum resp_state next = resp_step(qp, st, &x);
+		SW_DBG_QP(qp, "resp psn %#x: %s -> %s", pi->psn, resp_state_name[st], resp_state_name[next]);
+		st = next;
+	}
+	if (qp->type == IBV_QPT_UC && qp->resp.uc_drop)
+		qp->resp.psn = dpv_psn_add(pi->psn, 1);
+}

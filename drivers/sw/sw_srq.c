@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Receive WQEs: the consumer side of RQ and SRQ rings. A receive WQE is
+ * copied into the engine when a message needs it; the SRQ's consumer index
+ * is shared by every QP using it (consumer lock), and taking a WQE below
+ * the armed limit raises IBV_EVENT_SRQ_LIMIT_REACHED and disarms the limit
+ * (IBA 10.2.9.3).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sw_loc.h"
+
+void *sw_create_srq(void *dev, const struct dpv_srq_cfg *cfg)
+{
+	struct sw_srq *s = calloc(1, sizeof(*s));
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->srqn = cfg->srqn;
+	s->ring = cfg->ring;
+	s->pd = cfg->pd;
+	s->xrcd = cfg->xrcd;
+	s->cq = cfg->cq;
+	s->max_sge = cfg->max_sge;
+	rte_spinlock_init(&s->lock);
+	return s;
+}
+
+void sw_destroy_srq(void *p)
+{
+	free(p);
+}
+
+/* Copy the WQE at index ci of ring into out; false if it is malformed (a
+ * façade bug or a corrupted ring: its SGE count is checked, never trusted). */
+static bool rwqe_copy(struct dpv_ring_hdr *ring, uint32_t ci, uint32_t max_sge, struct sw_rwqe *out)
+{
+	const struct dpv_recv_wqe *w = dpv_ring_entry(ring, ci);
+	out->wr_id = w->wr_id;
+	out->num_sge = w->num_sge;
+	if (out->num_sge > max_sge || out->num_sge > DPV_MAX_SGE_LIMIT)
+		out->num_sge = 0;
+	memcpy(out->sge, w->sge, out->num_sge * sizeof(struct dpv_sge));
+	return true;
+}
+
+bool sw_srq_pop(struct sw_srq *s, struct sw_rwqe *out)
+{
+	bool limit_ev = false;
+	rte_spinlock_lock(&s->lock);
+	uint32_t pi = atomic_load_explicit(&s->ring->pi, memory_order_acquire);
+	if (pi == s->ci) {
+		rte_spinlock_unlock(&s->lock);
+		return false;
+	}
+	rwqe_copy(s->ring, s->ci, s->max_sge, out);
+	out->pd = s->pd;
+	s->ci++;
+	atomic_store_explicit(&s->ring->ci, s->ci, memory_order_release);
+	uint32_t limit = atomic_load_explicit(&s->ring->limit, memory_order_acquire);
+	if (limit && pi - s->ci < limit)
+		limit_ev = atomic_compare_exchange_strong(&s->ring->limit, &limit, 0); /* fires once */
+	rte_spinlock_unlock(&s->lock);
+	if (limit_ev)
+		dpv_event_async(NULL, IBV_EVENT_SRQ_LIMIT_REACHED, s->srqn);
+	return true;
+}
+
+/* Must hold the QP lock. */
+bool sw_rq_pop(struct sw_qp *qp, struct sw_rwqe *out)
+{
+	if (qp->srq)
+		return sw_srq_pop(qp->srq, out);
+	if (!qp->rq)
+		return false;
+	uint32_t pi = atomic_load_explicit(&qp->rq->pi, memory_order_acquire);
+	if (pi == qp->rq_ci)
+		return false;
+	rwqe_copy(qp->rq, qp->rq_ci, qp->cap.max_recv_sge, out);
+	out->pd = qp->pd;
+	qp->rq_ci++;
+	atomic_store_explicit(&qp->rq->ci, qp->rq_ci, memory_order_release);
+	return true;
+}
+
+/* IBA 10.3.1: in ERR, receive WQEs complete with IBV_WC_WR_FLUSH_ERR; an
+ * SRQ's WQEs stay in the SRQ (IBA 10.2.9.5). Must hold the QP lock. */
+void sw_rq_flush(struct sw_qp *qp)
+{
+	struct sw_rwqe w;
+	if (qp->srq || !qp->rq)
+		return;
+	while (sw_rq_pop(qp, &w)) {
+		struct dpv_cqe e = {.wr_id = w.wr_id, .status = IBV_WC_WR_FLUSH_ERR, .opcode = IBV_WC_RECV,
+				    .qp_num = qp->qpn};
+		sw_cq_push(qp->rcq, &e);
+	}
+}

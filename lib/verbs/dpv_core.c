@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The façade's core: the driver registry, bring-up on first use
+ * (configuration -> parameters -> object pool -> driver probe -> devices),
+ * and the services drivers call (events). A driver that leaves an op NULL
+ * gets the default below, so no dispatcher meets a NULL (as rdma-core's
+ * dummy_ops.c).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_log.h>
+
+#include "dpv_verbs.h"
+
+RTE_LOG_REGISTER(dpv_logtype_verbs, lib.dpv.verbs, NOTICE);
+
+static STAILQ_HEAD(, dpv_driver) g_drivers = STAILQ_HEAD_INITIALIZER(g_drivers);
+
+void dpv_driver_register(struct dpv_driver *drv)
+{
+	STAILQ_INSERT_TAIL(&g_drivers, drv, next);
+}
+
+static const struct dpv_driver *driver_find(const char *name)
+{
+	struct dpv_driver *d;
+	STAILQ_FOREACH(d, &g_drivers, next)
+		if (!strcmp(d->name, name))
+			return d;
+	return NULL;
+}
+
+/* ---- defaults for ops a driver leaves NULL ---- */
+
+static int def_query_port(void *dev, struct ibv_port_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->state = IBV_PORT_DOWN;
+	return 0;
+}
+static int def_query_gid(void *dev, uint32_t index, struct dpv_gid *g)
+{
+	memset(g, 0, sizeof(*g));
+	return index < DPV_GID_TABLE_LEN ? 0 : -EINVAL;
+}
+static void *def_queue_alloc(void *dev, size_t size, size_t align) { return NULL; }
+static void def_queue_free(void *dev, void *p) {}
+static void *def_create_td(void *dev) { return (void *)1; }
+static int def_destroy_td(void *td) { return 0; }
+static void def_create_ah(void *dev, const struct dpv_ah *ah) {}
+static void *def_create_obj(void *dev, const void *cfg) { errno = EOPNOTSUPP; return NULL; }
+static void def_destroy_obj(void *o) {}
+static int def_resize_cq(void *cq, struct dpv_ring_hdr *ring) { return -EOPNOTSUPP; }
+static void *def_create_qp(const struct dpv_qp_cfg *cfg) { errno = EOPNOTSUPP; return NULL; }
+static int def_modify_qp(void *qp, const struct ibv_qp_attr *a, int mask, enum ibv_qp_state cur,
+			 enum ibv_qp_state to) { return -EOPNOTSUPP; }
+static enum ibv_qp_state def_query_qp_state(void *qp) { return IBV_QPS_ERR; }
+static void def_query_qp_counters(void *qp, uint64_t *cnt, unsigned int n) { memset(cnt, 0, n * sizeof(*cnt)); }
+static void def_doorbell(void *qp) {}
+static int def_progress(void *cq) { return 0; }
+static bool def_background(void) { return false; }
+
+static struct dpv_driver_ops g_ops;
+
+static void ops_fill(const struct dpv_driver_ops *o)
+{
+	g_ops = *o;
+#define DEF(f, fn) if (!g_ops.f) g_ops.f = (fn)
+	DEF(query_port, def_query_port);
+	DEF(query_gid, def_query_gid);
+	DEF(queue_alloc, def_queue_alloc);
+	DEF(queue_free, def_queue_free);
+	DEF(create_td, def_create_td);
+	DEF(destroy_td, def_destroy_td);
+	DEF(create_ah, def_create_ah);
+	DEF(create_cq, (void *(*)(void *, const struct dpv_cq_cfg *))def_create_obj);
+	DEF(destroy_cq, def_destroy_obj);
+	DEF(resize_cq, def_resize_cq);
+	DEF(create_srq, (void *(*)(void *, const struct dpv_srq_cfg *))def_create_obj);
+	DEF(destroy_srq, def_destroy_obj);
+	DEF(create_qp, def_create_qp);
+	DEF(destroy_qp, def_destroy_obj);
+	DEF(modify_qp, def_modify_qp);
+	DEF(query_qp_state, def_query_qp_state);
+	DEF(query_qp_counters, def_query_qp_counters);
+	DEF(sq_doorbell, def_doorbell);
+	DEF(rq_doorbell, def_doorbell);
+	DEF(progress, def_progress);
+	DEF(progress_is_background, def_background);
+#undef DEF
+}
+
+/* ---- bring-up ---- */
+
+static struct dpv_core g_core;
+static _Atomic(struct dpv_core *) g_core_ready;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_core_err;
+
+void dpv_params_init(struct dpv_params *p, const struct dpv_conf *c)
+{
+	memset(p, 0, sizeof(*p));
+	p->max_qp = RTE_MIN(c->max_qp, (uint32_t)(DPV_QPN_LAST - DPV_QPN_FIRST + 1));
+	p->max_qp_wr = c->max_qp_wr;
+	p->max_sge = RTE_MIN(c->max_sge, (uint32_t)DPV_MAX_SGE_LIMIT);
+	p->max_inline = c->max_inline;
+	p->max_cq = RTE_MIN(c->max_cq, (uint32_t)DPV_OBJ_INDEX_LAST);
+	p->max_cqe = c->max_cqe;
+	p->max_mr = RTE_MIN(c->max_mr, (uint32_t)DPV_MR_INDEX_LAST);
+	p->max_pd = RTE_MIN(c->max_pd, (uint32_t)DPV_OBJ_INDEX_LAST);
+	p->max_ah = RTE_MIN(c->max_ah, (uint32_t)DPV_OBJ_INDEX_LAST);
+	p->max_srq = RTE_MIN(c->max_srq, (uint32_t)DPV_SRQN_LAST);
+	p->max_srq_wr = c->max_qp_wr;
+	p->max_srq_sge = p->max_sge;
+	p->max_qp_rd_atom = DPV_MAX_QP_RD_ATOM;
+	p->max_qp_init_rd_atom = DPV_MAX_QP_INIT_RD_ATOM;
+	p->max_mr_size = c->max_mr_size;
+}
+
+static void set_log_levels(const struct dpv_conf *c)
+{
+	for (unsigned int i = 0; i < c->n_log; i++)
+		rte_log_set_level_pattern(c->log[i].pattern, (uint32_t)c->log[i].level);
+}
+
+static void dev_init(struct dpv_device *d, const struct dpv_driver_ops *ops, const struct dpv_dev_info *di,
+		     unsigned int index)
+{
+	d->ops = ops;
+	d->drv_dev = di->drv;
+	d->index = index;
+	memcpy(d->mac, di->mac, 6);
+	rte_spinlock_init(&d->ctx_lock);
+	LIST_INIT(&d->ctxs);
+	d->ibdev.node_type = IBV_NODE_CA;
+	d->ibdev.transport_type = IBV_TRANSPORT_IB;
+	snprintf(d->ibdev.name, sizeof(d->ibdev.name), "%s", di->name);
+	snprintf(d->ibdev.dev_name, sizeof(d->ibdev.dev_name), "uverbs-%s", di->name);
+	snprintf(d->ibdev.dev_path, sizeof(d->ibdev.dev_path), "/sys/class/infiniband_verbs/uverbs-%s",
+		 di->name);
+	snprintf(d->ibdev.ibdev_path, sizeof(d->ibdev.ibdev_path), "/sys/class/infiniband/%s", di->name);
+	/* node GUID: modified EUI-64 of the MAC, as rxe does */
+	uint8_t g[8] = {(uint8_t)(di->mac[0] ^ 2), di->mac[1], di->mac[2], 0xff, 0xfe,
+			di->mac[3], di->mac[4], di->mac[5]};
+	memcpy(&d->guid, g, 8);
+}
+
+static void core_init(void)
+{
+	struct dpv_core *c = &g_core;
+	char err[1024];
+
+	if (dpv_conf_load(NULL, &c->conf, err, sizeof(err)) != 0) {
+		DPV_LOG(ERR, "%s\n", err);
+		g_core_err = EINVAL;
+		return;
+	}
+	const char *dn = getenv("DPVERBS_DRIVER");
+	if (dn && *dn)
+		snprintf(c->conf.driver, sizeof(c->conf.driver), "%s", dn);
+	set_log_levels(&c->conf);
+	dpv_params_init(&c->params, &c->conf);
+	if (dpv_pool_init(&c->params) != 0) {
+		g_core_err = ENOMEM;
+		return;
+	}
+	c->drv = driver_find(c->conf.driver);
+	if (!c->drv) {
+		DPV_LOG(ERR, "%s: driver: no driver \"%s\" in this build\n", c->conf.source, c->conf.driver);
+		g_core_err = ENODEV;
+		return;
+	}
+	ops_fill(c->drv->ops);
+	c->ops = &g_ops;
+	struct dpv_dev_info di[DPV_MAX_PORTS];
+	memset(di, 0, sizeof(di));
+	int n = c->ops->probe(&c->conf, di, DPV_MAX_PORTS);
+	if (n < 0) {
+		g_core_err = -n;
+		return;
+	}
+	set_log_levels(&c->conf); /* again: EAL's own --log-level came in between */
+	for (int i = 0; i < n; i++)
+		dev_init(&c->devs[i], c->ops, &di[i], (unsigned int)i);
+	c->n_devs = (unsigned int)n;
+	atomic_store(&g_core_ready, c);
+}
+
+struct dpv_core *dpv_core_get(void)
+{
+	pthread_once(&g_once, core_init);
+	struct dpv_core *c = atomic_load(&g_core_ready);
+	if (!c)
+		errno = g_core_err ? g_core_err : EIO;
+	return c;
+}
+
+struct dpv_core *dpv_core_peek(void)
+{
+	return atomic_load(&g_core_ready);
+}
+
+const struct dpv_conf *dpv_core_conf(void)
+{
+	struct dpv_core *c = dpv_core_peek();
+	return c ? &c->conf : NULL;
+}
+
+const struct dpv_params *dpv_core_params(void)
+{
+	struct dpv_core *c = dpv_core_peek();
+	return c ? &c->params : NULL;
+}
+
+/* ---- events from drivers ---- */
+
+static struct dpv_device *dev_of(void *drv_dev)
+{
+	struct dpv_core *c = dpv_core_peek();
+	for (unsigned int i = 0; c && i < c->n_devs; i++)
+		if (c->devs[i].drv_dev == drv_dev)
+			return &c->devs[i];
+	return NULL;
+}
+
+void dpv_event_async(void *drv_dev, enum ibv_event_type type, uint32_t num)
+{
+	struct ibv_async_event ev = {.event_type = type};
+	struct dpv_context *ctx = NULL;
+
+	switch (type) {
+	case IBV_EVENT_CQ_ERR: {
+		struct dpv_cq *cq = dpv_pool_get(DPV_OBJ_CQ, num);
+		if (!cq)
+			return;
+		ev.element.cq = dcq_ib(cq);
+		ctx = to_dctx(dcq_ib(cq)->context);
+		break;
+	}
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+	case IBV_EVENT_SRQ_ERR: {
+		struct dpv_srq *s = dpv_pool_get(DPV_OBJ_SRQ, num);
+		if (!s)
+			return;
+		ev.element.srq = &s->ibsrq;
+		ctx = to_dctx(s->ibsrq.context);
+		break;
+	}
+	case IBV_EVENT_PORT_ACTIVE:
+	case IBV_EVENT_PORT_ERR:
+	case IBV_EVENT_LID_CHANGE:
+	case IBV_EVENT_PKEY_CHANGE:
+	case IBV_EVENT_GID_CHANGE:
+	case IBV_EVENT_SM_CHANGE:
+	case IBV_EVENT_CLIENT_REREGISTER:
+	case IBV_EVENT_DEVICE_FATAL: {
+		struct dpv_device *d = dev_of(drv_dev);
+		if (!d)
+			return;
+		ev.element.port_num = DPV_PORT_NUM;
+		rte_spinlock_lock(&d->ctx_lock);
+		LIST_FOREACH(ctx, &d->ctxs, next)
+			dpv_async_deliver(ctx, &ev);
+		rte_spinlock_unlock(&d->ctx_lock);
+		return;
+	}
+	default: { /* QP events */
+		struct dpv_qp *qp = dpv_pool_get(DPV_OBJ_QP, num);
+		if (!qp)
+			return;
+		ev.element.qp = dqp_ib(qp);
+		ctx = qp->ctx;
+		break;
+	}
+	}
+	if (ctx)
+		dpv_async_deliver(ctx, &ev);
+}
+
+void dpv_event_comp(uint32_t cq_handle)
+{
+	struct dpv_cq *cq = dpv_pool_get(DPV_OBJ_CQ, cq_handle);
+	if (!cq || !cq->chan)
+		return;
+	struct ibv_cq *ib = dcq_ib(cq);
+	ssize_t w = write(cq->chan->wfd, &ib, sizeof(ib));
+	(void)w;
+}

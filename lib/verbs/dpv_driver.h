@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file dpv_driver.h
+ * The interface between the verbs façade (lib/verbs) and a transport driver
+ * (drivers/): what a driver implements (struct dpv_driver_ops, registered
+ * with DPV_DRIVER_REGISTER the way DPDK drivers register with their library)
+ * and what the façade offers drivers in return (the object pool, events,
+ * buffers).
+ *
+ * The data path crosses this boundary only through the rings and doorbells
+ * of dpv_queue.h; the ops below are the control path (the commands a verbs
+ * provider sends to its RNIC) plus the doorbell and the progress call.
+ * Direction: drivers include lib headers and call lib functions; lib calls a
+ * driver only through its ops table and never includes a driver's headers
+ * (test/abi/check_layers.sh checks it).
+ *
+ * Error convention: ops return 0 or a negative errno value; constructors
+ * return the driver object or NULL with rte_errno-style errno set.
+ */
+#ifndef DPV_DRIVER_H
+#define DPV_DRIVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <infiniband/verbs.h>
+
+#include <rte_common.h>
+
+#include "dpv_conf.h"
+#include "dpv_obj.h"
+#include "dpv_param.h"
+#include "dpv_pool.h"
+#include "dpv_counters.h"
+#include "dpv_queue.h"
+#include "dpverbs.h"
+
+/** A GID table entry as a driver reports it. */
+struct dpv_gid {
+	uint8_t raw[16];
+	bool valid;
+	uint8_t ip_ver;          /**< 4 for IPv4-mapped, 6 otherwise */
+};
+
+/** What a driver tells the façade about one device at probe time. */
+struct dpv_dev_info {
+	char name[64];           /**< verbs device name ("dpv0") */
+	uint8_t mac[6];          /**< node GUID = modified EUI-64 of it */
+	void *drv;               /**< the driver's device object */
+};
+
+/** Creation parameters of a CQ (the "create CQ" command). */
+struct dpv_cq_cfg {
+	uint32_t handle;               /**< CQ number (events name it) */
+	struct dpv_ring_hdr *ring;     /**< CQ ring, initialised */
+	void *td;                      /**< driver TD object, or NULL */
+};
+
+/** Creation parameters of an SRQ. */
+struct dpv_srq_cfg {
+	uint32_t srqn;                 /**< SRQ number (XRCETH names it) */
+	struct dpv_ring_hdr *ring;     /**< SRQ ring, initialised */
+	uint32_t pd;                   /**< protection domain handle */
+	uint32_t xrcd;                 /**< XRC domain number, 0 for a basic SRQ */
+	void *cq;                      /**< XRC SRQ: driver CQ of its completions */
+	uint32_t max_sge;
+};
+
+/** Creation parameters of a QP. */
+struct dpv_qp_cfg {
+	uint32_t qpn;
+	enum ibv_qp_type type;
+	void *dev;                     /**< driver device object */
+	struct dpv_ring_hdr *sq, *rq;  /**< NULL when the QP has none */
+	void *scq, *rcq, *srq;         /**< driver objects, NULL when none */
+	void *td;                      /**< driver TD object, or NULL */
+	uint32_t pd;                   /**< protection domain handle (0: XRC target) */
+	uint32_t xrcd;                 /**< XRC target: domain number */
+	struct ibv_qp_cap cap;
+	bool sq_sig_all;
+	struct dpv_pd *alloc_pd;       /**< allocate engine state with dpv_buf_alloc(alloc_pd, bufs, ...) */
+	struct dpv_bufs *bufs;
+};
+
+/** A driver: implements every op (struct dpv_driver_ops' defaults fill gaps). */
+struct dpv_driver_ops {
+	/* ---- device ---- */
+	/** Bring the driver up for this configuration and list its devices
+	 *  (at most max) in devs. @return the number of devices, or -errno. */
+	int (*probe)(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsigned int max);
+	/** Port attributes (state, MTU, speed, counters). */
+	int (*query_port)(void *dev, struct ibv_port_attr *attr);
+	/** GID table entry index (0 .. DPV_GID_TABLE_LEN-1). -EINVAL out of range. */
+	int (*query_gid)(void *dev, uint32_t index, struct dpv_gid *gid);
+	/** Memory for rings that the engine can reach (NULL: use the C heap). */
+	void *(*queue_alloc)(void *dev, size_t size, size_t align);
+	void (*queue_free)(void *dev, void *p);
+
+	/* ---- thread domains ---- */
+	void *(*create_td)(void *dev);
+	int (*destroy_td)(void *td);
+
+	/* ---- address handles ---- */
+	/** A new AH is about to be used: resolve its path (optional work). */
+	void (*create_ah)(void *dev, const struct dpv_ah *ah);
+
+	/* ---- CQs ---- */
+	void *(*create_cq)(void *dev, const struct dpv_cq_cfg *cfg);
+	void (*destroy_cq)(void *cq);
+	/** Move to a new ring: copy the CQEs not consumed yet (the façade holds
+	 *  its consumer lock). -EINVAL if they do not fit. */
+	int (*resize_cq)(void *cq, struct dpv_ring_hdr *ring);
+
+	/* ---- SRQs ---- */
+	void *(*create_srq)(void *dev, const struct dpv_srq_cfg *cfg);
+	void (*destroy_srq)(void *srq);
+
+	/* ---- QPs ---- */
+	void *(*create_qp)(const struct dpv_qp_cfg *cfg);
+	/** Stop the QP for good: no CQE for it is written after this returns. */
+	void (*destroy_qp)(void *qp);
+	/** Apply a transition the façade has validated (IBA 10.3.1, table 91).
+	 *  cur is the state the façade saw; -EINVAL if the engine moved on. */
+	int (*modify_qp)(void *qp, const struct ibv_qp_attr *attr, int mask, enum ibv_qp_state cur,
+			 enum ibv_qp_state to);
+	/** The QP's current state (the engine moves it to ERR or SQE itself). */
+	enum ibv_qp_state (*query_qp_state)(void *qp);
+	/** Transport counters of the QP (enum dpv_cnt), n entries. */
+	void (*query_qp_counters)(void *qp, uint64_t *cnt, unsigned int n);
+
+	/* ---- doorbells and progress ---- */
+	/** The SQ producer index moved. */
+	void (*sq_doorbell)(void *qp);
+	/** The RQ producer index moved (the engine flushes in ERR). */
+	void (*rq_doorbell)(void *qp);
+	/** Run-to-completion progress for a caller about to poll this CQ
+	 *  (NULL: any). @return events processed (0 in service mode). */
+	int (*progress)(void *cq);
+	/** Whether ibv_get_cq_event may block in poll() (service mode). */
+	bool (*progress_is_background)(void);
+};
+
+struct dpv_driver {
+	const char *name;
+	const struct dpv_driver_ops *ops;
+	STAILQ_ENTRY(dpv_driver) next;
+};
+
+/** Register a driver (from a constructor: DPV_DRIVER_REGISTER). */
+void dpv_driver_register(struct dpv_driver *drv);
+
+/** Register `ops` under `nm` at load time, as RTE_PMD_REGISTER_* does. */
+#define DPV_DRIVER_REGISTER(nm, ops_)                                          \
+	static struct dpv_driver dpv_driver_##nm = {.name = RTE_STR(nm), .ops = &(ops_)}; \
+	RTE_INIT(dpv_driver_init_##nm) { dpv_driver_register(&dpv_driver_##nm); }
+
+/* ------------------------------------------------------------------------
+ * Services of the façade for drivers.
+ */
+
+/** The configuration the façade was started with. */
+const struct dpv_conf *dpv_core_conf(void);
+const struct dpv_params *dpv_core_params(void);
+
+/** Deliver an asynchronous event. For QP events `num` is the QPN, for
+ *  SRQ_LIMIT_REACHED the SRQ number, for CQ_ERR the CQ handle; for port
+ *  events `dev` names the device (num unused). dev may be NULL otherwise. */
+void dpv_event_async(void *dev, enum ibv_event_type type, uint32_t num);
+
+/** A CQ armed with DPV_CQ_ARM_* got a matching completion: signal its
+ *  completion channel. */
+void dpv_event_comp(uint32_t cq_handle);
+
+/** Look an MR up by lkey/rkey (its full 32-bit value), or NULL. */
+static inline struct dpv_mr *dpv_mr_lookup(uint32_t key)
+{
+	struct dpv_mr *mr = dpv_pool_get(DPV_OBJ_MR, key >> 8);
+	return mr && mr->ibmr.lkey == key ? mr : NULL;
+}
+
+/** Look an AH up by handle, or NULL. */
+static inline struct dpv_ah *dpv_ah_lookup(uint32_t handle)
+{
+	return dpv_pool_get(DPV_OBJ_AH, handle);
+}
+
+#endif /* DPV_DRIVER_H */

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Object pool: per type a table of atomic pointers indexed by object number,
+ * a next-fit allocator over [first, last] under a spinlock, and a limit.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include <rte_common.h>
+#include <rte_spinlock.h>
+
+#include "dpv_pool.h"
+
+struct dpv_pool {
+	const char *name;
+	uint32_t first, last;    /* index range */
+	uint32_t limit;          /* objects at most (configuration) */
+	uint32_t count;
+	uint32_t next;           /* next-fit cursor */
+	rte_spinlock_t lock;
+	_Atomic(void *) *table;  /* last + 1 entries */
+};
+
+static struct dpv_pool g_pools[DPV_OBJ_NR] = {
+	[DPV_OBJ_PD] = {.name = "pd", .first = 1, .last = DPV_OBJ_INDEX_LAST},
+	[DPV_OBJ_MR] = {.name = "mr", .first = 1, .last = DPV_MR_INDEX_LAST},
+	[DPV_OBJ_AH] = {.name = "ah", .first = 1, .last = DPV_OBJ_INDEX_LAST},
+	[DPV_OBJ_CQ] = {.name = "cq", .first = 1, .last = DPV_OBJ_INDEX_LAST},
+	[DPV_OBJ_QP] = {.name = "qp", .first = DPV_QPN_FIRST, .last = DPV_QPN_LAST},
+	[DPV_OBJ_SRQ] = {.name = "srq", .first = 1, .last = DPV_SRQN_LAST},
+	[DPV_OBJ_XRCD] = {.name = "xrcd", .first = 1, .last = DPV_OBJ_INDEX_LAST},
+};
+
+int dpv_pool_init(const struct dpv_params *p)
+{
+	const uint32_t limit[DPV_OBJ_NR] = {
+		[DPV_OBJ_PD] = p->max_pd, [DPV_OBJ_MR] = p->max_mr, [DPV_OBJ_AH] = p->max_ah,
+		[DPV_OBJ_CQ] = p->max_cq, [DPV_OBJ_QP] = p->max_qp, [DPV_OBJ_SRQ] = p->max_srq,
+		[DPV_OBJ_XRCD] = p->max_pd,
+	};
+	for (unsigned int t = 0; t < DPV_OBJ_NR; t++) {
+		struct dpv_pool *pl = &g_pools[t];
+		rte_spinlock_init(&pl->lock);
+		pl->limit = RTE_MIN(limit[t], pl->last - pl->first + 1);
+		/* the table spans the numbers the limit needs, at most the range:
+		 * numbers are reused next-fit, so count <= limit keeps them below */
+		pl->last = RTE_MIN(pl->last, pl->first + pl->limit - 1 + 1024u);
+		pl->next = pl->first;
+		pl->table = calloc((size_t)pl->last + 1, sizeof(*pl->table));
+		if (!pl->table)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int dpv_pool_add(enum dpv_obj_type t, void *obj, uint32_t *index)
+{
+	struct dpv_pool *pl = &g_pools[t];
+	uint32_t span = pl->last - pl->first + 1;
+	int ret = -ENOMEM;
+
+	rte_spinlock_lock(&pl->lock);
+	if (pl->table && pl->count < pl->limit) {
+		for (uint32_t k = 0; k < span; k++) {
+			uint32_t i = pl->first + (pl->next - pl->first + k) % span;
+			if (atomic_load_explicit(&pl->table[i], memory_order_relaxed))
+				continue;
+			atomic_store_explicit(&pl->table[i], obj, memory_order_release);
+			pl->count++;
+			pl->next = i == pl->last ? pl->first : i + 1;
+			*index = i;
+			ret = 0;
+			break;
+		}
+	}
+	rte_spinlock_unlock(&pl->lock);
+	return ret;
+}
+
+void dpv_pool_del(enum dpv_obj_type t, uint32_t index, void *obj)
+{
+	struct dpv_pool *pl = &g_pools[t];
+	if (!pl->table || index < pl->first || index > pl->last)
+		return;
+	rte_spinlock_lock(&pl->lock);
+	if (atomic_load_explicit(&pl->table[index], memory_order_relaxed) == obj) {
+		atomic_store_explicit(&pl->table[index], NULL, memory_order_release);
+		pl->count--;
+	}
+	rte_spinlock_unlock(&pl->lock);
+}
+
+void *dpv_pool_get(enum dpv_obj_type t, uint32_t index)
+{
+	struct dpv_pool *pl = &g_pools[t];
+	if (!pl->table || index < pl->first || index > pl->last)
+		return NULL;
+	return atomic_load_explicit(&pl->table[index], memory_order_acquire);
+}
+
+uint32_t dpv_pool_count(enum dpv_obj_type t)
+{
+	struct dpv_pool *pl = &g_pools[t];
+	rte_spinlock_lock(&pl->lock);
+	uint32_t n = pl->count;
+	rte_spinlock_unlock(&pl->lock);
+	return n;
+}
+
+void dpv_pool_range(enum dpv_obj_type t, uint32_t *first, uint32_t *last)
+{
+	*first = g_pools[t].first;
+	*last = g_pools[t].table ? g_pools[t].last : 0;
+}
+
+const char *dpv_pool_name(enum dpv_obj_type t)
+{
+	return t < DPV_OBJ_NR ? g_pools[t].name : "?";
+}

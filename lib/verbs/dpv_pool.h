@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file dpv_pool.h
+ * The object pool: one table per object type (as rxe_pool.c), each with an
+ * index range, a limit from the configuration and a count. An object is added
+ * with dpv_pool_add(), which gives it its number (QPN, MR index, SRQ number,
+ * PD/AH/CQ handle), and found again by number with dpv_pool_get() from any
+ * thread (release/acquire publication, no lock on lookup).
+ *
+ * Functions return 0 or a negative errno; lookups return NULL when absent.
+ */
+#ifndef DPV_POOL_H
+#define DPV_POOL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "dpv_param.h"
+
+enum dpv_obj_type {
+	DPV_OBJ_PD = 0,
+	DPV_OBJ_MR,
+	DPV_OBJ_AH,
+	DPV_OBJ_CQ,
+	DPV_OBJ_QP,
+	DPV_OBJ_SRQ,
+	DPV_OBJ_XRCD,      /* XRC domains (one per inode) */
+	DPV_OBJ_NR,
+};
+
+/** Set the ranges and limits from the parameters (once, before any add). */
+int dpv_pool_init(const struct dpv_params *p);
+
+/**
+ * Add obj to the table of type t; *index receives its number.
+ * @return 0, -ENOMEM when the limit is reached or the range is full.
+ */
+int dpv_pool_add(enum dpv_obj_type t, void *obj, uint32_t *index);
+
+/** Remove the object with this number (nothing if it is not obj). */
+void dpv_pool_del(enum dpv_obj_type t, uint32_t index, void *obj);
+
+/** The object with this number, or NULL. */
+void *dpv_pool_get(enum dpv_obj_type t, uint32_t index);
+
+/** Objects of type t in the table now. */
+uint32_t dpv_pool_count(enum dpv_obj_type t);
+
+/** Lowest and highest number of type t (for iteration with dpv_pool_get). */
+void dpv_pool_range(enum dpv_obj_type t, uint32_t *first, uint32_t *last);
+
+/** The type's name ("qp", "mr", ...). */
+const char *dpv_pool_name(enum dpv_obj_type t);
+
+#endif /* DPV_POOL_H */

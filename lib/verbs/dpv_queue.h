@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file dpv_queue.h
+ * The queue interface between the verbs façade (lib/verbs) and a transport
+ * engine (drivers/): work-queue rings, completion rings and doorbells, laid
+ * out the way an RNIC's are. doc/queues.md is the reference; this header is
+ * its C form.
+ *
+ * Every ring is one buffer: a 128-byte header (struct dpv_ring_hdr, two cache
+ * lines: one written by the producer, one by the consumer) followed by
+ * `size` entries of `stride` bytes (size a power of two, indices free-running
+ * 32-bit counters, slot = index & (size - 1)). Buffers come from the engine's
+ * queue memory (DPDK hugepage memory for the software driver) or from a
+ * parent domain's allocator with the ring's resource type, so the engine can
+ * reach them from another thread or another process.
+ *
+ * Rings and their directions:
+ *   SQ   producer: façade (ibv_post_send)      consumer: engine
+ *   RQ   producer: façade (ibv_post_recv)      consumer: engine
+ *   SRQ  producer: façade (ibv_post_srq_recv)  consumer: engine (any QP's)
+ *   CQ   producer: engine                      consumer: façade (ibv_poll_cq)
+ *
+ * Memory ordering (C11): a producer writes entries, then publishes `pi` with
+ * a release store; a consumer loads `pi` with acquire before reading entries,
+ * and publishes `ci` with release after it has finished with them; the
+ * producer loads `ci` with acquire before reusing slots. SQ slots are not
+ * freed by `ci`: a send WQE's slot is reused only after a CQE naming it (or a
+ * later WQE of the same SQ) has been polled (struct dpv_cqe.wqe_index), as on
+ * ConnectX, because the engine keeps reading a WQE until it is complete
+ * (retransmission).
+ *
+ * Doorbells: after publishing SQ `pi` the façade rings the QP's doorbell
+ * (struct dpv_driver_ops.sq_doorbell), which tells the engine that the QP has
+ * work: in run-to-completion mode the engine runs on the caller's thread, in
+ * service mode the QP number is queued to the engine context that owns it.
+ * RQ and SRQ producer indices are read by the engine when it needs a receive
+ * WQE (a doorbell record, no doorbell). A CQ is armed by writing `arm`
+ * (DPV_CQ_ARM_*); the engine that writes the next matching CQE clears it
+ * (atomic exchange) and signals the completion channel.
+ */
+#ifndef DPV_QUEUE_H
+#define DPV_QUEUE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DPV_RING_HDR_SIZE 128u
+
+/** Ring header: the first 128 bytes of every ring buffer. */
+struct dpv_ring_hdr {
+	/* ---- producer cache line ---- */
+	_Atomic uint32_t pi;      /**< next index the producer writes */
+	uint32_t size;            /**< entries (power of two) */
+	uint32_t stride;          /**< bytes per entry */
+	uint32_t kind;            /**< enum dpv_ring_kind */
+	_Atomic uint32_t flags;   /**< producer flags (DPV_RING_F_*) */
+	uint8_t pad0[44];
+	/* ---- consumer cache line ---- */
+	_Atomic uint32_t ci;      /**< next index the consumer reads */
+	_Atomic uint32_t arm;     /**< CQ: DPV_CQ_ARM_* written by the consumer */
+	_Atomic uint32_t limit;   /**< SRQ: armed limit (0 = off), cleared by the engine */
+	uint8_t pad1[52];
+};
+_Static_assert(sizeof(struct dpv_ring_hdr) == DPV_RING_HDR_SIZE, "ring header is 128 bytes");
+
+enum dpv_ring_kind {
+	DPV_RING_SQ = 1,
+	DPV_RING_RQ = 2,
+	DPV_RING_SRQ = 3,
+	DPV_RING_CQ = 4,
+};
+
+/** CQ producer flag: a CQE was lost because the CQ was full (IBA 11.4.2.1). */
+#define DPV_RING_F_OVERRUN 1u
+
+/** CQ arm requests (ibv_req_notify_cq). */
+#define DPV_CQ_ARM_NEXT 1u  /**< any next completion */
+#define DPV_CQ_ARM_SOL 2u   /**< solicited or error completions only */
+
+/** Entries start right after the header. */
+static inline void *dpv_ring_entry(struct dpv_ring_hdr *h, uint32_t idx)
+{
+	return (uint8_t *)h + DPV_RING_HDR_SIZE + (size_t)(idx & (h->size - 1)) * h->stride;
+}
+
+/** Bytes of a ring buffer of `size` entries of `stride` bytes. */
+static inline size_t dpv_ring_bytes(uint32_t size, uint32_t stride)
+{
+	return DPV_RING_HDR_SIZE + (size_t)size * stride;
+}
+
+static inline void dpv_ring_init(struct dpv_ring_hdr *h, enum dpv_ring_kind kind, uint32_t size,
+				 uint32_t stride)
+{
+	atomic_store_explicit(&h->pi, 0, memory_order_relaxed);
+	atomic_store_explicit(&h->ci, 0, memory_order_relaxed);
+	atomic_store_explicit(&h->arm, 0, memory_order_relaxed);
+	atomic_store_explicit(&h->limit, 0, memory_order_relaxed);
+	atomic_store_explicit(&h->flags, 0, memory_order_relaxed);
+	h->size = size;
+	h->stride = stride;
+	h->kind = (uint32_t)kind;
+	atomic_thread_fence(memory_order_release);
+}
+
+/* ------------------------------------------------------------------------
+ * Scatter/gather element: the layout of struct ibv_sge (16 bytes).
+ */
+struct dpv_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+/* ------------------------------------------------------------------------
+ * Send WQE (SQ entry). A 64-byte control part, then either num_sge SGEs or
+ * (DPV_WQE_F_INLINE) `length` bytes of inline data. The stride is a power of
+ * two >= 64 + max(max_send_sge * 16, max_inline_data).
+ */
+struct dpv_send_wqe {
+	uint64_t wr_id;
+	uint8_t opcode;           /**< enum ibv_wr_opcode */
+	uint8_t flags;            /**< DPV_WQE_F_* */
+	uint16_t num_sge;
+	uint32_t length;          /**< bytes of the message */
+	uint32_t imm_data;        /**< immediate data as given (network order) */
+	uint32_t inv_rkey;        /**< SEND_WITH_INV: rkey to invalidate */
+	uint32_t remote_srqn;     /**< XRC initiator: XRC SRQ number */
+	uint32_t rkey;            /**< RDMA/atomic: remote key */
+	uint64_t remote_addr;     /**< RDMA/atomic: remote address */
+	union {
+		struct {
+			uint64_t compare_add;
+			uint64_t swap;
+		} atomic;
+		struct {
+			uint32_t ah;      /**< AH handle (dpverbs object pool index) */
+			uint32_t remote_qpn;
+			uint32_t remote_qkey;
+			uint32_t rsvd;
+		} ud;
+	};
+	uint8_t rsvd[8];
+	/* then: struct dpv_sge sge[num_sge], or inline bytes */
+};
+_Static_assert(sizeof(struct dpv_send_wqe) == 64, "send WQE control part is 64 bytes");
+
+#define DPV_WQE_F_SIGNALED 0x01u   /**< write a CQE when it completes */
+#define DPV_WQE_F_SOLICITED 0x02u  /**< set SE on the last packet */
+#define DPV_WQE_F_INLINE 0x04u     /**< data follows the control part */
+#define DPV_WQE_F_FENCE 0x08u      /**< wait for earlier READ/atomics */
+
+static inline struct dpv_sge *dpv_wqe_sge(struct dpv_send_wqe *w)
+{
+	return (struct dpv_sge *)(w + 1);
+}
+static inline uint8_t *dpv_wqe_inline(struct dpv_send_wqe *w)
+{
+	return (uint8_t *)(w + 1);
+}
+
+/* ------------------------------------------------------------------------
+ * Receive WQE (RQ and SRQ entry): 16 bytes, then num_sge SGEs. The stride is
+ * a power of two >= 16 + max_recv_sge * 16.
+ */
+struct dpv_recv_wqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t rsvd;
+	struct dpv_sge sge[];
+};
+
+/* ------------------------------------------------------------------------
+ * Completion queue entry: 64 bytes. The fields are those of struct ibv_wc
+ * plus the completion timestamp and, for send completions, the SQ index of
+ * the WQE completed (every earlier WQE of that SQ is complete as well).
+ */
+struct dpv_cqe {
+	uint64_t wr_id;
+	uint64_t ts;              /**< TSC at completion */
+	uint32_t qp_num;
+	uint32_t byte_len;
+	uint32_t src_qp;
+	uint32_t imm_inv;         /**< imm_data (network order) or invalidated rkey */
+	uint32_t wqe_index;       /**< DPV_CQE_F_SQ: SQ index of the WQE */
+	uint16_t pkey_index;
+	uint16_t slid;
+	uint8_t status;           /**< enum ibv_wc_status */
+	uint8_t opcode;           /**< enum ibv_wc_opcode */
+	uint8_t wc_flags;         /**< enum ibv_wc_flags (low 8 bits) */
+	uint8_t sl;
+	uint8_t dlid_path_bits;
+	uint8_t flags;            /**< DPV_CQE_F_* */
+	uint16_t vendor_err;
+	uint8_t rsvd[16];
+};
+_Static_assert(sizeof(struct dpv_cqe) == 64, "CQE is 64 bytes");
+
+#define DPV_CQE_F_SQ 0x01u        /**< completes a send WQE: wqe_index is valid */
+#define DPV_CQE_F_SOLICITED 0x02u /**< the message had SE set */
+
+/**
+ * Producer side of a CQ ring: write cqe (with timestamp ts) into the next
+ * slot and publish it. The caller serialises producers. A ring holds
+ * size - 1 CQEs: when it is full the CQE is lost, DPV_RING_F_OVERRUN is set
+ * (IBA 11.4.2.1) and -1 returned. Returns 1 when the consumer's arm request
+ * matches this CQE (the arm is cleared: signal the completion channel),
+ * 0 otherwise.
+ */
+static inline int dpv_cq_ring_put(struct dpv_ring_hdr *r, const struct dpv_cqe *cqe, uint64_t ts)
+{
+	uint32_t pi = atomic_load_explicit(&r->pi, memory_order_relaxed);
+	if (pi - atomic_load_explicit(&r->ci, memory_order_acquire) >= r->size - 1) {
+		atomic_fetch_or_explicit(&r->flags, DPV_RING_F_OVERRUN, memory_order_relaxed);
+		return -1;
+	}
+	struct dpv_cqe *e = (struct dpv_cqe *)dpv_ring_entry(r, pi);
+	*e = *cqe;
+	e->ts = ts;
+	atomic_store_explicit(&r->pi, pi + 1, memory_order_release);
+	uint32_t arm = atomic_load_explicit(&r->arm, memory_order_acquire);
+	if (arm && (arm == DPV_CQ_ARM_NEXT || (cqe->flags & DPV_CQE_F_SOLICITED) || cqe->status != 0))
+		return atomic_exchange_explicit(&r->arm, 0, memory_order_acq_rel) != 0;
+	return 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DPV_QUEUE_H */
