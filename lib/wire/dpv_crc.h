@@ -19,34 +19,52 @@ extern "C" {
 
 enum dpv_crc_impl {
 	DPV_CRC_SB8 = 0, /* slicing-by-8 tables: portable, the reference */
-	DPV_CRC_CLMUL,   /* PCLMULQDQ folding (x86-64 with PCLMUL + SSE4.1) */
+	DPV_CRC_CLMUL,   /* PCLMULQDQ folding, 128 bits (x86-64, PCLMUL + SSE4.1) */
+	DPV_CRC_VPCLMUL, /* the same with 512-bit VPCLMULQDQ (AVX-512F/VL, AVX2) */
+	DPV_CRC_N_IMPL
 };
 
-/* The implementation dpv_crc32_update()/dpv_icrc_compute() use here. */
+/* The implementation dpv_crc32_update()/dpv_icrc_compute() use here: the
+ * last one of the enum that this CPU supports. */
 enum dpv_crc_impl dpv_crc_impl_selected(void);
 const char *dpv_crc_impl_name(enum dpv_crc_impl impl);
+/* Whether this CPU (and OS) can run impl. */
+bool dpv_crc_impl_supported(enum dpv_crc_impl impl);
 
-/* Slicing-by-8, raw update (no pre/post inversion), any CPU. */
-uint32_t dpv_crc32_update_sb8(uint32_t crc, const void *buf, size_t len);
-
-/* true when this CPU can run dpv_crc32_update_clmul() (PCLMUL + SSE4.1). */
-bool dpv_crc32_clmul_supported(void);
 /*
- * Carry-less-multiply CRC-32, raw update like dpv_crc32_update(); call only
- * when dpv_crc32_clmul_supported(). Reads exactly buf[0..len).
+ * Raw CRC-32 updates like dpv_crc32_update() (no pre/post inversion), each
+ * reading exactly buf[0..len). Call the carry-less versions only when
+ * dpv_crc_impl_supported() says so.
  */
+uint32_t dpv_crc32_update_sb8(uint32_t crc, const void *buf, size_t len);
 uint32_t dpv_crc32_update_clmul(uint32_t crc, const void *buf, size_t len);
+uint32_t dpv_crc32_update_vpclmul(uint32_t crc, const void *buf, size_t len);
 /*
  * The CRC of a then b, as if they were contiguous, without reducing the
  * 128-bit folding state in between; alen must be a multiple of 16 (0 is
- * allowed). Call only when dpv_crc32_clmul_supported().
+ * allowed).
  */
 uint32_t dpv_crc32_update_clmul2(uint32_t crc, const void *a, size_t alen, const void *b,
 				 size_t blen);
+uint32_t dpv_crc32_update_vpclmul2(uint32_t crc, const void *a, size_t alen, const void *b,
+				   size_t blen);
+/* Any implementation by its enum (tests, benchmarks). */
+uint32_t dpv_crc32_update_with(enum dpv_crc_impl impl, uint32_t crc, const void *buf,
+			       size_t len);
 
-/* dpv_icrc_compute() with one given implementation (see dpv_wire.h). */
+/*
+ * dpv_icrc_compute() with one given implementation (see dpv_wire.h). The
+ * carry-less versions build IPv4 (IHL 5) and IPv6 pseudo-headers in
+ * registers and hand other headers to dpv_icrc_compute_pseudo(), which
+ * builds the pseudo-header in a buffer (impl: DPV_CRC_CLMUL or _VPCLMUL).
+ */
 uint32_t dpv_icrc_compute_sb8(const uint8_t *l3, uint32_t len_to_icrc);
 uint32_t dpv_icrc_compute_clmul(const uint8_t *l3, uint32_t len_to_icrc);
+uint32_t dpv_icrc_compute_vpclmul(const uint8_t *l3, uint32_t len_to_icrc);
+uint32_t dpv_icrc_compute_pseudo(const uint8_t *l3, uint32_t len_to_icrc,
+				 enum dpv_crc_impl impl);
+uint32_t dpv_icrc_compute_with(enum dpv_crc_impl impl, const uint8_t *l3,
+			       uint32_t len_to_icrc);
 
 #ifdef __cplusplus
 }

@@ -10,19 +10,30 @@
  *  - the first block is XORed with the incoming CRC register (the register
  *    stands for the message so far times x^32, i.e. it adds to the next
  *    four message bytes);
- *  - four 128-bit accumulators each fold by 512 bits per 64 bytes, so the
- *    four multiplication chains run in parallel; they are then folded into
- *    one (by 384, 256 and 128 bits) and the remaining blocks fold by 128;
- *  - a last partial block (1..15 bytes) is handled by shifting the state:
- *    its first len bytes become a block of their own (leading zeros do not
- *    change a CRC with zero state) and the rest joins the tail bytes;
+ *  - PCLMULQDQ (128-bit): four accumulators each fold by 512 bits per 64
+ *    bytes, so four multiplication chains run in parallel; they are then
+ *    folded into one (by 384, 256 and 128 bits);
+ *    VPCLMULQDQ (AVX-512): the same with four 512-bit accumulators of four
+ *    blocks each, folding by 2048 bits per 256 bytes, then by 512 bits per
+ *    64 bytes, then the four lanes of one register into one block;
+ *  - the remaining whole blocks fold by 128 bits; a last partial block
+ *    (1..15 bytes) is handled by shifting the state: its first len bytes
+ *    become a block of their own (leading zeros do not change a CRC with
+ *    zero state) and the rest joins the tail bytes;
  *  - the 128-bit state X is reduced to X x^32 mod P: two folds to 64 bits,
  *    then Barrett reduction.
  * Lengths under 16 with no block before them go to the slicing-by-8 code.
  *
- * Only the functions marked CLMUL_TARGET use PCLMULQDQ/SSE4.1 instructions;
+ * The RoCEv2 ICRC (IBA A17.3.3, see dpv_icrc.c) of the common headers
+ * (IPv4 without options, IPv6) is built in registers: 8 bytes of ones and
+ * the first bytes of the IP header form the first block, the variant
+ * fields are ORed with ones as the blocks are loaded, and the fold runs on
+ * into the rest of the frame. Other headers go through dpv_icrc.c's
+ * pseudo-header buffer and the two-segment form.
+ *
+ * Only functions marked CLMUL_TARGET / WIDE_TARGET use those instructions;
  * the rest of the project keeps the default compiler flags, and callers
- * check dpv_crc32_clmul_supported() first.
+ * check dpv_crc_impl_supported() first.
  */
 #include <string.h>
 
@@ -35,6 +46,8 @@
 #include "dpv_crc_consts.h"
 
 #define CLMUL_TARGET __attribute__((target("pclmul,sse4.1")))
+#define WIDE_TARGET                                                            \
+	__attribute__((target("pclmul,sse4.1,avx2,avx512f,avx512vl,vpclmulqdq")))
 
 /*
  * pshufb controls: loaded at offset len, bytes 0..15 shift a vector up
@@ -49,15 +62,65 @@ static const uint8_t shift_tab[48] __attribute__((aligned(16))) = {
 	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
 };
 
-bool dpv_crc32_clmul_supported(void)
+/*
+ * ICRC variant fields as byte masks over the IP header and what follows,
+ * from offset 0 up to the first byte that is not masked and leaves the
+ * pseudo-header in whole blocks (8 + 40 = 48, 8 + 56 = 64 bytes).
+ *   IPv4 (IHL 5): TOS 1, TTL 8, checksum 10-11, UDP checksum 26-27, BTH 32
+ *   IPv6: traffic class + flow label 0 (low nibble) to 3, hop limit 7,
+ *         UDP checksum 46-47, BTH 52
+ */
+#define ICRC4_MASKED 40
+#define ICRC6_MASKED 56
+static const uint8_t icrc4_mask[ICRC4_MASKED] __attribute__((aligned(16))) = {
+	[1] = 0xff, [8] = 0xff, [10] = 0xff, [11] = 0xff,
+	[26] = 0xff, [27] = 0xff, [32] = 0xff,
+};
+static const uint8_t icrc6_mask[ICRC6_MASKED] __attribute__((aligned(16))) = {
+	[0] = 0x0f, [1] = 0xff, [2] = 0xff, [3] = 0xff, [7] = 0xff,
+	[46] = 0xff, [47] = 0xff, [52] = 0xff,
+};
+
+static int clmul_ok = -1, wide_ok = -1;
+
+bool dpv_crc_impl_supported(enum dpv_crc_impl impl)
 {
-	__builtin_cpu_init();
-	return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+	switch (impl) {
+	case DPV_CRC_SB8:
+		return true;
+	case DPV_CRC_CLMUL:
+		if (clmul_ok < 0) {
+			__builtin_cpu_init();
+			clmul_ok = __builtin_cpu_supports("pclmul") &&
+				   __builtin_cpu_supports("sse4.1");
+		}
+		return clmul_ok;
+	case DPV_CRC_VPCLMUL:
+		if (wide_ok < 0) {
+			__builtin_cpu_init();
+			/* libgcc/compiler-rt also check that the OS saves the
+			 * AVX-512 state (XCR0) before reporting avx512f */
+			wide_ok = dpv_crc_impl_supported(DPV_CRC_CLMUL) &&
+				  __builtin_cpu_supports("avx2") &&
+				  __builtin_cpu_supports("avx512f") &&
+				  __builtin_cpu_supports("avx512vl") &&
+				  __builtin_cpu_supports("vpclmulqdq");
+		}
+		return wide_ok;
+	case DPV_CRC_N_IMPL:
+		break;
+	}
+	return false;
 }
 
 CLMUL_TARGET static inline __m128i ld(const uint8_t *p)
 {
 	return _mm_loadu_si128((const __m128i *)p);
+}
+
+CLMUL_TARGET static inline __m128i kpair(uint64_t lo, uint64_t hi)
+{
+	return _mm_set_epi64x((long long)hi, (long long)lo);
 }
 
 /* state k-bits-ahead: lane 0 times k's lane 0, lane 1 times k's lane 1 */
@@ -70,8 +133,8 @@ CLMUL_TARGET static inline __m128i fold(__m128i x, __m128i k)
 /* X x^32 mod P for the 128-bit reflected state X (see gen_crc_consts.c) */
 CLMUL_TARGET static inline uint32_t reduce(__m128i x)
 {
-	const __m128i kr = _mm_set_epi64x((long long)DPV_CRC_RED_B, (long long)DPV_CRC_RED_A);
-	const __m128i kb = _mm_set_epi64x((long long)DPV_CRC_POLY, (long long)DPV_CRC_MU);
+	const __m128i kr = kpair(DPV_CRC_RED_A, DPV_CRC_RED_B);
+	const __m128i kb = kpair(DPV_CRC_MU, DPV_CRC_POLY);
 	const __m128i lo32 = _mm_set_epi32(0, 0, 0, -1);
 	__m128i y, z, q;
 
@@ -92,19 +155,19 @@ CLMUL_TARGET static inline uint32_t reduce(__m128i x)
  * Fold every byte of p[0..len) into the state x (which stands for all the
  * message before p). whole says whether p[len-16..len) is readable (p is
  * inside a buffer of at least 16 bytes that ends at p + len).
+ * fresh: nothing came before p; x then holds the CRC register in its low
+ * 32 bits, XORed into the first block, and len must be at least 16.
  */
-CLMUL_TARGET static inline __m128i fold_bytes(__m128i x, const uint8_t *p, size_t len, bool whole)
+CLMUL_TARGET static inline __m128i fold_bytes(__m128i x, const uint8_t *p, size_t len, bool whole,
+					      bool fresh)
 {
-	const __m128i k128 = _mm_set_epi64x((long long)DPV_CRC_K128_HI, (long long)DPV_CRC_K128_LO);
+	const __m128i k128 = kpair(DPV_CRC_K128_LO, DPV_CRC_K128_HI);
 
 	if (len >= 64) {
-		const __m128i k512 = _mm_set_epi64x((long long)DPV_CRC_K512_HI,
-						    (long long)DPV_CRC_K512_LO);
-		const __m128i k384 = _mm_set_epi64x((long long)DPV_CRC_K384_HI,
-						    (long long)DPV_CRC_K384_LO);
-		const __m128i k256 = _mm_set_epi64x((long long)DPV_CRC_K256_HI,
-						    (long long)DPV_CRC_K256_LO);
-		__m128i x0 = _mm_xor_si128(fold(x, k128), ld(p));
+		const __m128i k512 = kpair(DPV_CRC_K512_LO, DPV_CRC_K512_HI);
+		const __m128i k384 = kpair(DPV_CRC_K384_LO, DPV_CRC_K384_HI);
+		const __m128i k256 = kpair(DPV_CRC_K256_LO, DPV_CRC_K256_HI);
+		__m128i x0 = _mm_xor_si128(fresh ? x : fold(x, k128), ld(p));
 		__m128i x1 = ld(p + 16), x2 = ld(p + 32), x3 = ld(p + 48);
 
 		p += 64;
@@ -119,6 +182,10 @@ CLMUL_TARGET static inline __m128i fold_bytes(__m128i x, const uint8_t *p, size_
 		}
 		x = _mm_xor_si128(_mm_xor_si128(fold(x0, k384), fold(x1, k256)),
 				  _mm_xor_si128(fold(x2, k128), x3));
+	} else if (fresh) {
+		x = _mm_xor_si128(x, ld(p));
+		p += 16;
+		len -= 16;
 	}
 	while (len >= 16) {
 		x = _mm_xor_si128(fold(x, k128), ld(p));
@@ -147,38 +214,178 @@ CLMUL_TARGET static inline __m128i fold_bytes(__m128i x, const uint8_t *p, size_
 	return x;
 }
 
-CLMUL_TARGET uint32_t dpv_crc32_update_clmul2(uint32_t crc, const void *a, size_t alen,
-					      const void *b, size_t blen)
+/* ---- AVX-512 / VPCLMULQDQ: four blocks per instruction ---- */
+
+WIDE_TARGET static inline __m512i kbcast(uint64_t lo, uint64_t hi)
 {
-	const uint8_t *pa = a, *pb = b;
-	__m128i x;
+	return _mm512_broadcast_i32x4(_mm_set_epi64x((long long)hi, (long long)lo));
+}
+
+WIDE_TARGET static inline __m512i ldw(const uint8_t *p)
+{
+	return _mm512_loadu_si512((const void *)p);
+}
+
+/* fold each of the four lanes of z by k's lane, XOR d */
+WIDE_TARGET static inline __m512i foldw(__m512i z, __m512i k, __m512i d)
+{
+	return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(z, k, 0x00),
+					 _mm512_clmulepi64_epi128(z, k, 0x11), d, 0x96);
+}
+
+/* fold_bytes() four blocks at a time */
+WIDE_TARGET static inline __m128i fold_bytes_wide(__m128i x, const uint8_t *p, size_t len,
+						  bool whole, bool fresh)
+{
+	if (len >= 64) {
+		const __m512i k512 = kbcast(DPV_CRC_K512_LO, DPV_CRC_K512_HI);
+		/* lane j of the last register folds by 128 (3 - j) bits */
+		const __m512i klanes = _mm512_set_epi64(0, 0, (long long)DPV_CRC_K128_HI,
+							(long long)DPV_CRC_K128_LO,
+							(long long)DPV_CRC_K256_HI,
+							(long long)DPV_CRC_K256_LO,
+							(long long)DPV_CRC_K384_HI,
+							(long long)DPV_CRC_K384_LO);
+		__m512i z0 = _mm512_xor_si512(
+			ldw(p),
+			_mm512_inserti32x4(_mm512_setzero_si512(),
+					   fresh ? x : fold(x, kpair(DPV_CRC_K128_LO, DPV_CRC_K128_HI)),
+					   0));
+		__m512i t;
+		__m256i h;
+
+		p += 64;
+		len -= 64;
+		if (len >= 192) {
+			const __m512i k2048 = kbcast(DPV_CRC_K2048_LO, DPV_CRC_K2048_HI);
+			__m512i z1 = ldw(p), z2 = ldw(p + 64), z3 = ldw(p + 128);
+
+			p += 192;
+			len -= 192;
+			while (len >= 256) {
+				z0 = foldw(z0, k2048, ldw(p));
+				z1 = foldw(z1, k2048, ldw(p + 64));
+				z2 = foldw(z2, k2048, ldw(p + 128));
+				z3 = foldw(z3, k2048, ldw(p + 192));
+				p += 256;
+				len -= 256;
+			}
+			z0 = foldw(z0, kbcast(DPV_CRC_K1536_LO, DPV_CRC_K1536_HI),
+				   foldw(z1, kbcast(DPV_CRC_K1024_LO, DPV_CRC_K1024_HI),
+					 foldw(z2, k512, z3)));
+		}
+		while (len >= 64) {
+			z0 = foldw(z0, k512, ldw(p));
+			p += 64;
+			len -= 64;
+		}
+		/* lanes 0..2 folded onto lane 3 (klanes' lane 3 is 0) */
+		t = foldw(z0, klanes, _mm512_setzero_si512());
+		h = _mm256_xor_si256(_mm512_castsi512_si256(t), _mm512_extracti64x4_epi64(t, 1));
+		x = _mm_xor_si128(_mm_xor_si128(_mm256_castsi256_si128(h),
+						_mm256_extracti128_si256(h, 1)),
+				  _mm512_extracti32x4_epi32(z0, 3));
+		fresh = false;
+	}
+	return fold_bytes(x, p, len, whole, fresh);
+}
+
+/* ---- entry points, one body for both widths ---- */
+
+CLMUL_TARGET static inline __m128i fold_any(__m128i x, const uint8_t *p, size_t len, bool whole,
+					    bool fresh, bool wide)
+{
+	return wide ? fold_bytes_wide(x, p, len, whole, fresh) :
+		      fold_bytes(x, p, len, whole, fresh);
+}
+
+CLMUL_TARGET static inline uint32_t crc_two(uint32_t crc, const void *a, size_t alen,
+					    const void *b, size_t blen, bool wide)
+{
+	__m128i x = _mm_cvtsi32_si128((int)crc);
 
 	if (alen) {
-		x = _mm_xor_si128(ld(pa), _mm_cvtsi32_si128((int)crc));
-		if (alen > 16)
-			x = fold_bytes(x, pa + 16, alen - 16, true);
+		x = fold_any(x, a, alen, true, true, wide);
 		if (blen)
-			x = fold_bytes(x, pb, blen, blen >= 16);
+			x = fold_any(x, b, blen, blen >= 16, false, wide);
 		return reduce(x);
 	}
 	if (blen < 16)
-		return dpv_crc32_update_sb8(crc, pb, blen);
-	x = _mm_xor_si128(ld(pb), _mm_cvtsi32_si128((int)crc));
-	if (blen > 16)
-		x = fold_bytes(x, pb + 16, blen - 16, true);
-	return reduce(x);
+		return dpv_crc32_update_sb8(crc, b, blen);
+	return reduce(fold_any(x, b, blen, true, true, wide));
 }
 
-uint32_t dpv_crc32_update_clmul(uint32_t crc, const void *buf, size_t len)
+/*
+ * ICRC of IPv4 (IHL 5) / IPv6 headers, built in registers; returns the
+ * inverted CRC, or falls back to the pseudo-header buffer of dpv_icrc.c.
+ */
+CLMUL_TARGET static inline uint32_t icrc_regs(const uint8_t *l3, uint32_t len, bool wide)
 {
-	return dpv_crc32_update_clmul2(crc, NULL, 0, buf, len);
+	const uint8_t *mask;
+	uint32_t mlen;
+	__m128i x;
+
+	if (len >= ICRC6_MASKED && (l3[0] >> 4) == 6) {
+		mask = icrc6_mask;
+		mlen = ICRC6_MASKED;
+	} else if (len >= ICRC4_MASKED && l3[0] == 0x45) {
+		mask = icrc4_mask;
+		mlen = ICRC4_MASKED;
+	} else {
+		return dpv_icrc_compute_pseudo(l3, len, wide ? DPV_CRC_VPCLMUL : DPV_CRC_CLMUL);
+	}
+	/* block 0: 8 bytes of ones (the absent LRH), IP header bytes 0..7;
+	 * the initial CRC value (all ones) XORed into the first four ones
+	 * leaves 00 00 00 00 ff ff ff ff */
+	x = _mm_or_si128(_mm_loadl_epi64((const __m128i *)l3),
+			 _mm_loadl_epi64((const __m128i *)mask));
+	x = _mm_xor_si128(_mm_slli_si128(x, 8), _mm_set_epi32(0, 0, -1, 0));
+	for (uint32_t off = 8; off < mlen; off += 16)
+		x = _mm_xor_si128(fold(x, kpair(DPV_CRC_K128_LO, DPV_CRC_K128_HI)),
+				  _mm_or_si128(ld(l3 + off), ld(mask + off)));
+	/* the rest reads its tail back into the header when short: whole */
+	if (len > mlen)
+		x = fold_any(x, l3 + mlen, len - mlen, true, false, wide);
+	return ~reduce(x);
+}
+
+CLMUL_TARGET uint32_t dpv_crc32_update_clmul2(uint32_t crc, const void *a, size_t alen,
+					      const void *b, size_t blen)
+{
+	return crc_two(crc, a, alen, b, blen, false);
+}
+
+WIDE_TARGET uint32_t dpv_crc32_update_vpclmul2(uint32_t crc, const void *a, size_t alen,
+					       const void *b, size_t blen)
+{
+	return crc_two(crc, a, alen, b, blen, true);
+}
+
+CLMUL_TARGET uint32_t dpv_crc32_update_clmul(uint32_t crc, const void *buf, size_t len)
+{
+	return crc_two(crc, NULL, 0, buf, len, false);
+}
+
+WIDE_TARGET uint32_t dpv_crc32_update_vpclmul(uint32_t crc, const void *buf, size_t len)
+{
+	return crc_two(crc, NULL, 0, buf, len, true);
+}
+
+CLMUL_TARGET uint32_t dpv_icrc_compute_clmul(const uint8_t *l3, uint32_t len_to_icrc)
+{
+	return icrc_regs(l3, len_to_icrc, false);
+}
+
+WIDE_TARGET uint32_t dpv_icrc_compute_vpclmul(const uint8_t *l3, uint32_t len_to_icrc)
+{
+	return icrc_regs(l3, len_to_icrc, true);
 }
 
 #else /* not x86-64: never selected; defined so that tests and tools link */
 
-bool dpv_crc32_clmul_supported(void)
+bool dpv_crc_impl_supported(enum dpv_crc_impl impl)
 {
-	return false;
+	return impl == DPV_CRC_SB8;
 }
 
 uint32_t dpv_crc32_update_clmul2(uint32_t crc, const void *a, size_t alen, const void *b,
@@ -188,9 +395,30 @@ uint32_t dpv_crc32_update_clmul2(uint32_t crc, const void *a, size_t alen, const
 	return dpv_crc32_update_sb8(crc, b, blen);
 }
 
+uint32_t dpv_crc32_update_vpclmul2(uint32_t crc, const void *a, size_t alen, const void *b,
+				   size_t blen)
+{
+	return dpv_crc32_update_clmul2(crc, a, alen, b, blen);
+}
+
 uint32_t dpv_crc32_update_clmul(uint32_t crc, const void *buf, size_t len)
 {
 	return dpv_crc32_update_sb8(crc, buf, len);
+}
+
+uint32_t dpv_crc32_update_vpclmul(uint32_t crc, const void *buf, size_t len)
+{
+	return dpv_crc32_update_sb8(crc, buf, len);
+}
+
+uint32_t dpv_icrc_compute_clmul(const uint8_t *l3, uint32_t len_to_icrc)
+{
+	return dpv_icrc_compute_sb8(l3, len_to_icrc);
+}
+
+uint32_t dpv_icrc_compute_vpclmul(const uint8_t *l3, uint32_t len_to_icrc)
+{
+	return dpv_icrc_compute_sb8(l3, len_to_icrc);
 }
 
 #endif

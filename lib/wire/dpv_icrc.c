@@ -156,17 +156,24 @@ uint32_t dpv_icrc_compute_sb8(const uint8_t *l3, uint32_t len_to_icrc)
 /*
  * The pseudo-header is built in whole 16-byte blocks (8 + 40 = 48 bytes
  * for IPv4 without options) so that the folding state runs on from it into
- * the frame without a reduction in between.
+ * the frame without a reduction in between. dpv_crc_clmul.c builds the
+ * common headers in registers and comes here for the others (IPv4 options,
+ * frames shorter than the headers, anything that is not IP).
  */
-uint32_t dpv_icrc_compute_clmul(const uint8_t *l3, uint32_t len_to_icrc)
+uint32_t dpv_icrc_compute_pseudo(const uint8_t *l3, uint32_t len_to_icrc, enum dpv_crc_impl impl)
 {
 	uint8_t hdr[ICRC_PSEUDO_MAX];
 	uint32_t m = icrc_pseudo_hdr(hdr, l3, len_to_icrc, true);
 	uint32_t hlen = 8 + m;
 
 	if (hlen & 15) /* short frame: all of it is in hdr */
-		return ~dpv_crc32_update_clmul(0xffffffffu, hdr, hlen);
-	return ~dpv_crc32_update_clmul2(0xffffffffu, hdr, hlen, l3 + m, len_to_icrc - m);
+		return ~dpv_crc32_update_with(impl, 0xffffffffu, hdr, hlen);
+	if (impl == DPV_CRC_VPCLMUL)
+		return ~dpv_crc32_update_vpclmul2(0xffffffffu, hdr, hlen, l3 + m,
+						  len_to_icrc - m);
+	if (impl == DPV_CRC_CLMUL)
+		return ~dpv_crc32_update_clmul2(0xffffffffu, hdr, hlen, l3 + m, len_to_icrc - m);
+	return dpv_icrc_compute_sb8(l3, len_to_icrc);
 }
 
 /* ---- selection ---- */
@@ -175,8 +182,14 @@ static int crc_impl = -1; /* enum dpv_crc_impl once chosen */
 
 static enum dpv_crc_impl crc_select(void)
 {
-	int impl = dpv_crc32_clmul_supported() ? DPV_CRC_CLMUL : DPV_CRC_SB8;
+	int impl = DPV_CRC_SB8;
 
+	for (int i = DPV_CRC_N_IMPL - 1; i > DPV_CRC_SB8; i--) {
+		if (dpv_crc_impl_supported((enum dpv_crc_impl)i)) {
+			impl = i;
+			break;
+		}
+	}
 	__atomic_store_n(&crc_impl, impl, __ATOMIC_RELAXED);
 	return (enum dpv_crc_impl)impl;
 }
@@ -204,22 +217,46 @@ const char *dpv_crc_impl_name(enum dpv_crc_impl impl)
 		return "slicing-by-8";
 	case DPV_CRC_CLMUL:
 		return "pclmulqdq";
+	case DPV_CRC_VPCLMUL:
+		return "vpclmulqdq-avx512";
+	case DPV_CRC_N_IMPL:
+		break;
 	}
 	return "?";
 }
 
+uint32_t dpv_crc32_update_with(enum dpv_crc_impl impl, uint32_t crc, const void *buf, size_t len)
+{
+	switch (impl) {
+	case DPV_CRC_VPCLMUL:
+		return dpv_crc32_update_vpclmul(crc, buf, len);
+	case DPV_CRC_CLMUL:
+		return dpv_crc32_update_clmul(crc, buf, len);
+	default:
+		return dpv_crc32_update_sb8(crc, buf, len);
+	}
+}
+
+uint32_t dpv_icrc_compute_with(enum dpv_crc_impl impl, const uint8_t *l3, uint32_t len_to_icrc)
+{
+	switch (impl) {
+	case DPV_CRC_VPCLMUL:
+		return dpv_icrc_compute_vpclmul(l3, len_to_icrc);
+	case DPV_CRC_CLMUL:
+		return dpv_icrc_compute_clmul(l3, len_to_icrc);
+	default:
+		return dpv_icrc_compute_sb8(l3, len_to_icrc);
+	}
+}
+
 uint32_t dpv_crc32_update(uint32_t crc, const void *buf, size_t len)
 {
-	if (crc_impl_get() == DPV_CRC_CLMUL)
-		return dpv_crc32_update_clmul(crc, buf, len);
-	return dpv_crc32_update_sb8(crc, buf, len);
+	return dpv_crc32_update_with(crc_impl_get(), crc, buf, len);
 }
 
 uint32_t dpv_icrc_compute(const uint8_t *l3, uint32_t len_to_icrc)
 {
-	if (crc_impl_get() == DPV_CRC_CLMUL)
-		return dpv_icrc_compute_clmul(l3, len_to_icrc);
-	return dpv_icrc_compute_sb8(l3, len_to_icrc);
+	return dpv_icrc_compute_with(crc_impl_get(), l3, len_to_icrc);
 }
 
 /*

@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The CRC-32 implementations (lib/wire/dpv_crc.h) against a bit-at-a-time
- * reference:
+ * The CRC-32 implementations (lib/wire/dpv_crc.h: slicing-by-8, PCLMULQDQ,
+ * VPCLMULQDQ, each where the CPU has it) and the dispatcher against a
+ * bit-at-a-time reference:
  *  - every length 0..4096 at every alignment 0..15, with random seeds
- *    (plus 0 and all ones), for the carry-less-multiply version, slicing-by-8
- *    and the dispatcher; each buffer ends where its allocation ends, so
+ *    (plus 0 and all ones); each buffer ends where its allocation ends, so
  *    ASan reports any read past it;
  *  - random (seed, alignment, length) cases, the reference computed afresh;
  *  - chained (incremental) use split at every offset of a 4096-byte buffer,
  *    and the two-segment form (a 16-byte-multiple block then anything);
- *  - ICRC: the carry-less-multiply ICRC equals the slicing-by-8 one for
- *    IPv4 (every IHL) and IPv6 headers over every length 0..700, and the
- *    dispatcher picks the carry-less version exactly when the CPU has it.
+ *  - the two-segment form of both carry-less versions;
+ *  - ICRC: every implementation equals slicing-by-8 for IPv4 (every IHL),
+ *    IPv6 and non-IP first bytes over every length 0..1100, and the
+ *    dispatcher picks the widest implementation the CPU has.
  * The golden rxe captures are checked by test_icrc and test_captures.
  *
  * usage: test_crc [SEED]
@@ -51,27 +52,24 @@ static uint32_t crc_bitwise(uint32_t crc, const uint8_t *p, size_t n)
 	return crc;
 }
 
-static bool have_clmul;
+/* under test: the dispatcher, then each implementation this CPU has */
+#define N_UT (1 + DPV_CRC_N_IMPL)
+static bool ut_on[N_UT];
+static const char *ut_name[N_UT];
 
-/* the implementations under test; clmul only when the CPU has it */
 static uint32_t impl_crc(int i, uint32_t crc, const void *p, size_t n)
 {
-	switch (i) {
-	case 0:
-		return dpv_crc32_update_sb8(crc, p, n);
-	case 1:
+	if (i == 0)
 		return dpv_crc32_update(crc, p, n);
-	default:
-		return dpv_crc32_update_clmul(crc, p, n);
-	}
+	return dpv_crc32_update_with((enum dpv_crc_impl)(i - 1), crc, p, n);
 }
 
-static int n_impls(void)
+static uint32_t impl_icrc(int i, const uint8_t *l3, uint32_t n)
 {
-	return have_clmul ? 3 : 2;
+	if (i == 0)
+		return dpv_icrc_compute(l3, n);
+	return dpv_icrc_compute_with((enum dpv_crc_impl)(i - 1), l3, n);
 }
-
-static const char *const impl_names[] = { "sb8", "dispatch", "clmul" };
 
 /*
  * Every length at every alignment: for one alignment and seed, the
@@ -93,14 +91,17 @@ static void test_all_lengths(const uint8_t *src)
 				uint8_t *p = blk + align;
 
 				memcpy(p, src, len);
-				for (int i = 0; i < n_impls(); i++) {
-					uint32_t got = impl_crc(i, seeds[s], p, len);
+				for (int i = 0; i < N_UT; i++) {
+					uint32_t got;
 
+					if (!ut_on[i])
+						continue;
+					got = impl_crc(i, seeds[s], p, len);
 					n++;
 					if (got != ref && bad++ < 10)
 						CHECK(got == ref,
 						      "%s align %u len %zu seed 0x%08x: 0x%08x != 0x%08x",
-						      impl_names[i], align, len, seeds[s], got, ref);
+						      ut_name[i], align, len, seeds[s], got, ref);
 				}
 				free(blk);
 				if (len < MAXLEN)
@@ -109,8 +110,7 @@ static void test_all_lengths(const uint8_t *src)
 		}
 	}
 	CHECK(bad == 0, "%ld of %ld length/alignment/seed cases differ", bad, n);
-	printf("all lengths 0..%d x alignments 0..15 x 4 seeds x %d implementations: %ld cases\n",
-	       MAXLEN, n_impls(), n);
+	printf("all lengths 0..%d x alignments 0..15 x 4 seeds: %ld cases\n", MAXLEN, n);
 }
 
 /*
@@ -133,13 +133,16 @@ static void test_random_cases(void)
 			blk[i] = (uint8_t)rnd();
 		memcpy(buf + align, blk, len);
 		ref = crc_bitwise(seed, blk, len);
-		for (int i = 0; i < n_impls(); i++) {
-			uint32_t a = impl_crc(i, seed, blk, len);
-			uint32_t b = impl_crc(i, seed, buf + align, len);
+		for (int i = 0; i < N_UT; i++) {
+			uint32_t a, b;
 
+			if (!ut_on[i])
+				continue;
+			a = impl_crc(i, seed, blk, len);
+			b = impl_crc(i, seed, buf + align, len);
 			if ((a != ref || b != ref) && bad++ < 10)
 				CHECK(0, "%s len %zu align %u seed 0x%08x: 0x%08x 0x%08x != 0x%08x",
-				      impl_names[i], len, align, seed, a, b, ref);
+				      ut_name[i], len, align, seed, a, b, ref);
 		}
 		free(blk);
 		free(buf);
@@ -154,13 +157,15 @@ static void test_chained(const uint8_t *src)
 	uint32_t seed = rnd();
 	uint32_t ref = crc_bitwise(seed, src, MAXLEN);
 
-	for (int i = 0; i < n_impls(); i++) {
+	for (int i = 0; i < N_UT; i++) {
+		if (!ut_on[i])
+			continue;
 		for (size_t cut = 0; cut <= MAXLEN; cut++) {
 			uint32_t c = impl_crc(i, seed, src, cut);
 
 			c = impl_crc(i, c, src + cut, MAXLEN - cut);
 			if (c != ref && bad++ < 10)
-				CHECK(0, "%s split at %zu: 0x%08x != 0x%08x", impl_names[i], cut, c,
+				CHECK(0, "%s split at %zu: 0x%08x != 0x%08x", ut_name[i], cut, c,
 				      ref);
 		}
 		for (int t = 0; t < 2000; t++) {
@@ -176,63 +181,77 @@ static void test_chained(const uint8_t *src)
 			c = impl_crc(i, c, src + c1, c2 - c1);
 			c = impl_crc(i, c, src + c2, MAXLEN - c2);
 			if (c != ref && bad++ < 10)
-				CHECK(0, "%s split at %zu, %zu", impl_names[i], c1, c2);
+				CHECK(0, "%s split at %zu, %zu", ut_name[i], c1, c2);
 		}
 	}
 	CHECK(bad == 0, "%ld chained splits differ", bad);
 }
 
-/* dpv_crc32_update_clmul2: a (whole blocks) and b in separate buffers */
+/* dpv_crc32_update_{clmul,vpclmul}2: a (whole blocks) and b in separate buffers */
 static void test_two_segments(const uint8_t *src)
 {
 	long bad = 0;
 
-	if (!have_clmul)
-		return;
-	for (size_t alen = 0; alen <= 256; alen += 16) {
-		for (size_t blen = 0; blen <= 600; blen++) {
-			uint32_t seed = rnd();
-			uint8_t *a = malloc(alen ? alen : 1), *b = malloc(blen ? blen : 1);
-			uint32_t ref = crc_bitwise(crc_bitwise(seed, src, alen), src + alen, blen);
-			uint32_t got;
+	for (int w = 0; w < 2; w++) {
+		if (!dpv_crc_impl_supported(w ? DPV_CRC_VPCLMUL : DPV_CRC_CLMUL))
+			continue;
+		for (size_t alen = 0; alen <= 512; alen += 16) {
+			for (size_t blen = 0; blen <= 700; blen++) {
+				uint32_t seed = rnd();
+				uint8_t *a = malloc(alen ? alen : 1), *b = malloc(blen ? blen : 1);
+				uint32_t ref = crc_bitwise(crc_bitwise(seed, src, alen), src + alen,
+							   blen);
+				uint32_t got;
 
-			memcpy(a, src, alen);
-			memcpy(b, src + alen, blen);
-			got = dpv_crc32_update_clmul2(seed, a, alen, b, blen);
-			if (got != ref && bad++ < 10)
-				CHECK(0, "clmul2 alen %zu blen %zu: 0x%08x != 0x%08x", alen, blen, got,
-				      ref);
-			free(a);
-			free(b);
+				memcpy(a, src, alen);
+				memcpy(b, src + alen, blen);
+				got = w ? dpv_crc32_update_vpclmul2(seed, a, alen, b, blen) :
+					  dpv_crc32_update_clmul2(seed, a, alen, b, blen);
+				if (got != ref && bad++ < 10)
+					CHECK(0, "%s2 alen %zu blen %zu: 0x%08x != 0x%08x",
+					      w ? "vpclmul" : "clmul", alen, blen, got, ref);
+				free(a);
+				free(b);
+			}
 		}
 	}
 	CHECK(bad == 0, "%ld two-segment cases differ", bad);
 }
 
-/* random IP/UDP/BTH-looking headers: ICRC clmul == sb8 == dispatcher */
+/*
+ * Random IP/UDP/BTH-looking headers (IPv4 with every IHL, IPv6, and other
+ * version nibbles) at the end of exact allocations: every implementation
+ * and the dispatcher give the slicing-by-8 ICRC.
+ */
 static void test_icrc_impls(void)
 {
+	static const uint8_t first[] = { 0x40, 0x60, 0x00, 0x70 };
 	long bad = 0, n = 0;
 
-	for (int ver = 4; ver <= 6; ver += 2) {
+	for (unsigned v = 0; v < sizeof(first); v++) {
 		for (unsigned ihl = 0; ihl < 16; ihl++) {
-			if (ver == 6 && ihl)
+			if (first[v] != 0x40 && ihl)
 				break;
-			for (uint32_t len = 0; len <= 700; len++) {
+			for (uint32_t len = 0; len <= 1100; len++) {
 				uint8_t *l3 = malloc(len ? len : 1);
-				uint32_t a, b, c;
+				uint32_t ref;
 
 				for (uint32_t i = 0; i < len; i++)
 					l3[i] = (uint8_t)rnd();
 				if (len)
-					l3[0] = (uint8_t)(ver << 4 | (ver == 4 ? ihl : (l3[0] & 0xf)));
-				a = dpv_icrc_compute_sb8(l3, len);
-				b = dpv_icrc_compute(l3, len);
-				c = have_clmul ? dpv_icrc_compute_clmul(l3, len) : a;
-				n++;
-				if ((a != b || a != c) && bad++ < 10)
-					CHECK(0, "ICRC v%d ihl %u len %u: sb8 0x%08x dispatch 0x%08x clmul 0x%08x",
-					      ver, ihl, len, a, b, c);
+					l3[0] = (uint8_t)(first[v] | (first[v] == 0x40 ? ihl : (l3[0] & 0xf)));
+				ref = dpv_icrc_compute_sb8(l3, len);
+				for (int i = 0; i < N_UT; i++) {
+					uint32_t got;
+
+					if (!ut_on[i])
+						continue;
+					got = impl_icrc(i, l3, len);
+					n++;
+					if (got != ref && bad++ < 10)
+						CHECK(0, "%s ICRC 0x%02x len %u: 0x%08x != 0x%08x",
+						      ut_name[i], l3[0], len, got, ref);
+				}
 				free(l3);
 			}
 		}
@@ -248,12 +267,24 @@ int main(int argc, char **argv)
 	if (!rng_state)
 		rng_state = 1;
 	printf("seed 0x%llx\n", (unsigned long long)rng_state);
-	have_clmul = dpv_crc32_clmul_supported();
-	printf("carry-less multiply %s; dpv_crc32_update uses %s\n",
-	       have_clmul ? "available" : "not available",
-	       dpv_crc_impl_name(dpv_crc_impl_selected()));
-	CHECK(dpv_crc_impl_selected() == (have_clmul ? DPV_CRC_CLMUL : DPV_CRC_SB8),
-	      "dispatcher picks the carry-less version exactly when the CPU has it");
+	ut_on[0] = true;
+	ut_name[0] = "dispatch";
+	for (int i = 0; i < DPV_CRC_N_IMPL; i++) {
+		ut_on[1 + i] = dpv_crc_impl_supported((enum dpv_crc_impl)i);
+		ut_name[1 + i] = dpv_crc_impl_name((enum dpv_crc_impl)i);
+		printf("%-18s %s\n", ut_name[1 + i], ut_on[1 + i] ? "tested" : "not on this CPU");
+	}
+	printf("dpv_crc32_update uses %s\n", dpv_crc_impl_name(dpv_crc_impl_selected()));
+	CHECK(ut_on[0 + 1], "slicing-by-8 is always supported");
+	{
+		int best = DPV_CRC_SB8;
+
+		for (int i = 0; i < DPV_CRC_N_IMPL; i++)
+			if (ut_on[1 + i])
+				best = i;
+		CHECK((int)dpv_crc_impl_selected() == best,
+		      "dispatcher picks the widest implementation the CPU has");
+	}
 	for (size_t i = 0; i < MAXLEN; i++)
 		src[i] = (uint8_t)rnd();
 	test_all_lengths(src);
