@@ -295,8 +295,10 @@ WIDE_TARGET static inline __m128i fold_bytes_wide(__m128i x, const uint8_t *p, s
 CLMUL_TARGET static inline __m128i fold_any(__m128i x, const uint8_t *p, size_t len, bool whole,
 					    bool fresh, bool wide)
 {
-	return wide ? fold_bytes_wide(x, p, len, whole, fresh) :
-		      fold_bytes(x, p, len, whole, fresh);
+	/* fold_bytes_wide() is a call (a wider target cannot be inlined
+	 * here); below 64 bytes it would only call fold_bytes() */
+	return wide && len >= 64 ? fold_bytes_wide(x, p, len, whole, fresh) :
+				   fold_bytes(x, p, len, whole, fresh);
 }
 
 CLMUL_TARGET static inline uint32_t crc_two(uint32_t crc, const void *a, size_t alen,
