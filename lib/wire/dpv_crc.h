@@ -66,6 +66,16 @@ uint32_t dpv_icrc_compute_pseudo(const uint8_t *l3, uint32_t len_to_icrc,
 uint32_t dpv_icrc_compute_with(enum dpv_crc_impl impl, const uint8_t *l3,
 			       uint32_t len_to_icrc);
 
+/*
+ * ICRC variant fields of IPv4 (IHL 5) and IPv6 headers as masks ORed into
+ * the bytes from the IP header on; the lengths are multiples of 8 and
+ * leave 8 + length in whole 16-byte blocks (dpv_icrc.c).
+ */
+#define DPV_ICRC4_MASKED 40
+#define DPV_ICRC6_MASKED 56
+extern const uint8_t dpv_icrc4_mask[DPV_ICRC4_MASKED];
+extern const uint8_t dpv_icrc6_mask[DPV_ICRC6_MASKED];
+
 #ifdef __cplusplus
 }
 #endif

@@ -62,25 +62,6 @@ static const uint8_t shift_tab[48] __attribute__((aligned(16))) = {
 	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
 };
 
-/*
- * ICRC variant fields as byte masks over the IP header and what follows,
- * from offset 0 up to the first byte that is not masked and leaves the
- * pseudo-header in whole blocks (8 + 40 = 48, 8 + 56 = 64 bytes).
- *   IPv4 (IHL 5): TOS 1, TTL 8, checksum 10-11, UDP checksum 26-27, BTH 32
- *   IPv6: traffic class + flow label 0 (low nibble) to 3, hop limit 7,
- *         UDP checksum 46-47, BTH 52
- */
-#define ICRC4_MASKED 40
-#define ICRC6_MASKED 56
-static const uint8_t icrc4_mask[ICRC4_MASKED] __attribute__((aligned(16))) = {
-	[1] = 0xff, [8] = 0xff, [10] = 0xff, [11] = 0xff,
-	[26] = 0xff, [27] = 0xff, [32] = 0xff,
-};
-static const uint8_t icrc6_mask[ICRC6_MASKED] __attribute__((aligned(16))) = {
-	[0] = 0x0f, [1] = 0xff, [2] = 0xff, [3] = 0xff, [7] = 0xff,
-	[46] = 0xff, [47] = 0xff, [52] = 0xff,
-};
-
 static int clmul_ok = -1, wide_ok = -1;
 
 bool dpv_crc_impl_supported(enum dpv_crc_impl impl)
@@ -327,12 +308,12 @@ CLMUL_TARGET static inline uint32_t icrc_regs(const uint8_t *l3, uint32_t len, b
 	uint32_t mlen;
 	__m128i x;
 
-	if (len >= ICRC6_MASKED && (l3[0] >> 4) == 6) {
-		mask = icrc6_mask;
-		mlen = ICRC6_MASKED;
-	} else if (len >= ICRC4_MASKED && l3[0] == 0x45) {
-		mask = icrc4_mask;
-		mlen = ICRC4_MASKED;
+	if (len >= DPV_ICRC6_MASKED && (l3[0] >> 4) == 6) {
+		mask = dpv_icrc6_mask;
+		mlen = DPV_ICRC6_MASKED;
+	} else if (len >= DPV_ICRC4_MASKED && l3[0] == 0x45) {
+		mask = dpv_icrc4_mask;
+		mlen = DPV_ICRC4_MASKED;
 	} else {
 		return dpv_icrc_compute_pseudo(l3, len, wide ? DPV_CRC_VPCLMUL : DPV_CRC_CLMUL);
 	}

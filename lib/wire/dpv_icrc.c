@@ -51,18 +51,22 @@ static inline uint32_t ld32le(const uint8_t *p)
 	       (uint32_t)p[3] << 24;
 }
 
+/* eight bytes (lo: the first four, little endian) into the register */
+static inline uint32_t sb8_step(uint32_t crc, uint32_t lo, uint32_t hi)
+{
+	lo ^= crc;
+	return crc32_tab[7][lo & 0xff] ^ crc32_tab[6][(lo >> 8) & 0xff] ^
+	       crc32_tab[5][(lo >> 16) & 0xff] ^ crc32_tab[4][lo >> 24] ^
+	       crc32_tab[3][hi & 0xff] ^ crc32_tab[2][(hi >> 8) & 0xff] ^
+	       crc32_tab[1][(hi >> 16) & 0xff] ^ crc32_tab[0][hi >> 24];
+}
+
 uint32_t dpv_crc32_update_sb8(uint32_t crc, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 
 	while (len >= 8) {
-		uint32_t lo = crc ^ ld32le(p);
-		uint32_t hi = ld32le(p + 4);
-
-		crc = crc32_tab[7][lo & 0xff] ^ crc32_tab[6][(lo >> 8) & 0xff] ^
-		      crc32_tab[5][(lo >> 16) & 0xff] ^ crc32_tab[4][lo >> 24] ^
-		      crc32_tab[3][hi & 0xff] ^ crc32_tab[2][(hi >> 8) & 0xff] ^
-		      crc32_tab[1][(hi >> 16) & 0xff] ^ crc32_tab[0][hi >> 24];
+		crc = sb8_step(crc, ld32le(p), ld32le(p + 4));
 		p += 8;
 		len -= 8;
 	}
@@ -84,6 +88,22 @@ uint32_t dpv_crc32_update_sb8(uint32_t crc, const void *buf, size_t len)
  * significant byte first, like the Ethernet FCS (checked against the rxe
  * captures, see test/wire/test_icrc.c and test_captures.c).
  */
+
+/*
+ * The variant fields as byte masks (ORed into the header) for the common
+ * headers, up to a multiple of 8 bytes that covers every masked byte.
+ *   IPv4 (IHL 5): TOS 1, TTL 8, checksum 10-11, UDP checksum 26-27, BTH 32
+ *   IPv6: traffic class + flow label 0 (low nibble) to 3, hop limit 7,
+ *         UDP checksum 46-47, BTH 52
+ */
+const uint8_t dpv_icrc4_mask[DPV_ICRC4_MASKED] __attribute__((aligned(16))) = {
+	[1] = 0xff, [8] = 0xff, [10] = 0xff, [11] = 0xff,
+	[26] = 0xff, [27] = 0xff, [32] = 0xff,
+};
+const uint8_t dpv_icrc6_mask[DPV_ICRC6_MASKED] __attribute__((aligned(16))) = {
+	[0] = 0x0f, [1] = 0xff, [2] = 0xff, [3] = 0xff, [7] = 0xff,
+	[46] = 0xff, [47] = 0xff, [52] = 0xff,
+};
 
 /* 8 + largest masked prefix (IPv4 with 40 bytes of options + UDP + BTH),
  * rounded up to whole 16-byte blocks */
@@ -142,15 +162,34 @@ static uint32_t icrc_pseudo_hdr(uint8_t *hdr, const uint8_t *l3, uint32_t len, b
 	return m;
 }
 
+/*
+ * Common headers: the masks are ORed in as the words are loaded (a copy
+ * masked with byte stores then read back by words costs more than the
+ * CRC of the headers: the loads wait for the stores).
+ */
 uint32_t dpv_icrc_compute_sb8(const uint8_t *l3, uint32_t len_to_icrc)
 {
 	uint8_t hdr[ICRC_PSEUDO_MAX];
-	uint32_t m = icrc_pseudo_hdr(hdr, l3, len_to_icrc, false);
-	uint32_t crc;
+	const uint8_t *mask;
+	uint32_t m, crc;
 
-	crc = dpv_crc32_update_sb8(0xffffffffu, hdr, 8 + m);
-	crc = dpv_crc32_update_sb8(crc, l3 + m, len_to_icrc - m);
-	return ~crc;
+	if (len_to_icrc >= DPV_ICRC6_MASKED && (l3[0] >> 4) == 6) {
+		mask = dpv_icrc6_mask;
+		m = DPV_ICRC6_MASKED;
+	} else if (len_to_icrc >= DPV_ICRC4_MASKED && l3[0] == 0x45) {
+		mask = dpv_icrc4_mask;
+		m = DPV_ICRC4_MASKED;
+	} else {
+		m = icrc_pseudo_hdr(hdr, l3, len_to_icrc, false);
+		crc = dpv_crc32_update_sb8(0xffffffffu, hdr, 8 + m);
+		crc = dpv_crc32_update_sb8(crc, l3 + m, len_to_icrc - m);
+		return ~crc;
+	}
+	crc = sb8_step(0xffffffffu, 0xffffffffu, 0xffffffffu); /* the 8 ones */
+	for (uint32_t i = 0; i < m; i += 8)
+		crc = sb8_step(crc, ld32le(l3 + i) | ld32le(mask + i),
+			       ld32le(l3 + i + 4) | ld32le(mask + i + 4));
+	return ~dpv_crc32_update_sb8(crc, l3 + m, len_to_icrc - m);
 }
 
 /*
