@@ -25,7 +25,9 @@ enum dpv_crc_impl {
 };
 
 /* The implementation dpv_crc32_update()/dpv_icrc_compute() use here: the
- * last one of the enum that this CPU supports. */
+ * last one of the enum that this CPU supports, or the one the environment
+ * variable DPVERBS_CRC names by dpv_crc_impl_name() if the CPU supports it
+ * (read once, before main()). */
 enum dpv_crc_impl dpv_crc_impl_selected(void);
 const char *dpv_crc_impl_name(enum dpv_crc_impl impl);
 /* Whether this CPU (and OS) can run impl. */

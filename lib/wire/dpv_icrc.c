@@ -4,6 +4,8 @@
  * version in dpv_crc_clmul.c), the RoCEv2 invariant CRC (IBA annex A17.3.3)
  * and the IPv4 header checksum (RFC 791 / RFC 1071).
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dpv_crc.h"
@@ -219,8 +221,14 @@ uint32_t dpv_icrc_compute_pseudo(const uint8_t *l3, uint32_t len_to_icrc, enum d
 
 static int crc_impl = -1; /* enum dpv_crc_impl once chosen */
 
+/*
+ * The widest implementation the CPU has, unless DPVERBS_CRC names another
+ * supported one (A/B measurements, exercising the fallback). A name that
+ * is unknown or not supported here is reported once on stderr and ignored.
+ */
 static enum dpv_crc_impl crc_select(void)
 {
+	const char *want = getenv("DPVERBS_CRC");
 	int impl = DPV_CRC_SB8;
 
 	for (int i = DPV_CRC_N_IMPL - 1; i > DPV_CRC_SB8; i--) {
@@ -228,6 +236,20 @@ static enum dpv_crc_impl crc_select(void)
 			impl = i;
 			break;
 		}
+	}
+	if (want && *want) {
+		int i;
+
+		for (i = 0; i < DPV_CRC_N_IMPL; i++)
+			if (!strcmp(want, dpv_crc_impl_name((enum dpv_crc_impl)i)))
+				break;
+		if (i < DPV_CRC_N_IMPL && dpv_crc_impl_supported((enum dpv_crc_impl)i))
+			impl = i;
+		else if (__atomic_load_n(&crc_impl, __ATOMIC_RELAXED) < 0)
+			fprintf(stderr,
+				"dpverbs: DPVERBS_CRC=%s is not an implementation this CPU "
+				"has (slicing-by-8, pclmulqdq, vpclmulqdq-avx512); using %s\n",
+				want, dpv_crc_impl_name((enum dpv_crc_impl)impl));
 	}
 	__atomic_store_n(&crc_impl, impl, __ATOMIC_RELAXED);
 	return (enum dpv_crc_impl)impl;
