@@ -62,7 +62,21 @@ static const uint8_t shift_tab[48] __attribute__((aligned(16))) = {
 	0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
 };
 
-static int clmul_ok = -1, wide_ok = -1;
+static bool cpu_has_clmul(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+}
+
+static bool cpu_has_wide(void)
+{
+	__builtin_cpu_init();
+	/* libgcc/compiler-rt also check that the OS saves the AVX-512 state
+	 * (XCR0) before they report avx512f */
+	return cpu_has_clmul() && __builtin_cpu_supports("avx2") &&
+	       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+	       __builtin_cpu_supports("vpclmulqdq");
+}
 
 bool dpv_crc_impl_supported(enum dpv_crc_impl impl)
 {
@@ -70,24 +84,9 @@ bool dpv_crc_impl_supported(enum dpv_crc_impl impl)
 	case DPV_CRC_SB8:
 		return true;
 	case DPV_CRC_CLMUL:
-		if (clmul_ok < 0) {
-			__builtin_cpu_init();
-			clmul_ok = __builtin_cpu_supports("pclmul") &&
-				   __builtin_cpu_supports("sse4.1");
-		}
-		return clmul_ok;
+		return cpu_has_clmul();
 	case DPV_CRC_VPCLMUL:
-		if (wide_ok < 0) {
-			__builtin_cpu_init();
-			/* libgcc/compiler-rt also check that the OS saves the
-			 * AVX-512 state (XCR0) before reporting avx512f */
-			wide_ok = dpv_crc_impl_supported(DPV_CRC_CLMUL) &&
-				  __builtin_cpu_supports("avx2") &&
-				  __builtin_cpu_supports("avx512f") &&
-				  __builtin_cpu_supports("avx512vl") &&
-				  __builtin_cpu_supports("vpclmulqdq");
-		}
-		return wide_ok;
+		return cpu_has_wide();
 	case DPV_CRC_N_IMPL:
 		break;
 	}
