@@ -246,7 +246,7 @@ static bool may_start(struct sw_qp *qp, struct dpv_send_wqe *w)
 	if ((w->flags & DPV_WQE_F_FENCE) && qp->req.rd_outstanding)
 		return false;
 	return !sw_is_rd_atomic(w->opcode) ||
-	       qp->req.rd_outstanding < RTE_MAX(qp->attr.max_rd_atomic, (uint8_t)1);
+	       qp->req.rd_outstanding < RTE_MAX((uint32_t)qp->attr.max_rd_atomic, 1u);
 }
 
 /* Hold requests until ARP/ND has answered rather than overflow the

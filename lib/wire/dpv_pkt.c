@@ -163,109 +163,113 @@ static void parse_ext_hdrs(const uint8_t *bth, struct dpv_pkt_info *pi)
 		pi->ieth_rkey = ld32(bth + oi->off_ieth);
 }
 
-int dpv_pkt_parse(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi)
+/* Ethernet II, optionally one 802.1Q tag; no FCS (as DPDK delivers).
+ * Returns the ethertype, -1 if the frame is too short. */
+static int parse_l2(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi)
 {
-	const uint8_t *ip, *udp, *bth;
-	const struct dpv_opcode_info *oi;
-	uint32_t l3, l4, end, udp_len, ip_plen, data, tail;
-	uint16_t etype;
-
-	memset(pi, 0, sizeof(*pi));
-
-	/* Ethernet II, optionally one 802.1Q tag; no FCS (as DPDK delivers). */
 	if (len < DPV_ETH_HLEN)
-		return DPV_PARSE_SHORT;
+		return -1;
 	memcpy(pi->dst_mac, frame, 6);
 	memcpy(pi->src_mac, frame + 6, 6);
-	etype = ld16(frame + 12);
-	l3 = DPV_ETH_HLEN;
+	uint16_t etype = ld16(frame + 12);
+	uint32_t l3 = DPV_ETH_HLEN;
 	if (etype == ETH_P_8021Q) {
 		if (len < DPV_ETH_HLEN + DPV_VLAN_HLEN)
-			return DPV_PARSE_SHORT;
+			return -1;
 		pi->vlan = true;
 		pi->vlan_tci = ld16(frame + 14);
 		etype = ld16(frame + 16);
 		l3 += DPV_VLAN_HLEN;
 	}
 	pi->l3_off = (uint16_t)l3;
-	ip = frame + l3;
+	return etype;
+}
 
-	if (etype == ETH_P_IPV4) {
-		uint32_t ihl, tot;
-		uint16_t frag;
-
-		if (len < l3 + DPV_IPV4_HLEN)
-			return DPV_PARSE_SHORT;
-		ihl = (uint32_t)(ip[0] & 0xf) * 4;
-		if ((ip[0] >> 4) != 4 || ihl < DPV_IPV4_HLEN)
-			return DPV_PARSE_BAD_IP;
-		if (len < l3 + ihl)
-			return DPV_PARSE_SHORT;
-		if (dpv_ipv4_cksum(ip) != 0)
-			return DPV_PARSE_BAD_IP;
-		/* RoCEv2 is sent with DF and never fragmented (IBA annex A17) */
-		frag = ld16(ip + 6);
-		if (frag & (IPV4_MF | IPV4_FRAG_OFF))
-			return DPV_PARSE_BAD_IP;
-		if (ip[9] != IPPROTO_UDP_)
-			return DPV_PARSE_NOT_ROCE;
-		tot = ld16(ip + 2);
-		if (tot < ihl)
-			return DPV_PARSE_BAD_IP;
-		if (tot < ihl + DPV_UDP_HLEN)
-			return DPV_PARSE_SHORT;
-		if (len - l3 < tot) /* Ethernet padding beyond tot is cut below */
-			return DPV_PARSE_SHORT;
-		pi->ip_ver = 4;
-		ipv4_mapped(pi->sgid, ip + 12);
-		ipv4_mapped(pi->dgid, ip + 16);
-		pi->tclass = ip[1];
-		pi->hop_limit = ip[8];
-		pi->ip_id = ld16(ip + 4);
-		l4 = l3 + ihl;
-		end = l3 + tot;
-	} else if (etype == ETH_P_IPV6) {
-		if (len < l3 + DPV_IPV6_HLEN)
-			return DPV_PARSE_SHORT;
-		if ((ip[0] >> 4) != 6)
-			return DPV_PARSE_BAD_IP;
-		/* No IPv6 extension headers: RoCEv2 senders do not use them. */
-		if (ip[6] != IPPROTO_UDP_)
-			return DPV_PARSE_NOT_ROCE;
-		ip_plen = ld16(ip + 4);
-		if (ip_plen < DPV_UDP_HLEN)
-			return DPV_PARSE_SHORT;
-		if (len - l3 - DPV_IPV6_HLEN < ip_plen)
-			return DPV_PARSE_SHORT;
-		pi->ip_ver = 6;
-		memcpy(pi->sgid, ip + 8, 16);
-		memcpy(pi->dgid, ip + 24, 16);
-		pi->tclass = (uint8_t)(ld16(ip) >> 4);
-		pi->flow_label = ld32(ip) & 0xfffff;
-		pi->hop_limit = ip[7];
-		l4 = l3 + DPV_IPV6_HLEN;
-		end = l4 + ip_plen;
-	} else {
+/* IPv4 header at pi->l3_off: sets l4_off and frame_len (end of the IP
+ * packet: Ethernet padding beyond it is ignored). */
+static int parse_ipv4(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi)
+{
+	uint32_t l3 = pi->l3_off;
+	const uint8_t *ip = frame + l3;
+	if (len < l3 + DPV_IPV4_HLEN)
+		return DPV_PARSE_SHORT;
+	uint32_t ihl = (uint32_t)(ip[0] & 0xf) * 4;
+	if ((ip[0] >> 4) != 4 || ihl < DPV_IPV4_HLEN)
+		return DPV_PARSE_BAD_IP;
+	if (len < l3 + ihl)
+		return DPV_PARSE_SHORT;
+	if (dpv_ipv4_cksum(ip) != 0)
+		return DPV_PARSE_BAD_IP;
+	/* RoCEv2 is sent with DF and never fragmented (IBA annex A17) */
+	if (ld16(ip + 6) & (IPV4_MF | IPV4_FRAG_OFF))
+		return DPV_PARSE_BAD_IP;
+	if (ip[9] != IPPROTO_UDP_)
 		return DPV_PARSE_NOT_ROCE;
-	}
-	pi->l4_off = (uint16_t)l4;
-	pi->frame_len = end;
+	uint32_t tot = ld16(ip + 2);
+	if (tot < ihl)
+		return DPV_PARSE_BAD_IP;
+	if (tot < ihl + DPV_UDP_HLEN || len - l3 < tot)
+		return DPV_PARSE_SHORT;
+	pi->ip_ver = 4;
+	ipv4_mapped(pi->sgid, ip + 12);
+	ipv4_mapped(pi->dgid, ip + 16);
+	pi->tclass = ip[1];
+	pi->hop_limit = ip[8];
+	pi->ip_id = ld16(ip + 4);
+	pi->l4_off = (uint16_t)(l3 + ihl);
+	pi->frame_len = l3 + tot;
+	return DPV_PARSE_OK;
+}
 
-	/* UDP: destination port 4791 identifies RoCEv2 (IBA annex A17). */
-	udp = frame + l4;
+/* IPv6 header at pi->l3_off (no extension headers: RoCEv2 senders do not
+ * use them). */
+static int parse_ipv6(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi)
+{
+	uint32_t l3 = pi->l3_off;
+	const uint8_t *ip = frame + l3;
+	if (len < l3 + DPV_IPV6_HLEN)
+		return DPV_PARSE_SHORT;
+	if ((ip[0] >> 4) != 6)
+		return DPV_PARSE_BAD_IP;
+	if (ip[6] != IPPROTO_UDP_)
+		return DPV_PARSE_NOT_ROCE;
+	uint32_t ip_plen = ld16(ip + 4);
+	if (ip_plen < DPV_UDP_HLEN || len - l3 - DPV_IPV6_HLEN < ip_plen)
+		return DPV_PARSE_SHORT;
+	pi->ip_ver = 6;
+	memcpy(pi->sgid, ip + 8, 16);
+	memcpy(pi->dgid, ip + 24, 16);
+	pi->tclass = (uint8_t)(ld16(ip) >> 4);
+	pi->flow_label = ld32(ip) & 0xfffff;
+	pi->hop_limit = ip[7];
+	pi->l4_off = (uint16_t)(l3 + DPV_IPV6_HLEN);
+	pi->frame_len = pi->l4_off + ip_plen;
+	return DPV_PARSE_OK;
+}
+
+/* UDP: destination port 4791 identifies RoCEv2 (IBA annex A17), and the
+ * datagram fills the IP payload exactly. Returns bytes from BTH to the end
+ * of the ICRC in *data. */
+static int parse_udp(const uint8_t *frame, struct dpv_pkt_info *pi, uint32_t *data)
+{
+	const uint8_t *udp = frame + pi->l4_off;
 	pi->udp_sport = ld16(udp);
 	pi->udp_dport = ld16(udp + 2);
 	if (pi->udp_dport != DPV_ROCEV2_UDP_PORT)
 		return DPV_PARSE_NOT_ROCE;
-	udp_len = ld16(udp + 4);
-	/* The UDP datagram fills the IP payload exactly. */
-	if (udp_len != end - l4)
+	uint32_t udp_len = ld16(udp + 4);
+	if (udp_len != pi->frame_len - pi->l4_off)
 		return DPV_PARSE_BAD_UDP;
+	pi->bth_off = (uint16_t)(pi->l4_off + DPV_UDP_HLEN);
+	*data = udp_len - DPV_UDP_HLEN;
+	return DPV_PARSE_OK;
+}
 
-	/* BTH */
-	pi->bth_off = (uint16_t)(l4 + DPV_UDP_HLEN);
-	bth = frame + pi->bth_off;
-	data = udp_len - DPV_UDP_HLEN; /* BTH .. ICRC */
+/* BTH, extension headers, payload and pad; data = bytes from BTH to the end
+ * of the ICRC. */
+static int parse_bth(const uint8_t *frame, struct dpv_pkt_info *pi, uint32_t data)
+{
+	const uint8_t *bth = frame + pi->bth_off;
 	if (data < DPV_BTH_LEN + DPV_ICRC_LEN)
 		return DPV_PARSE_SHORT;
 	pi->opcode = __bth_opcode(bth);
@@ -283,29 +287,46 @@ int dpv_pkt_parse(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi)
 		return DPV_PARSE_BAD_TVER;
 	if (!dpv_opcode_valid(pi->opcode))
 		return DPV_PARSE_BAD_OPCODE;
-	oi = &dpv_opcode_table[pi->opcode];
+	const struct dpv_opcode_info *oi = &dpv_opcode_table[pi->opcode];
 	pi->mask = oi->mask;
 	if (data < (uint32_t)oi->hdr_len + DPV_ICRC_LEN)
 		return DPV_PARSE_SHORT;
-	tail = data - oi->hdr_len - DPV_ICRC_LEN; /* payload + pad */
+	uint32_t tail = data - oi->hdr_len - DPV_ICRC_LEN; /* payload + pad */
 	/*
 	 * IBA 9.2 (PadCnt): pad bytes align the payload to 4 bytes, so payload
 	 * plus pad is a multiple of 4 and the pad never exceeds the payload;
 	 * opcodes without a payload carry neither (IBA 9.6 packet length checks).
 	 */
-	if (pi->padcnt > tail || (tail & 3) != 0 ||
-	    (!(oi->mask & DPV_HDR_PAYLOAD) && tail != 0))
+	if (pi->padcnt > tail || (tail & 3) != 0 || (!(oi->mask & DPV_HDR_PAYLOAD) && tail != 0))
 		return DPV_PARSE_BAD_PAD;
 	pi->payload_off = pi->bth_off + oi->hdr_len;
 	pi->payload_len = tail - pi->padcnt;
 	parse_ext_hdrs(bth, pi);
-	{
-		const uint8_t *ic = frame + end - DPV_ICRC_LEN;
-
-		pi->icrc = (uint32_t)ic[0] | (uint32_t)ic[1] << 8 |
-			   (uint32_t)ic[2] << 16 | (uint32_t)ic[3] << 24;
-	}
+	const uint8_t *ic = frame + pi->frame_len - DPV_ICRC_LEN;
+	pi->icrc = (uint32_t)ic[0] | (uint32_t)ic[1] << 8 | (uint32_t)ic[2] << 16 | (uint32_t)ic[3] << 24;
 	return DPV_PARSE_OK;
+}
+
+int dpv_pkt_parse(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi)
+{
+	uint32_t data;
+	int r;
+
+	memset(pi, 0, sizeof(*pi));
+	int etype = parse_l2(frame, len, pi);
+	if (etype < 0)
+		return DPV_PARSE_SHORT;
+	if (etype == ETH_P_IPV4)
+		r = parse_ipv4(frame, len, pi);
+	else if (etype == ETH_P_IPV6)
+		r = parse_ipv6(frame, len, pi);
+	else
+		r = DPV_PARSE_NOT_ROCE;
+	if (r == DPV_PARSE_OK)
+		r = parse_udp(frame, pi, &data);
+	if (r == DPV_PARSE_OK)
+		r = parse_bth(frame, pi, data);
+	return r;
 }
 
 int dpv_pkt_parse_check(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi)

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 
+#include "dpv_crc.h"
 #include "dpv_wire.h"
 #include "dpvt_wire.h"
 
@@ -354,6 +355,13 @@ static void check_file(const char *dir, const char *name)
 		CHECK(dpv_icrc_compute(f + pi.l3_off, pk[i].len - pi.l3_off - 4) == wire_icrc &&
 			      pi.icrc == wire_icrc,
 		      "%s frame %d: ICRC", base, fno);
+		/* every CRC implementation, whichever the dispatcher picked */
+		for (int im = 0; im < DPV_CRC_N_IMPL; im++)
+			if (dpv_crc_impl_supported((enum dpv_crc_impl)im))
+				CHECK(dpv_icrc_compute_with((enum dpv_crc_impl)im, f + pi.l3_off,
+							    pk[i].len - pi.l3_off - 4) == wire_icrc,
+				      "%s frame %d: ICRC by %s", base, fno,
+				      dpv_crc_impl_name((enum dpv_crc_impl)im));
 		CHECK(pi.udp_dport == 4791 && pi.pkey == 0xffff && pi.tver == 0,
 		      "%s frame %d: port/pkey/tver", base, fno);
 		CHECK((pi.payload_len + pi.padcnt) % 4 == 0,

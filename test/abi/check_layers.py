@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""The include and call direction between the layers: lib <- drivers.
+
+Includes (source tree):
+  * nothing under lib/ or compat/ includes a header that lives in drivers/;
+  * lib/verbs (the façade) includes no header of lib/port (it needs no ports:
+    the null driver runs without them);
+  * lib/wire, lib/conf and lib/port include no header of lib/verbs;
+  * lib/wire includes no other layer's header;
+  * a driver includes no header of another driver.
+Calls (built static libraries, with --lib/--drv): no symbol that a lib/
+archive leaves undefined is defined by a driver archive (lib reaches a
+driver only through its ops table).
+
+usage: check_layers.py TOPDIR [--lib A.a ...] [--drv B.a ...]
+Prints one line per violation and "N checks, N violations"; exit 1 on any.
+"""
+import os
+import re
+import subprocess
+import sys
+
+INC = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+def headers_under(top, sub):
+    out = {}
+    for root, _, files in os.walk(os.path.join(top, sub)):
+        for f in files:
+            if f.endswith('.h'):
+                out[f] = os.path.relpath(os.path.join(root, f), top)
+    return out
+
+
+def sources_under(top, sub):
+    for root, _, files in os.walk(os.path.join(top, sub)):
+        for f in sorted(files):
+            if f.endswith(('.c', '.h')):
+                yield os.path.relpath(os.path.join(root, f), top)
+
+
+def includes(top, rel):
+    with open(os.path.join(top, rel), encoding='utf-8') as fh:
+        for n, line in enumerate(fh, 1):
+            m = INC.match(line)
+            if m:
+                yield n, os.path.basename(m.group(1))
+
+
+def check_includes(top):
+    drv_hdr = headers_under(top, 'drivers')
+    layer_hdr = {d: headers_under(top, 'lib/' + d) for d in ('wire', 'conf', 'port', 'verbs')}
+    rules = [  # (directory, forbidden header set, why)
+        ('lib', drv_hdr, 'a driver header'),
+        ('compat', drv_hdr, 'a driver header'),
+        ('lib/verbs', layer_hdr['port'], 'a port-layer header (the façade needs no ports)'),
+        ('lib/port', layer_hdr['verbs'], 'a verbs-façade header'),
+        ('lib/conf', dict(layer_hdr['verbs'], **layer_hdr['port']), 'a header of an upper layer'),
+        ('lib/wire', dict(layer_hdr['verbs'], **layer_hdr['port'], **layer_hdr['conf']),
+         'a header of another layer'),
+    ]
+    for d in sorted(os.listdir(os.path.join(top, 'drivers'))):
+        if os.path.isdir(os.path.join(top, 'drivers', d)):
+            others = {k: v for k, v in drv_hdr.items() if not v.startswith('drivers/%s/' % d)}
+            rules.append(('drivers/' + d, others, "another driver's header"))
+    checks, bad = 0, []
+    for sub, forbidden, why in rules:
+        for rel in sources_under(top, sub):
+            for n, h in includes(top, rel):
+                checks += 1
+                if h in forbidden and forbidden[h] != rel:
+                    bad.append('%s:%d includes %s: %s' % (rel, n, forbidden[h], why))
+    return checks, bad
+
+
+def nm(path, defined):
+    args = ['nm', '--defined-only' if defined else '--undefined-only', '-P', path]
+    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    syms = set()
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and (not defined or parts[1] in 'TDBRVW'):
+            syms.add(parts[0])
+    return syms
+
+
+def check_calls(libs, drvs):
+    if not libs or not drvs:
+        return 0, []
+    drv_def = {}
+    for d in drvs:
+        for s in nm(d, True):
+            drv_def[s] = os.path.basename(d)
+    bad = []
+    checks = 0
+    for lib in libs:
+        for s in sorted(nm(lib, False)):
+            checks += 1
+            if s in drv_def:
+                bad.append('%s calls %s of %s: lib may reach a driver only through its ops'
+                           % (os.path.basename(lib), s, drv_def[s]))
+    return checks, bad
+
+
+def main():
+    args = sys.argv[1:]
+    if not args:
+        print(__doc__)
+        return 2
+    top = args.pop(0)
+    libs, drvs, cur = [], [], None
+    for a in args:
+        if a in ('--lib', '--drv'):
+            cur = libs if a == '--lib' else drvs
+        elif cur is not None:
+            cur.append(a)
+    c1, b1 = check_includes(top)
+    c2, b2 = check_calls(libs, drvs)
+    for b in b1 + b2:
+        print('FAIL', b)
+    print('%d checks, %d violations' % (c1 + c2, len(b1) + len(b2)))
+    return 1 if b1 + b2 else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
