@@ -470,7 +470,7 @@ static const char *eal_arg_forbidden(const char *arg)
 static int parse_eal(struct ctx *x, json_t *eal)
 {
 	static const char *const keys[] = { "args", "file_prefix", "hugepages", "memory_mb",
-					    "log_level", NULL };
+					    "log_level", "telemetry", NULL };
 	struct dpv_conf *c = x->c;
 	const char *path = "eal", *s;
 	json_t *args;
@@ -523,6 +523,8 @@ static int parse_eal(struct ctx *x, json_t *eal)
 		snprintf(c->file_prefix, sizeof(c->file_prefix), "%s", s);
 	}
 	if (get_bool(x, eal, path, "hugepages", &c->huge) < 0)
+		return -1;
+	if (get_bool(x, eal, path, "telemetry", &c->telemetry) < 0)
 		return -1;
 	if (get_u32(x, eal, path, "memory_mb", 0, DPV_CONF_MAX_MEMORY_MB, &c->memory_mb) < 0)
 		return -1;
@@ -1111,6 +1113,7 @@ static void set_defaults(struct dpv_conf *c)
 	c->progress = DPV_PROGRESS_INLINE;
 	c->sw_loopback = true;
 	c->huge = true;
+	c->telemetry = true;
 	c->memory_mb = 0;
 	c->log_level = DPV_CONF_DEF_LOG_LEVEL;
 	c->max_qp = DPV_DEF_MAX_QP;

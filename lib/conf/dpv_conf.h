@@ -115,6 +115,7 @@ struct dpv_conf {
 	unsigned int n_eal_args;
 	char file_prefix[DPV_NAME_MAX];  /* "" : dpv-<pid> */
 	bool huge;                       /* false: --no-huge */
+	bool telemetry;                  /* false: --no-telemetry, no dpverbs telemetry commands */
 	uint32_t memory_mb;              /* -m / --socket-mem, 0: EAL default */
 	int log_level;                   /* 0..8, DPDK log level */
 	struct dpv_conf_log log[DPV_CONF_MAX_LOG];

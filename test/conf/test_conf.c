@@ -274,7 +274,7 @@ static const struct bad bad_table[] = {
 	{ T(",'eal':[]"), "t: eal: must be an object (got [])" },
 	{ T(",'eal':{'argv':[]}"),
 	  "t: eal.argv: unknown field (expected one of: args, file_prefix, hugepages, memory_mb, "
-	  "log_level)" },
+	  "log_level, telemetry)" },
 	{ T(",'eal':{'args':'--no-pci'}"),
 	  "t: eal.args: must be an array of strings (got \"--no-pci\")" },
 	{ T(",'eal':{'args':['--no-pci',5]}"), "t: eal.args[1]: must be a string (got 5)" },
@@ -309,6 +309,7 @@ static const struct bad bad_table[] = {
 	{ T(",'eal':{'file_prefix':''}"),
 	  "t: eal.file_prefix: must be 1 to 63 characters from [A-Za-z0-9_-] (got \"\")" },
 	{ T(",'eal':{'hugepages':'yes'}"), "t: eal.hugepages: must be true or false (got \"yes\")" },
+	{ T(",'eal':{'telemetry':1}"), "t: eal.telemetry: must be true or false (got 1)" },
 	{ T(",'eal':{'memory_mb':-1}"),
 	  "t: eal.memory_mb: must be an integer between 0 and 1048576 (got -1)" },
 	{ T(",'eal':{'log_level':9}"),
@@ -375,7 +376,8 @@ static void test_kitchen_sink(void)
 	static const char *js =
 		"{'mode':'shared','progress':'lcore','software_loopback':false,"
 		"'eal':{'args':['--no-pci','--log-level=lib.eal:4','--in-memory'],"
-		"'file_prefix':'Dpv-X_1','hugepages':false,'memory_mb':512,'log_level':8},"
+		"'file_prefix':'Dpv-X_1','hugepages':false,'memory_mb':512,'log_level':8,"
+		"'telemetry':false},"
 		"'ports':[{'name':'p_0','device':{'type':'pci','address':'0000:af:1f.7',"
 		"'args':'txq_inline_max=0'},'mac':'0A:0b:0C:0d:0E:0f','ipv4':'10.1.2.3/31',"
 		"'ipv6':['2001:db8::1/128','fd00::5/127'],'mtu':9000,'rx_desc':64,'tx_desc':16384,"
@@ -405,7 +407,7 @@ static void test_kitchen_sink(void)
 		      strcmp(c.eal_args[2], "--in-memory") == 0,
 	      "eal args");
 	CHECK(strcmp(c.file_prefix, "Dpv-X_1") == 0 && !c.huge && c.memory_mb == 512 &&
-		      c.log_level == 8,
+		      c.log_level == 8 && !c.telemetry,
 	      "eal scalars");
 	CHECK(c.n_ports == 2, "n_ports %u", c.n_ports);
 	p = &c.ports[0];
@@ -450,7 +452,7 @@ static void check_default_values(const struct dpv_conf *c, const char *what)
 		      c->sw_loopback,
 	      "%s: top-level", what);
 	CHECK(c->huge && c->memory_mb == 0 && c->log_level == DPV_CONF_DEF_LOG_LEVEL &&
-		      c->file_prefix[0] == '\0' && c->n_eal_args == 0,
+		      c->file_prefix[0] == '\0' && c->n_eal_args == 0 && c->telemetry,
 	      "%s: eal", what);
 	CHECK(c->n_ports == 2, "%s: n_ports %u", what, c->n_ports);
 	for (i = 0; i < 2 && i < c->n_ports; i++) {
