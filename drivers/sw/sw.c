@@ -33,6 +33,7 @@ static int sw_probe(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsi
 	}
 	dpv_port_set_rx_handler(sw_rx);
 	dpv_port_set_poll_handler(sw_poll);
+	sw_telemetry_init(rt);
 	return (int)n;
 }
 

@@ -23,6 +23,7 @@
  *   sw_timer.c  retransmission, RNR and probe timers; the per-context tasks
  *   sw_net.c    packet building and transmission, local memory access
  *   sw_stats.c  counters published for dpv_stat
+ *   sw_telemetry.c  per-QP telemetry commands (dpdk-telemetry.py)
  *
  * Locking: a QP's engine state is protected by its lock (sw_qp_lock; none for
  * thread-domain QPs, whose packets are handed to the owner thread). Lock
@@ -424,5 +425,9 @@ uint32_t sw_wqe_sges(struct dpv_send_wqe *w, struct dpv_sge *one, const struct d
 
 /* ---- sw_stats.c ---- */
 void sw_stats_publish(void);
+
+/* ---- sw_telemetry.c ---- */
+/* Register /dpverbs/qps and /dpverbs/qp,<qpn> (once; not if eal.telemetry is false). */
+void sw_telemetry_init(struct dpv_runtime *rt);
 
 #endif /* SW_LOC_H */

@@ -26,6 +26,7 @@
 #include "dpv_port.h"
 #include "dpv_engine.h"
 #include "dpv_fault.h"
+#include "dpv_telemetry.h"
 
 const char *const dpv_drop_reason_names[DPV_DROP_NR] = {
 	[DPV_DROP_NOT_ROCE] = "not_roce",
@@ -274,10 +275,9 @@ static int eal_up(struct dpv_runtime *rt)
 	}
 	snprintf(loglvl, sizeof(loglvl), "--log-level=%d", c->log_level);
 	argv[argc++] = loglvl;
-	argv[argc++] = (char *)"--no-telemetry";
-	/* embedded mode has no secondary processes: hugepage files need no name */
-	if (c->huge && c->mode == DPV_MODE_EMBEDDED)
-		argv[argc++] = (char *)"--huge-unlink";
+	/* hugepage files keep their names: dpdk-dumpcap attaches as a secondary */
+	if (!c->telemetry)
+		argv[argc++] = (char *)"--no-telemetry";
 	for (unsigned int p = 0; p < c->n_ports; p++) {
 		if (c->ports[p].type == DPV_DEV_VDEV) {
 			snprintf(vdevs[p], sizeof(vdevs[p]), "--vdev=%s", c->ports[p].devargs);
@@ -609,6 +609,7 @@ static void runtime_init(void)
 		rt->conf.huge = false;
 	if (eal_up(rt))
 		return;
+	dpv_telemetry_init(rt);
 	rt->tsc_hz = rte_get_tsc_hz();
 	rt->n_ports = rt->conf.n_ports;
 	for (unsigned int i = 0; i < rt->n_ports; i++) {

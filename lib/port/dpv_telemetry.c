@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The port layer's telemetry commands and the pdump server (dpv_telemetry.h).
+ *
+ * The callbacks run on a telemetry client thread of EAL, concurrently with
+ * the engine: they read the counters with relaxed atomic loads (as the
+ * engine adds to them) and the port table, which is fixed once the runtime
+ * is up (dpv_runtime_peek() is NULL before and after).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
+
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_log.h>
+#include <rte_pdump.h>
+#include <rte_telemetry.h>
+
+#include "dpv_fault.h"
+#include "dpv_port.h"
+#include "dpv_telemetry.h"
+
+RTE_LOG_REGISTER(dpv_tel_logtype, lib.dpv.telemetry, NOTICE);
+#define TEL_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_##level, dpv_tel_logtype, "dpverbs telemetry: " fmt "\n", ##__VA_ARGS__)
+
+#define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+
+static const char *mode_name(enum dpv_mode m)
+{
+	return m == DPV_MODE_SHARED ? "shared" : "embedded";
+}
+
+static const char *progress_name(enum dpv_progress p)
+{
+	return p == DPV_PROGRESS_LCORE ? "lcore" : "inline";
+}
+
+/* /dpverbs/info */
+static int tel_info(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct dpv_runtime *rt = dpv_runtime_peek();
+	(void)cmd;
+	(void)params;
+	if (!rt)
+		return -ENODEV;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_int(d, "pid", (int)getpid());
+	rte_tel_data_add_dict_string(d, "config", rt->conf.source);
+	rte_tel_data_add_dict_string(d, "driver", rt->conf.driver);
+	rte_tel_data_add_dict_string(d, "mode", mode_name(rt->conf.mode));
+	rte_tel_data_add_dict_string(d, "progress", progress_name(rt->conf.progress));
+	rte_tel_data_add_dict_string(d, "runtime_dir", rte_eal_get_runtime_dir());
+	rte_tel_data_add_dict_int(d, "eal_ours", rt->eal_ours);
+	rte_tel_data_add_dict_int(d, "hugepages", rt->conf.huge);
+	rte_tel_data_add_dict_int(d, "n_ports", (int)rt->n_ports);
+	return 0;
+}
+
+/* /dpverbs/ports: ["dpv0", "dpv1"] */
+static int tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct dpv_runtime *rt = dpv_runtime_peek();
+	(void)cmd;
+	(void)params;
+	if (!rt)
+		return -ENODEV;
+	rte_tel_data_start_array(d, RTE_TEL_STRING_VAL);
+	for (unsigned int i = 0; i < rt->n_ports; i++)
+		rte_tel_data_add_array_string(d, rt->ports[i].name);
+	return 0;
+}
+
+/* A port by name, or by index in the port table ("0"). */
+static struct dpv_port *port_param(struct dpv_runtime *rt, const char *params)
+{
+	char *end;
+	if (!params || !*params)
+		return NULL;
+	for (unsigned int i = 0; i < rt->n_ports; i++)
+		if (!strcmp(rt->ports[i].name, params))
+			return &rt->ports[i];
+	unsigned long i = strtoul(params, &end, 10);
+	if (*end || i >= rt->n_ports)
+		return NULL;
+	return &rt->ports[i];
+}
+
+static void add_port_identity(struct rte_tel_data *d, const struct dpv_port *p)
+{
+	char buf[INET6_ADDRSTRLEN + 8];
+	rte_tel_data_add_dict_string(d, "name", p->name);
+	rte_tel_data_add_dict_int(d, "index", (int)p->index);
+	rte_tel_data_add_dict_int(d, "ethdev_port", p->eth_port);
+	rte_tel_data_add_dict_string(d, "device", p->conf->type == DPV_DEV_RING ? "net_ring"
+						  : p->conf->devargs);
+	rte_tel_data_add_dict_int(d, "link_up", dpv_port_link_up(p));
+	rte_tel_data_add_dict_int(d, "mtu", p->mtu);
+	rte_tel_data_add_dict_int(d, "path_mtu", (int)p->path_mtu_bytes);
+	rte_tel_data_add_dict_u64(d, "speed_mbps", p->eth_speed_mbps);
+	snprintf(buf, sizeof(buf), "%02x:%02x:%02x:%02x:%02x:%02x", p->mac[0], p->mac[1],
+		 p->mac[2], p->mac[3], p->mac[4], p->mac[5]);
+	rte_tel_data_add_dict_string(d, "mac", buf);
+	if (p->ipv4.s_addr && inet_ntop(AF_INET, &p->ipv4, buf, sizeof(buf)))
+		rte_tel_data_add_dict_string(d, "ipv4", buf);
+}
+
+static void add_port_counters(struct rte_tel_data *d, struct dpv_port *p)
+{
+	struct dpv_port_stats *s = &p->stats;
+	char key[48];
+	uint64_t drops = 0;
+	rte_tel_data_add_dict_u64(d, "rx_pkts", LD(s->rx_pkts));
+	rte_tel_data_add_dict_u64(d, "rx_bytes", LD(s->rx_bytes));
+	rte_tel_data_add_dict_u64(d, "tx_pkts", LD(s->tx_pkts));
+	rte_tel_data_add_dict_u64(d, "tx_bytes", LD(s->tx_bytes));
+	rte_tel_data_add_dict_u64(d, "rx_roce", LD(s->rx_roce));
+	rte_tel_data_add_dict_u64(d, "tx_roce", LD(s->tx_roce));
+	rte_tel_data_add_dict_u64(d, "rx_loopback", LD(s->rx_loopback));
+	rte_tel_data_add_dict_u64(d, "tx_loopback", LD(s->tx_loopback));
+	rte_tel_data_add_dict_u64(d, "arp_rx", LD(s->arp_rx));
+	rte_tel_data_add_dict_u64(d, "arp_tx", LD(s->arp_tx));
+	rte_tel_data_add_dict_u64(d, "nd_rx", LD(s->nd_rx));
+	rte_tel_data_add_dict_u64(d, "nd_tx", LD(s->nd_tx));
+	for (unsigned int k = 0; k < DPV_DROP_NR; k++)
+		drops += LD(s->drop[k]);
+	rte_tel_data_add_dict_u64(d, "drops", drops);
+	for (unsigned int k = 0; k < DPV_DROP_NR; k++) {
+		snprintf(key, sizeof(key), "drop_%s", dpv_drop_reason_names[k]);
+		rte_tel_data_add_dict_u64(d, key, LD(s->drop[k]));
+	}
+	for (unsigned int k = 0; k < DPV_CNT_NR; k++)
+		rte_tel_data_add_dict_u64(d, dpv_cnt_names[k], LD(s->cnt[k]));
+}
+
+/* /dpverbs/port,<name|index> */
+static int tel_port(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct dpv_runtime *rt = dpv_runtime_peek();
+	(void)cmd;
+	if (!rt)
+		return -ENODEV;
+	struct dpv_port *p = port_param(rt, params);
+	if (!p)
+		return -EINVAL;
+	rte_tel_data_start_dict(d);
+	add_port_identity(d, p);
+	add_port_counters(d, p);
+	return 0;
+}
+
+static void add_prob(struct rte_tel_data *d, const char *key, double v)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%g", v); /* no floating-point values in 22.11 */
+	rte_tel_data_add_dict_string(d, key, buf);
+}
+
+/* /dpverbs/fault */
+static int tel_fault(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct dpv_runtime *rt = dpv_runtime_peek();
+	(void)cmd;
+	(void)params;
+	if (!rt)
+		return -ENODEV;
+	const struct dpv_conf_fault *f = &rt->conf.fault;
+	const struct dpv_fault_stats *fs = dpv_fault_stats();
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_int(d, "enabled", dpv_fault_enabled());
+	add_prob(d, "drop", f->drop);
+	add_prob(d, "duplicate", f->duplicate);
+	add_prob(d, "reorder", f->reorder);
+	add_prob(d, "corrupt", f->corrupt);
+	rte_tel_data_add_dict_u64(d, "seed", f->seed);
+	rte_tel_data_add_dict_u64(d, "dropped", LD(fs->dropped));
+	rte_tel_data_add_dict_u64(d, "duplicated", LD(fs->duplicated));
+	rte_tel_data_add_dict_u64(d, "reordered", LD(fs->reordered));
+	rte_tel_data_add_dict_u64(d, "corrupted", LD(fs->corrupted));
+	return 0;
+}
+
+/*
+ * EAL runs without --huge-unlink so that secondary processes (dpdk-dumpcap)
+ * can map our hugepage files by name. At exit remove the files this process
+ * maps ("<hugetlbfs>/<file prefix>map_<n>", found in /proc/self/maps): the
+ * mappings, ours and an attached secondary's, stay valid until unmapped.
+ * A process that dies without exiting leaves them to the next EAL primary,
+ * which removes every hugepage file no live process holds locked.
+ */
+static void huge_files_remove(void)
+{
+	char pat[300], line[512 + PATH_MAX];
+	const char *dir = rte_eal_get_runtime_dir();
+	const char *prefix = strrchr(dir, '/');
+	FILE *f = fopen("/proc/self/maps", "re");
+	if (!f || !prefix || !prefix[1]) {
+		if (f)
+			fclose(f);
+		return;
+	}
+	snprintf(pat, sizeof(pat), "%smap_", prefix); /* "/<prefix>map_" */
+	while (fgets(line, sizeof(line), f)) {
+		char *path = strchr(line, '/');
+		struct statfs fs;
+		if (!path || !strstr(path, pat))
+			continue;
+		path[strcspn(path, "\n")] = 0;
+		if (statfs(path, &fs) == 0 && (uint32_t)fs.f_type == HUGETLBFS_MAGIC)
+			unlink(path);
+	}
+	fclose(f);
+}
+
+bool dpv_telemetry_enabled(const struct dpv_runtime *rt)
+{
+	return rt && rt->conf.telemetry;
+}
+
+static void register_cmd(const char *cmd, telemetry_cb fn, const char *help)
+{
+	int r = rte_telemetry_register_cmd(cmd, fn, help);
+	if (r)
+		TEL_LOG(WARNING, "cannot register %s: %s", cmd, strerror(-r));
+}
+
+void dpv_telemetry_init(struct dpv_runtime *rt)
+{
+	static bool done;
+	if (done)
+		return;
+	done = true;
+	/* dpdk-dumpcap asks the primary to copy its ports' packets; a
+	 * secondary process or an application's own pdump server has it */
+	if (rte_eal_process_type() == RTE_PROC_PRIMARY && rte_pdump_init() != 0)
+		TEL_LOG(INFO, "pdump server not started: %s", rte_strerror(rte_errno));
+	if (rt->eal_ours && rt->conf.huge && rte_eal_process_type() == RTE_PROC_PRIMARY)
+		atexit(huge_files_remove);
+	if (!dpv_telemetry_enabled(rt))
+		return;
+	register_cmd("/dpverbs/info", tel_info, "dpverbs process and configuration. No parameters");
+	register_cmd("/dpverbs/ports", tel_ports, "dpverbs port names. No parameters");
+	register_cmd("/dpverbs/port", tel_port, "One dpverbs port's counters. Parameter: name or index");
+	register_cmd("/dpverbs/fault", tel_fault, "dpverbs fault injection. No parameters");
+}
