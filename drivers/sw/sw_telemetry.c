@@ -178,7 +178,9 @@ void sw_telemetry_init(struct dpv_runtime *rt)
 	if (done || !dpv_telemetry_enabled(rt))
 		return;
 	done = true;
-	if (rte_telemetry_register_cmd("/dpverbs/qps", tel_qps, "dpverbs QPs: type state port. No parameters") ||
-	    rte_telemetry_register_cmd("/dpverbs/qp", tel_qp, "One dpverbs QP's counters. Parameter: QPN"))
+	if (rte_telemetry_register_cmd("/dpverbs/qps", tel_qps,
+				       "dpverbs QPs: type state port. No parameters") ||
+	    rte_telemetry_register_cmd("/dpverbs/qp", tel_qp,
+				       "One dpverbs QP's counters. Parameter: QPN"))
 		SW_LOG(WARNING, "cannot register the telemetry commands /dpverbs/qps, /dpverbs/qp");
 }
