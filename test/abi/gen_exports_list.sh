@@ -5,8 +5,9 @@
 #     Print "name@@VERSION" for every explicitly named global symbol of the
 #     IBVERBS_* nodes of a version script (wildcards and the DPVERBS_* node are
 #     skipped), sorted with LC_ALL=C. rdma-core-44-exports.txt was produced with
-#         gen_exports_list.sh /work/shared/reference/libibverbs.map
-#     and equals the default-version exports of Debian's libibverbs.so.1 44.0-2.
+#         gen_exports_list.sh libibverbs.map
+#     from the rdma-core 44 reference material given to the project (the map
+#     of rdma-core's libibverbs/libibverbs.map.in, versions filled in) and equals the default-version exports of Debian's libibverbs.so.1 44.0-2.
 # gen_exports_list.sh --check <version-script> <reference-list>
 #     Exit 1 (with a diff) if the version script does not list exactly the
 #     reference symbols in the reference nodes.

@@ -3,7 +3,7 @@
 """make_corpus.py OUTDIR FILE.pcap|DIR [...]
 
 Seed corpus for fuzz_parse: writes every packet of the given classic pcap
-files (or of every *.pcap in a given folder, e.g. ../shared/wire) to
+files (or of every *.pcap in a given folder, e.g. test/data/wire) to
 OUTDIR/<file>_<frame>, one raw Ethernet frame per file. Prints the count.
 """
 import os

@@ -4,7 +4,7 @@
 # ud_pingpong_veth.sh (see lib.sh), tshark capturing in namespace A on
 # dpv-veth-a with capture filter 'udp port 4791' while Debian's
 # ibv_ud_pingpong runs between the namespaces, then
-#   * ../shared/tools/verify_icrc.py --expect 0x64 <pcap>  must pass (every
+#   * test/tools/icrc_check.py --expect 0x64 <pcap>  must pass (every
 #     ICRC recomputed independently; UD SEND only present);
 #   * check_capture.py: every RoCE frame decodes in tshark as "UD Send Only"
 #     with the right QPs/Q_Key, no malformed/expert warning or error, good
@@ -12,17 +12,16 @@
 # A second capture ('arp or icmp') shows who answers ARP for the dpverbs
 # addresses and that the kernel sends no ICMP about the RoCE traffic.
 #
-# usage: wire_capture.sh [BUILD_DIR] [SHARED_DIR]
-#   SHARED_DIR defaults to <project>/../shared; skip (77) if
-#   SHARED_DIR/tools/verify_icrc.py, tshark or network namespaces are missing.
+# usage: wire_capture.sh [BUILD_DIR] [ICRC_CHECK_PY]
+#   ICRC_CHECK_PY defaults to <project>/test/tools/icrc_check.py; skip (77)
+#   if tshark or network namespaces are missing.
 # env:   DPV_ITERS (default 2000), DPV_TIMEOUT (60), DPV_KEEP_PCAP=DIR to keep
 #        the captures
 set -u
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 resolve_build "${1:-}"
-SHARED=${2:-$SRC/../shared}
-VERIFY=$SHARED/tools/verify_icrc.py
-[ -f "$VERIFY" ] || skip "$VERIFY not found"
+VERIFY=${2:-$SRC/test/tools/icrc_check.py}
+[ -f "$VERIFY" ] || { log "FAIL: $VERIFY not found"; exit 1; }
 TSHARK=$(command -v tshark || true)
 [ -n "$TSHARK" ] || skip "tshark not installed"
 PY=/usr/bin/python3
@@ -109,9 +108,9 @@ stop_captures
 check_rundirs_gone $RUNDIRS
 sed 's/^/    [tshark roce] /' "$WORK/roce.tshark"
 
-log "=== verify_icrc.py --expect 0x64"
+log "=== icrc_check.py --expect 0x64"
 if ! "$PY" "$VERIFY" --expect 0x64 "$WORK/roce.pcap"; then
-	fail "verify_icrc.py rejected the capture"
+	fail "icrc_check.py rejected the capture"
 fi
 log "=== check_capture.py"
 "$PY" "$SRC/test/multi/check_capture.py" "$WORK/roce.pcap" "$ITERS" \

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Every packet of every golden capture in ../shared/wire/ (Linux rxe):
+ * Every packet of every golden capture in test/data/wire/ (Linux rxe):
  *  - dpv_pkt_parse_check() accepts it and the recomputed ICRC equals the wire;
  *  - opcode, QPN, PSN equal the values read independently from fixed offsets,
  *    and the opcode, QPN and frame length equal tshark's packet list stored
  *    in NAME.txt ("RC Send Only QP=0x000012");
- *  - the per-file opcode set equals the README table;
+ *  - the per-file opcode set equals the table of test/data/wire/CAPTURES.md;
  *  - PSNs of each request stream are consecutive (a READ REQUEST takes one
  *    PSN per response packet, path MTU 1024), responses carry PSNs of that
  *    stream, and every stream starts at a PSN that the tools printed;
@@ -13,7 +13,7 @@
  *  - round trip: dpv_pkt_build_hdrs() + payload + dpv_pkt_finish() from the
  *    parsed fields rebuilds the captured frame byte for byte (ICRC included).
  *
- * usage: test_captures DIR   (exit 77 if DIR does not exist)
+ * usage: test_captures DIR   (a missing or incomplete DIR is a failure)
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -26,7 +26,7 @@
 
 #define PMTU 1024
 
-/* README.md table, "BTH opcodes (hex)" column. */
+/* CAPTURES.md table, "BTH opcodes (hex)" column. */
 static const struct {
 	const char *file;
 	uint8_t ops[8];
@@ -499,7 +499,7 @@ static int cmpstr(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	const char *dir = argc > 1 ? argv[1] : "../shared/wire";
+	const char *dir = argc > 1 ? argv[1] : "test/data/wire";
 	struct stat sb;
 	DIR *d;
 	struct dirent *de;
@@ -507,13 +507,13 @@ int main(int argc, char **argv)
 	int nn = 0;
 
 	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-		printf("SKIP: capture folder %s not found (%s)\n", dir, strerror(errno));
-		return 77;
+		printf("FAIL: capture folder %s not found (%s)\n", dir, strerror(errno));
+		return 1;
 	}
 	d = opendir(dir);
 	if (!d) {
-		printf("SKIP: cannot open %s\n", dir);
-		return 77;
+		printf("FAIL: cannot open %s (%s)\n", dir, strerror(errno));
+		return 1;
 	}
 	while ((de = readdir(d)) != NULL && nn < 256) {
 		size_t l = strlen(de->d_name);

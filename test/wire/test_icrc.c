@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * CRC-32 and ICRC: known vectors, the worked example of
- * ../shared/wire/README.md (rc_send.pcap frame 2) with each implementation,
+ * test/data/wire/CAPTURES.md (rc_send.pcap frame 2) with each implementation,
  * slicing-by-8 against a bitwise reference, and which header fields the
  * ICRC must ignore. test_crc checks the carry-less-multiply CRC in depth.
  */

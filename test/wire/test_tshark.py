@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""test_tshark.py GEN_PCAP VERIFY_ICRC_PY
+"""test_tshark.py GEN_PCAP ICRC_CHECK_PY
 
 Cross-checks dpv_pkt_build_hdrs()/dpv_pkt_finish() against Wireshark's
-InfiniBand dissector and against ../shared/tools/verify_icrc.py.
+InfiniBand dissector and against test/tools/icrc_check.py.
 
 GEN_PCAP --zero writes one frame per (opcode, IP version, payload 16..19 so
 pad 0..3) plus one zero-length frame per payload opcode, and prints a
@@ -16,7 +16,7 @@ malformed flag and no expert info of severity warning or error.
 Preferences used (and why):
   ip.check_checksum:TRUE, udp.check_checksum:TRUE   verify both.
   udp.ignore_ipv6_zero_checksum:TRUE   RoCEv2 sends UDP checksum 0 also over
-      IPv6, exactly as Linux rxe does (../shared/wire/README.md); without this
+      IPv6, exactly as Linux rxe does (test/data/wire/CAPTURES.md); without this
       Wireshark 4.0 raises the expert error "Illegal checksum value (0)".
 
 Known Wireshark 4.0.x limitations, checked precisely rather than ignored:
@@ -30,10 +30,10 @@ Known Wireshark 4.0.x limitations, checked precisely rather than ignored:
     RC/UC, Mellanox EoIB for UD) throw on an empty payload and the frame is
     shown "[Malformed Packet: RPCoRDMA]" / "[Malformed Packet: Mellanox EoIB]".
     The same happens to rxe's 2- and 4-byte perftest sync SENDs in
-    ../shared/wire/rdma_cm_send.pcap. For zero-length frames exactly that
+    test/data/wire/rdma_cm_send.pcap. For zero-length frames exactly that
     malformed flag is tolerated (and counted); the exception also stops the
     dissection before the ICRC, so "Invariant CRC" is not compared for them
-    (verify_icrc.py still checks it); everything else is checked.
+    (icrc_check.py still checks it); everything else is checked.
   * AtomicETH: Wireshark shows its VA and R_Key as infiniband.reth.va and
     infiniband.reth.r_key (shared fields), so those are expected there.
 
@@ -225,9 +225,9 @@ def main():
                              ",".join(f"0x{o:02x}" for o in ops), pcap],
                             capture_output=True, text=True)
         print(vr.stdout.strip())
-        check(vr.returncode == 0, f"verify_icrc.py failed: {vr.stdout} {vr.stderr}")
+        check(vr.returncode == 0, f"icrc_check.py failed: {vr.stdout} {vr.stderr}")
         check(f"{len(frames)} RoCEv2 packets, {len(frames)} ICRC ok, 0 bad" in vr.stdout,
-              "verify_icrc.py did not check every frame")
+              "icrc_check.py did not check every frame")
 
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
