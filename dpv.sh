@@ -8,7 +8,7 @@ cd "$(dirname "$0")"
 here=$(pwd)
 
 need_pkgs=(build-essential pkg-config meson ninja-build dpdk-dev libdpdk-dev libibverbs-dev
-  ibverbs-utils ibverbs-providers perftest python3-pyverbs libjansson-dev iproute2 tshark
+  ibverbs-utils ibverbs-providers perftest python3-pyverbs libjansson-dev iproute2 tshark groff-base man-db
   clang libclang-rt-14-dev rdmacm-utils)
 
 install_missing() {
