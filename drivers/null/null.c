@@ -172,23 +172,6 @@ static void *null_create_qp(const struct dpv_qp_cfg *cfg)
 	return qp;
 }
 
-static enum ibv_wc_opcode wc_opcode(uint8_t op)
-{
-	switch (op) {
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return IBV_WC_RDMA_WRITE;
-	case IBV_WR_RDMA_READ:
-		return IBV_WC_RDMA_READ;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		return IBV_WC_COMP_SWAP;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		return IBV_WC_FETCH_ADD;
-	default:
-		return IBV_WC_SEND;
-	}
-}
-
 /* Complete what is posted: success in RTS, flushed in ERR/SQE, nothing in
  * the other states. Must hold qp->lock. */
 static void run_sq(struct null_qp *qp)
@@ -205,7 +188,7 @@ static void run_sq(struct null_qp *qp)
 			continue;
 		}
 		struct dpv_cqe e = {.wr_id = w->wr_id, .status = ok ? IBV_WC_SUCCESS : IBV_WC_WR_FLUSH_ERR,
-				    .opcode = (uint8_t)wc_opcode(w->opcode), .qp_num = qp->qpn,
+				    .opcode = (uint8_t)dpv_wc_opcode(w->opcode), .qp_num = qp->qpn,
 				    .byte_len = ok ? w->length : 0, .flags = DPV_CQE_F_SQ, .wqe_index = qp->sq_ci};
 		if (ok && (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD))
 			e.byte_len = 8;

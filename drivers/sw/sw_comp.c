@@ -50,23 +50,6 @@ static const uint32_t rnr_us[32] = {
 	163840, 245760, 327680, 491520,
 };
 
-static enum ibv_wc_opcode wc_opcode(uint8_t op)
-{
-	switch (op) {
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return IBV_WC_RDMA_WRITE;
-	case IBV_WR_RDMA_READ:
-		return IBV_WC_RDMA_READ;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		return IBV_WC_COMP_SWAP;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		return IBV_WC_FETCH_ADD;
-	default:
-		return IBV_WC_SEND;
-	}
-}
-
 void sw_comp_wqe_done(struct sw_qp *qp, uint32_t i, enum ibv_wc_status st)
 {
 	struct sw_wqe *s = sw_sq_state(qp, i);
@@ -78,7 +61,7 @@ void sw_comp_wqe_done(struct sw_qp *qp, uint32_t i, enum ibv_wc_status st)
 	}
 	s->state = WQE_DONE;
 	if (st != IBV_WC_SUCCESS || (w->flags & DPV_WQE_F_SIGNALED)) {
-		struct dpv_cqe e = {.wr_id = w->wr_id, .status = (uint8_t)st, .opcode = (uint8_t)wc_opcode(w->opcode),
+		struct dpv_cqe e = {.wr_id = w->wr_id, .status = (uint8_t)st, .opcode = (uint8_t)dpv_wc_opcode(w->opcode),
 				    .qp_num = qp->qpn, .flags = DPV_CQE_F_SQ, .wqe_index = i};
 		if (st == IBV_WC_SUCCESS)
 			e.byte_len = sw_is_rd_atomic(w->opcode) && w->opcode != IBV_WR_RDMA_READ ? 8 : w->length;

@@ -178,6 +178,24 @@ static inline struct dpv_mr *dpv_mr_lookup(uint32_t key)
 	return mr && mr->ibmr.lkey == key ? mr : NULL;
 }
 
+/** The completion opcode of a send WQE's opcode (IBV_WR_* to IBV_WC_*). */
+static inline enum ibv_wc_opcode dpv_wc_opcode(uint8_t wr_opcode)
+{
+	switch (wr_opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return IBV_WC_RDMA_WRITE;
+	case IBV_WR_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return IBV_WC_COMP_SWAP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return IBV_WC_FETCH_ADD;
+	default:
+		return IBV_WC_SEND;
+	}
+}
+
 /** Look an AH up by handle, or NULL. */
 static inline struct dpv_ah *dpv_ah_lookup(uint32_t handle)
 {
