@@ -22,45 +22,37 @@
 
 #include "sw_loc.h"
 
-/* Opcode of the packet at position (first, last) of a message.
- * IBA 9.2.1 table 35. */
+/* Opcodes of a message's packets by work-request opcode: only, first,
+ * middle, last (IBA 9.2.1 table 35). READ and atomics are one packet. */
+enum { POS_ONLY, POS_FIRST, POS_MIDDLE, POS_LAST };
+static const uint8_t req_opcodes[][4] = {
+	[IBV_WR_SEND] = { DPV_OPC_SEND_ONLY, DPV_OPC_SEND_FIRST, DPV_OPC_SEND_MIDDLE,
+			  DPV_OPC_SEND_LAST },
+	[IBV_WR_SEND_WITH_IMM] = { DPV_OPC_SEND_ONLY_IMM, DPV_OPC_SEND_FIRST, DPV_OPC_SEND_MIDDLE,
+				   DPV_OPC_SEND_LAST_IMM },
+	[IBV_WR_SEND_WITH_INV] = { DPV_OPC_SEND_ONLY_INV, DPV_OPC_SEND_FIRST, DPV_OPC_SEND_MIDDLE,
+				   DPV_OPC_SEND_LAST_INV },
+	[IBV_WR_RDMA_WRITE] = { DPV_OPC_WRITE_ONLY, DPV_OPC_WRITE_FIRST, DPV_OPC_WRITE_MIDDLE,
+				DPV_OPC_WRITE_LAST },
+	[IBV_WR_RDMA_WRITE_WITH_IMM] = { DPV_OPC_WRITE_ONLY_IMM, DPV_OPC_WRITE_FIRST,
+					 DPV_OPC_WRITE_MIDDLE, DPV_OPC_WRITE_LAST_IMM },
+	[IBV_WR_RDMA_READ] = { DPV_OPC_READ_REQUEST, DPV_OPC_READ_REQUEST, DPV_OPC_READ_REQUEST,
+			       DPV_OPC_READ_REQUEST },
+	[IBV_WR_ATOMIC_CMP_AND_SWP] = { DPV_OPC_CMP_SWAP, DPV_OPC_CMP_SWAP, DPV_OPC_CMP_SWAP,
+					DPV_OPC_CMP_SWAP },
+	[IBV_WR_ATOMIC_FETCH_AND_ADD] = { DPV_OPC_FETCH_ADD, DPV_OPC_FETCH_ADD, DPV_OPC_FETCH_ADD,
+					  DPV_OPC_FETCH_ADD },
+};
+
+/* Opcode of the packet at position (first, last) of a message, with the
+ * QP's transport bits. */
 static uint8_t req_opcode(const struct sw_qp *qp, uint8_t op, bool first, bool last)
 {
-	uint8_t o;
-	switch (op) {
-	case IBV_WR_SEND:
-		o = first && last ? DPV_OPC_SEND_ONLY : first ? DPV_OPC_SEND_FIRST
-				     : last ? DPV_OPC_SEND_LAST : DPV_OPC_SEND_MIDDLE;
-		break;
-	case IBV_WR_SEND_WITH_IMM:
-		o = first && last ? DPV_OPC_SEND_ONLY_IMM : first ? DPV_OPC_SEND_FIRST
-				     : last ? DPV_OPC_SEND_LAST_IMM : DPV_OPC_SEND_MIDDLE;
-		break;
-	case IBV_WR_SEND_WITH_INV:
-		o = first && last ? DPV_OPC_SEND_ONLY_INV : first ? DPV_OPC_SEND_FIRST
-				     : last ? DPV_OPC_SEND_LAST_INV : DPV_OPC_SEND_MIDDLE;
-		break;
-	case IBV_WR_RDMA_WRITE:
-		o = first && last ? DPV_OPC_WRITE_ONLY : first ? DPV_OPC_WRITE_FIRST
-				     : last ? DPV_OPC_WRITE_LAST : DPV_OPC_WRITE_MIDDLE;
-		break;
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		o = first && last ? DPV_OPC_WRITE_ONLY_IMM : first ? DPV_OPC_WRITE_FIRST
-				     : last ? DPV_OPC_WRITE_LAST_IMM : DPV_OPC_WRITE_MIDDLE;
-		break;
-	case IBV_WR_RDMA_READ:
-		o = DPV_OPC_READ_REQUEST;
-		break;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		o = DPV_OPC_CMP_SWAP;
-		break;
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		o = DPV_OPC_FETCH_ADD;
-		break;
-	default:
-		o = DPV_OPC_SEND_ONLY;
-		break;
-	}
+	int pos = first && last ? POS_ONLY : first ? POS_FIRST : last ? POS_LAST : POS_MIDDLE;
+	uint8_t o = DPV_OPC_SEND_ONLY;
+
+	if (op < RTE_DIM(req_opcodes) && req_opcodes[op][POS_ONLY] != 0)
+		o = req_opcodes[op][pos];
 	return (uint8_t)(sw_qp_tr(qp) | o);
 }
 
