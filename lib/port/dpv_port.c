@@ -4,13 +4,10 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <dirent.h>
-#include <signal.h>
 #include <arpa/inet.h>
 
 #include <rte_eal.h>
@@ -170,187 +167,6 @@ struct rte_mbuf *dpv_port_alloc_mbuf(struct dpv_port *port)
 	return rte_pktmbuf_alloc(port->pool);
 }
 
-static void fail(struct dpv_runtime *rt, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void fail(struct dpv_runtime *rt, int err, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(rt->init_msg, sizeof(rt->init_msg), fmt, ap);
-	va_end(ap);
-	rt->init_err = err;
-	fprintf(stderr, "dpverbs: %s\n", rt->init_msg);
-}
-
-/* The calling thread's CPU set as an EAL cpuset string "(0-1)" so that the
- * main lcore is not pinned to one CPU behind the application's back. */
-static void cpuset_str(char *buf, size_t len)
-{
-	cpu_set_t set;
-	size_t off = 0;
-	int first = 1;
-	if (pthread_getaffinity_np(pthread_self(), sizeof(set), &set) != 0) {
-		snprintf(buf, len, "0");
-		return;
-	}
-	off += snprintf(buf + off, len - off, "(");
-	for (int c = 0; c < CPU_SETSIZE && off + 8 < len; c++) {
-		if (!CPU_ISSET(c, &set))
-			continue;
-		off += snprintf(buf + off, len - off, "%s%d", first ? "" : ",", c);
-		first = 0;
-	}
-	snprintf(buf + off, len - off, ")");
-}
-
-static int rm_tree(const char *dir);
-
-/* Remove /var/run/dpdk/dpv-<pid> directories of dpverbs processes that died
- * without exiting (our default file prefix; configured prefixes are reused
- * by EAL itself). */
-static void sweep_runtime_dirs(void)
-{
-	DIR *d = opendir("/var/run/dpdk");
-	struct dirent *e;
-	if (!d)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strncmp(e->d_name, "dpv-", 4) != 0)
-			continue;
-		char *end;
-		long pid = strtol(e->d_name + 4, &end, 10);
-		if (*end || pid <= 0 || pid == getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-			continue;
-		char path[300];
-		snprintf(path, sizeof(path), "/var/run/dpdk/%s", e->d_name);
-		rm_tree(path);
-	}
-	closedir(d);
-}
-
-static int eal_up(struct dpv_runtime *rt)
-{
-	struct dpv_conf *c = &rt->conf;
-	char *argv[DPV_MAX_EAL_ARGS + 32];
-	char prefix[DPV_NAME_MAX + 32], mem[32], lcores[512], loglvl[32], cpus[256];
-	char vdevs[DPV_MAX_PORTS][DPV_DEVARGS_MAX + 8];
-	char pcis[DPV_MAX_PORTS][DPV_DEVARGS_MAX + 8];
-	int argc = 0;
-	bool has_pci = false;
-
-	argv[argc++] = (char *)"dpverbs";
-	if (c->file_prefix[0]) {
-		snprintf(prefix, sizeof(prefix), "--file-prefix=%s", c->file_prefix);
-	} else {
-		snprintf(prefix, sizeof(prefix), "--file-prefix=dpv-%d", (int)getpid());
-		sweep_runtime_dirs();
-	}
-	argv[argc++] = prefix;
-	cpuset_str(cpus, sizeof(cpus));
-	int off = snprintf(lcores, sizeof(lcores), "--lcores=0@%s", cpus);
-	if (c->progress == DPV_PROGRESS_LCORE) {
-		/* one service lcore per distinct CPU: contexts that name the same
-		 * CPU are polled by the same lcore (two spinning threads on one
-		 * CPU would only take turns every scheduler tick) */
-		int cpus_used[DPV_MAX_PORTS * DPV_MAX_LCORES], n_used = 0;
-		for (unsigned int p = 0; p < c->n_ports; p++)
-			for (unsigned int q = 0; q < c->ports[p].n_lcores; q++) {
-				int cpu = c->ports[p].lcores[q], k;
-				for (k = 0; k < n_used; k++)
-					if (cpus_used[k] == cpu)
-						break;
-				if (k < n_used)
-					continue;
-				cpus_used[n_used++] = cpu;
-				off += snprintf(lcores + off, sizeof(lcores) - off, ",%d@%d", n_used, cpu);
-			}
-	}
-	argv[argc++] = lcores;
-	if (!c->huge)
-		argv[argc++] = (char *)"--no-huge";
-	if (c->memory_mb || !c->huge) {
-		/* without hugepages EAL reserves only 64 MiB unless told */
-		snprintf(mem, sizeof(mem), "-m%u", c->memory_mb ? c->memory_mb : 512);
-		argv[argc++] = mem;
-	}
-	snprintf(loglvl, sizeof(loglvl), "--log-level=%d", c->log_level);
-	argv[argc++] = loglvl;
-	/* hugepage files keep their names: dpdk-dumpcap attaches as a secondary */
-	if (!c->telemetry)
-		argv[argc++] = (char *)"--no-telemetry";
-	for (unsigned int p = 0; p < c->n_ports; p++) {
-		if (c->ports[p].type == DPV_DEV_VDEV) {
-			snprintf(vdevs[p], sizeof(vdevs[p]), "--vdev=%s", c->ports[p].devargs);
-			argv[argc++] = vdevs[p];
-		} else if (c->ports[p].type == DPV_DEV_PCI) {
-			snprintf(pcis[p], sizeof(pcis[p]), "-a%s", c->ports[p].devargs);
-			argv[argc++] = pcis[p];
-			has_pci = true;
-		}
-	}
-	/* Safety: never touch the machine's own PCI devices unless named. */
-	if (!has_pci)
-		argv[argc++] = (char *)"--no-pci";
-	for (unsigned int i = 0; i < c->n_eal_args; i++)
-		argv[argc++] = c->eal_args[i];
-	argv[argc] = NULL;
-
-	if (getenv("DPVERBS_DEBUG")) {
-		fprintf(stderr, "dpverbs: EAL args:");
-		for (int i = 0; i < argc; i++)
-			fprintf(stderr, " %s", argv[i]);
-		fprintf(stderr, "\n");
-	}
-	int r = rte_eal_init(argc, argv);
-	if (r < 0) {
-		if (rte_errno == EALREADY) {
-			rt->eal_ours = false;
-			return 0;
-		}
-		fail(rt, rte_errno ? rte_errno : EINVAL, "EAL initialisation failed: %s (config %s)",
-		     rte_strerror(rte_errno), c->source);
-		return -1;
-	}
-	rt->eal_ours = true;
-	snprintf(rt->runtime_dir, sizeof(rt->runtime_dir), "%s", rte_eal_get_runtime_dir());
-	return 0;
-}
-
-static int rm_tree(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char path[512];
-	if (!d)
-		return -1;
-	while ((e = readdir(d)) != NULL) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		unlink(path);
-	}
-	closedir(d);
-	return rmdir(dir);
-}
-
-/* net_memif's socket file (server role, socket-abstract=no), "" if none. */
-static void memif_socket_path(const char *devargs, char *out, size_t len)
-{
-	out[0] = 0;
-	if (strncmp(devargs, "net_memif", 9) != 0 || !strstr(devargs, "role=server") ||
-	    !strstr(devargs, "socket-abstract=no"))
-		return;
-	const char *p = strstr(devargs, "socket=");
-	if (!p)
-		return;
-	p += 7;
-	size_t n = strcspn(p, ",");
-	if (n >= len)
-		return;
-	memcpy(out, p, n);
-	out[n] = 0;
-}
-
 void dpv_runtime_shutdown(void)
 {
 	struct dpv_runtime *rt = atomic_exchange(&g_rt_ready, NULL);
@@ -364,8 +180,7 @@ void dpv_runtime_shutdown(void)
 			 * interrupt thread when the peer disconnects; stopping the
 			 * port here as well races with it (double free, SIGSEGV at
 			 * exit). Leave the port to process exit, remove its socket. */
-			memif_socket_path(cp->devargs, sock, sizeof(sock));
-			if (sock[0])
+			if (dpv_memif_socket_path(cp, true, sock, sizeof(sock)))
 				unlink(sock);
 			continue;
 		}
@@ -376,7 +191,7 @@ void dpv_runtime_shutdown(void)
 	 * run at exit; the process' memory goes with it. Remove our runtime
 	 * directory so that nothing is left in /var/run/dpdk. */
 	if (rt->eal_ours && rt->runtime_dir[0] && !strncmp(rt->runtime_dir, "/var/run/dpdk/", 14))
-		rm_tree(rt->runtime_dir);
+		dpv_rm_tree(rt->runtime_dir);
 }
 
 static int find_eth_port(struct dpv_runtime *rt, const struct dpv_conf_port *cp, uint16_t *out)
@@ -392,7 +207,7 @@ static int find_eth_port(struct dpv_runtime *rt, const struct dpv_conf_port *cp,
 			*out = pid;
 			return 0;
 		}
-		fail(rt, ENODEV, "%s: port %s: DPDK device %s not found", rt->conf.source, cp->name, name);
+		dpv_runtime_fail(rt, ENODEV, "%s: port %s: DPDK device %s not found", rt->conf.source, cp->name, name);
 		return -1;
 	}
 	if (cp->type == DPV_DEV_PCI) {
@@ -409,7 +224,7 @@ static int find_eth_port(struct dpv_runtime *rt, const struct dpv_conf_port *cp,
 				return 0;
 			}
 		}
-		fail(rt, ENODEV, "%s: port %s: PCI device %s not found", rt->conf.source, cp->name, addr);
+		dpv_runtime_fail(rt, ENODEV, "%s: port %s: PCI device %s not found", rt->conf.source, cp->name, addr);
 		return -1;
 	}
 	return -1;
@@ -426,7 +241,7 @@ static int make_ring_pair(struct dpv_runtime *rt, unsigned int pi)
 		if (!strcmp(c->ports[peer].name, cp->peer))
 			break;
 	if (peer == c->n_ports) {
-		fail(rt, EINVAL, "%s: ports[%u].device.peer: no port %s", c->source, pi, cp->peer);
+		dpv_runtime_fail(rt, EINVAL, "%s: ports[%u].device.peer: no port %s", c->source, pi, cp->peer);
 		return -1;
 	}
 	if (peer < pi)
@@ -439,7 +254,7 @@ static int make_ring_pair(struct dpv_runtime *rt, unsigned int pi)
 		a[q] = rte_ring_create(n1, 4096, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 		b[q] = rte_ring_create(n2, 4096, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (!a[q] || !b[q]) {
-			fail(rt, ENOMEM, "cannot create ring pair %s: %s", n1, rte_strerror(rte_errno));
+			dpv_runtime_fail(rt, ENOMEM, "cannot create ring pair %s: %s", n1, rte_strerror(rte_errno));
 			return -1;
 		}
 	}
@@ -447,7 +262,7 @@ static int make_ring_pair(struct dpv_runtime *rt, unsigned int pi)
 	int e1 = rte_eth_from_rings(cp->name, a, nq, b, nq, (unsigned int)rte_socket_id());
 	int e2 = rte_eth_from_rings(c->ports[peer].name, b, nq, a, nq, (unsigned int)rte_socket_id());
 	if (e1 < 0 || e2 < 0) {
-		fail(rt, ENODEV, "cannot create net_ring pair %s/%s: %s", cp->name, cp->peer,
+		dpv_runtime_fail(rt, ENODEV, "cannot create net_ring pair %s/%s: %s", cp->name, cp->peer,
 		     rte_strerror(rte_errno));
 		return -1;
 	}
@@ -456,7 +271,8 @@ static int make_ring_pair(struct dpv_runtime *rt, unsigned int pi)
 	return 0;
 }
 
-static int port_start(struct dpv_runtime *rt, struct dpv_port *p)
+/* Queues, offloads and the mbuf pool of one port. */
+static int port_configure(struct dpv_runtime *rt, struct dpv_port *p)
 {
 	const struct dpv_conf_port *cp = p->conf;
 	struct rte_eth_conf ec;
@@ -466,14 +282,14 @@ static int port_start(struct dpv_runtime *rt, struct dpv_port *p)
 
 	r = rte_eth_dev_info_get(p->eth_port, &info);
 	if (r) {
-		fail(rt, -r, "port %s: dev_info: %s", p->name, rte_strerror(-r));
+		dpv_runtime_fail(rt, -r, "port %s: dev_info: %s", p->name, rte_strerror(-r));
 		return -1;
 	}
 	uint16_t nq = cp->n_queues;
 	if (nq > info.max_rx_queues || nq > info.max_tx_queues) {
-		fail(rt, EINVAL, "%s: port %s: queues: %u requested, PMD %s supports %u",
-		     rt->conf.source, p->name, nq, info.driver_name,
-		     RTE_MIN(info.max_rx_queues, info.max_tx_queues));
+		dpv_runtime_fail(rt, EINVAL, "%s: port %s: queues: %u requested, PMD %s supports %u",
+				 rt->conf.source, p->name, nq, info.driver_name,
+				 RTE_MIN(info.max_rx_queues, info.max_tx_queues));
 		return -1;
 	}
 	memset(&ec, 0, sizeof(ec));
@@ -488,7 +304,7 @@ static int port_start(struct dpv_runtime *rt, struct dpv_port *p)
 		ec.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 	r = rte_eth_dev_configure(p->eth_port, nq, nq, &ec);
 	if (r) {
-		fail(rt, -r, "port %s: configure: %s", p->name, rte_strerror(-r));
+		dpv_runtime_fail(rt, -r, "port %s: configure: %s", p->name, rte_strerror(-r));
 		return -1;
 	}
 	uint16_t nrx = cp->rx_desc, ntx = cp->tx_desc;
@@ -496,52 +312,64 @@ static int port_start(struct dpv_runtime *rt, struct dpv_port *p)
 
 	/* mbufs sized for one frame of the port MTU */
 	uint32_t room = RTE_PKTMBUF_HEADROOM + RTE_MAX((uint32_t)cp->mtu + 64u, 2048u);
+	int socket = rte_eth_dev_socket_id(p->eth_port) < 0 ? (int)rte_socket_id()
+							     : rte_eth_dev_socket_id(p->eth_port);
 	snprintf(name, sizeof(name), "dpv_pool_%s", p->name);
-	p->pool = rte_pktmbuf_pool_create(name, cp->mbufs, 256, 0, (uint16_t)room,
-					  (int)rte_eth_dev_socket_id(p->eth_port) < 0 ? (int)rte_socket_id()
-					  : rte_eth_dev_socket_id(p->eth_port));
+	p->pool = rte_pktmbuf_pool_create(name, cp->mbufs, 256, 0, (uint16_t)room, socket);
 	if (!p->pool) {
-		fail(rt, ENOMEM, "port %s: cannot create mbuf pool (%u mbufs): %s", p->name, cp->mbufs,
-		     rte_strerror(rte_errno));
+		dpv_runtime_fail(rt, ENOMEM, "port %s: cannot create mbuf pool (%u mbufs): %s", p->name,
+				 cp->mbufs, rte_strerror(rte_errno));
 		return -1;
 	}
 	for (uint16_t q = 0; q < nq; q++) {
-		r = rte_eth_rx_queue_setup(p->eth_port, q, nrx, (unsigned int)rte_eth_dev_socket_id(p->eth_port),
-					   NULL, p->pool);
+		r = rte_eth_rx_queue_setup(p->eth_port, q, nrx, (unsigned int)socket, NULL, p->pool);
 		if (!r)
-			r = rte_eth_tx_queue_setup(p->eth_port, q, ntx,
-						   (unsigned int)rte_eth_dev_socket_id(p->eth_port), NULL);
+			r = rte_eth_tx_queue_setup(p->eth_port, q, ntx, (unsigned int)socket, NULL);
 		if (r) {
-			fail(rt, -r, "port %s: queue %u setup: %s", p->name, q, rte_strerror(-r));
+			dpv_runtime_fail(rt, -r, "port %s: queue %u setup: %s", p->name, q, rte_strerror(-r));
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/* MAC (configured or the PMD's), MTU, and the frames the port accepts. */
+static int port_set_addr(struct dpv_runtime *rt, struct dpv_port *p)
+{
+	const struct dpv_conf_port *cp = p->conf;
+	struct rte_ether_addr ea;
+	int r;
+
 	if (cp->mac_set) {
-		struct rte_ether_addr ea;
 		memcpy(ea.addr_bytes, cp->mac, 6);
 		r = rte_eth_dev_default_mac_addr_set(p->eth_port, &ea);
 		if (r && r != -ENOTSUP) {
-			fail(rt, -r, "port %s: cannot set MAC: %s", p->name, rte_strerror(-r));
+			dpv_runtime_fail(rt, -r, "port %s: cannot set MAC: %s", p->name, rte_strerror(-r));
 			return -1;
 		}
 		memcpy(p->mac, cp->mac, 6);
 	} else {
-		struct rte_ether_addr ea;
 		rte_eth_macaddr_get(p->eth_port, &ea);
 		memcpy(p->mac, ea.addr_bytes, 6);
 	}
 	p->mtu = cp->mtu;
 	r = rte_eth_dev_set_mtu(p->eth_port, cp->mtu);
 	if (r && r != -ENOTSUP && r != -EINVAL) {
-		fail(rt, -r, "port %s: cannot set MTU %u: %s", p->name, cp->mtu, rte_strerror(-r));
+		dpv_runtime_fail(rt, -r, "port %s: cannot set MTU %u: %s", p->name, cp->mtu, rte_strerror(-r));
 		return -1;
 	}
 	/* receive our unicast MAC; multicast for IPv6 ND */
 	rte_eth_promiscuous_enable(p->eth_port);
 	rte_eth_allmulticast_enable(p->eth_port);
-	r = rte_eth_dev_start(p->eth_port);
-	/* a net_memif client cannot start before its server has created the
-	 * socket: wait for it (DPV_MEMIF_WAIT_MS) instead of failing at once */
+	return 0;
+}
+
+/* rte_eth_dev_start; a net_memif client cannot start before its server has
+ * created the socket: it waits for it (DPV_MEMIF_WAIT_MS). */
+static int port_dev_start(struct dpv_runtime *rt, struct dpv_port *p)
+{
+	const struct dpv_conf_port *cp = p->conf;
+	int r = rte_eth_dev_start(p->eth_port);
 	bool memif_client = cp->type == DPV_DEV_VDEV && !strncmp(cp->devargs, "net_memif", 9) &&
 			    strstr(cp->devargs, "role=client");
 	for (unsigned int waited = 0; r && memif_client && waited < DPV_MEMIF_WAIT_MS; waited += 100) {
@@ -552,8 +380,8 @@ static int port_start(struct dpv_runtime *rt, struct dpv_port *p)
 		r = rte_eth_dev_start(p->eth_port);
 	}
 	if (r) {
-		fail(rt, -r, "port %s: start: %s%s", p->name, rte_strerror(-r),
-		     memif_client ? " (no memif server: start the server side first)" : "");
+		dpv_runtime_fail(rt, -r, "port %s: start: %s%s", p->name, rte_strerror(-r),
+				 memif_client ? " (no memif server: start the server side first)" : "");
 		return -1;
 	}
 	struct rte_eth_link link;
@@ -562,16 +390,15 @@ static int port_start(struct dpv_runtime *rt, struct dpv_port *p)
 	p->link_up = true; /* virtual links (memif) come up late: report ACTIVE */
 	p->eth_speed_mbps = link.link_speed && link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN
 			    ? link.link_speed : 10000;
+	return 0;
+}
 
-	p->active_mtu = dpv_eth_mtu_to_ib(p->mtu, 6);
-	p->path_mtu_bytes = 128u << p->active_mtu;
-	p->ipv4 = cp->ipv4;
-	p->ipv4_prefix = cp->ipv4_prefix;
-	build_gid_table(p);
-	rte_spinlock_init(&p->neigh_lock);
-
-	p->n_qctx = nq;
-	for (uint16_t q = 0; q < nq; q++) {
+/* Engine contexts: one per RX/TX queue pair, with its loopback and doorbell rings. */
+static int port_contexts(struct dpv_runtime *rt, struct dpv_port *p)
+{
+	char name[64];
+	p->n_qctx = p->conf->n_queues;
+	for (uint16_t q = 0; q < p->n_qctx; q++) {
 		struct dpv_qctx *qc = &p->qctx[q];
 		qc->port = p;
 		qc->qid = q;
@@ -583,11 +410,25 @@ static int port_start(struct dpv_runtime *rt, struct dpv_port *p)
 		snprintf(name, sizeof(name), "dpv_db_%s_%u", p->name, q);
 		qc->db_ring = rte_ring_create(name, 8192, (int)rte_socket_id(), RING_F_SC_DEQ);
 		if (!qc->lo_ring || !qc->db_ring) {
-			fail(rt, ENOMEM, "port %s: cannot create rings", p->name);
+			dpv_runtime_fail(rt, ENOMEM, "port %s: cannot create rings", p->name);
 			return -1;
 		}
 	}
 	return 0;
+}
+
+static int port_start(struct dpv_runtime *rt, struct dpv_port *p)
+{
+	const struct dpv_conf_port *cp = p->conf;
+	if (port_configure(rt, p) || port_set_addr(rt, p) || port_dev_start(rt, p))
+		return -1;
+	p->active_mtu = dpv_eth_mtu_to_ib(p->mtu, 6);
+	p->path_mtu_bytes = 128u << p->active_mtu;
+	p->ipv4 = cp->ipv4;
+	p->ipv4_prefix = cp->ipv4_prefix;
+	build_gid_table(p);
+	rte_spinlock_init(&p->neigh_lock);
+	return port_contexts(rt, p);
 }
 
 static const struct dpv_conf *g_start_conf;
@@ -601,13 +442,13 @@ static void runtime_init(void)
 	/* set-up fallback: no hugepages could be reserved on this machine */
 	const char *fs = getenv("DPVERBS_FAULT");
 	if (fs && *fs && dpv_fault_parse_env(fs, &rt->conf.fault, err, sizeof(err))) {
-		fail(rt, EINVAL, "%s", err);
+		dpv_runtime_fail(rt, EINVAL, "%s", err);
 		return;
 	}
 	const char *h = getenv("DPVERBS_HUGEPAGES");
 	if (h && !strcmp(h, "0"))
 		rt->conf.huge = false;
-	if (eal_up(rt))
+	if (dpv_eal_up(rt))
 		return;
 	dpv_telemetry_init(rt);
 	rt->tsc_hz = rte_get_tsc_hz();
@@ -631,7 +472,7 @@ static void runtime_init(void)
 	atomic_store(&g_rt_ready, rt);
 	if (dpv_engine_start(rt)) {
 		atomic_store(&g_rt_ready, NULL);
-		fail(rt, EIO, "cannot start the engine");
+		dpv_runtime_fail(rt, EIO, "cannot start the engine");
 		return;
 	}
 }

@@ -121,6 +121,19 @@ struct dpv_runtime *dpv_runtime_start(const struct dpv_conf *conf);
 /* At exit: stop and close the ports (memif removes its socket), release
  * EAL and remove the process' DPDK runtime directory if we created EAL. */
 void dpv_runtime_shutdown(void);
+/* EAL bring-up (dpv_eal.c): the argument vector from the configuration,
+ * stale memif sockets taken over, runtime directories of dead processes
+ * swept; a prefix held by another process is named in the error. 0 or -1
+ * (reason in rt->init_msg). */
+int dpv_eal_up(struct dpv_runtime *rt);
+/* Record and print why bring-up failed (errno value err). */
+void dpv_runtime_fail(struct dpv_runtime *rt, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Remove a directory and the files in it. */
+int dpv_rm_tree(const char *dir);
+/* The socket file of a net_memif port (socket-abstract=no; servers only if
+ * server_only) into out. Returns false if the port has none. */
+bool dpv_memif_socket_path(const struct dpv_conf_port *cp, bool server_only, char *out, size_t len);
 /* The runtime if it is up, else NULL (no initialisation). */
 struct dpv_runtime *dpv_runtime_peek(void);
 
