@@ -28,6 +28,7 @@ enum dpv_drop_reason {
 	DPV_DROP_TX_FULL,        /* TX queue full */
 	DPV_DROP_NOMEM,          /* no mbuf */
 	DPV_DROP_FAULT,          /* fault injection */
+	DPV_DROP_LINK_DOWN,      /* sent while the port's link was down */
 	DPV_DROP_NR,
 };
 extern const char *const dpv_drop_reason_names[DPV_DROP_NR];

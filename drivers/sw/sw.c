@@ -18,6 +18,14 @@ RTE_LOG_REGISTER(sw_logtype, pmd.dpv.sw, NOTICE);
 
 static struct sw_dev g_devs[DPV_MAX_PORTS];
 
+/* The port layer's link hook (EAL interrupt thread): the port's state
+ * changed, tell every open context as an RNIC does (IBA 11.6.3). */
+static void sw_link_changed(struct dpv_port *p, bool up)
+{
+	if (p->index < DPV_MAX_PORTS && g_devs[p->index].port == p)
+		dpv_event_async(&g_devs[p->index], up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR, 0);
+}
+
 static int sw_probe(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsigned int max)
 {
 	struct dpv_runtime *rt = dpv_runtime_start(conf);
@@ -33,6 +41,7 @@ static int sw_probe(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsi
 	}
 	dpv_port_set_rx_handler(sw_rx);
 	dpv_port_set_poll_handler(sw_poll);
+	dpv_port_set_link_handler(sw_link_changed);
 	sw_telemetry_init(rt);
 	return (int)n;
 }
@@ -60,7 +69,7 @@ static int sw_query_port(void *d, struct ibv_port_attr *a)
 	struct dpv_port *p = ((struct sw_dev *)d)->port;
 	bool up = dpv_port_link_up(p);
 	a->state = up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
-	a->phys_state = up ? 5 /* LinkUp */ : 3 /* Disabled */;
+	a->phys_state = up ? 5 /* LinkUp */ : 2 /* Polling: no link partner */;
 	a->max_mtu = IBV_MTU_4096;
 	a->active_mtu = (enum ibv_mtu)p->active_mtu;
 	a->bad_pkey_cntr = (uint32_t)atomic_load(&p->stats.drop[DPV_DROP_BAD_PKEY]);

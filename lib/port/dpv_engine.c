@@ -42,6 +42,13 @@ static int tx_one(struct dpv_qctx *qc, struct rte_mbuf *m)
 	uint32_t len = rte_pktmbuf_pkt_len(m);
 	uint16_t n;
 
+	if (!atomic_load_explicit(&p->link_up, memory_order_relaxed)) {
+		/* lost on the wire: a reliable transport retransmits and, if
+		 * the link stays down, exhausts retry_cnt as on hardware */
+		dpv_stat_add(&p->stats.drop[DPV_DROP_LINK_DOWN], 1);
+		rte_pktmbuf_free(m);
+		return 0;
+	}
 	rte_spinlock_lock(&qc->tx_lock);
 	n = rte_eth_tx_burst(p->eth_port, qc->qid, &m, 1);
 	/* a full TX ring drains quickly (af_packet hands frames to the kernel,

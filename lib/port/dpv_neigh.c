@@ -311,6 +311,18 @@ void dpv_neigh_timer(struct dpv_qctx *qc)
 		send_request(qc, ask[i]);
 }
 
+void dpv_neigh_link_up(struct dpv_port *p)
+{
+	rte_spinlock_lock(&p->neigh_lock);
+	for (unsigned int i = 0; i < DPV_NEIGH_MAX; i++)
+		if (p->neigh[i].state == DPV_NEIGH_INCOMPLETE) {
+			p->neigh[i].tries = 1; /* what was asked while down never left */
+			p->neigh[i].next_tsc = 0;
+		}
+	p->neigh_next_tsc = 0;
+	rte_spinlock_unlock(&p->neigh_lock);
+}
+
 static bool is_our_v6(const struct dpv_port *p, const uint8_t *ip)
 {
 	int idx = dpv_port_gid_find(p, ip);

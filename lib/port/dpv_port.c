@@ -45,6 +45,7 @@ const char *const dpv_drop_reason_names[DPV_DROP_NR] = {
 	[DPV_DROP_TX_FULL] = "tx_full",
 	[DPV_DROP_NOMEM] = "nomem",
 	[DPV_DROP_FAULT] = "fault",
+	[DPV_DROP_LINK_DOWN] = "link_down",
 };
 
 const char *const dpv_cnt_names[DPV_CNT_NR] = {
@@ -67,6 +68,8 @@ const char *const dpv_cnt_names[DPV_CNT_NR] = {
 	[DPV_CNT_DUP_RESP] = "duplicate_response",
 	[DPV_CNT_PROBE] = "tail_loss_probe",
 };
+
+RTE_LOG_REGISTER(dpv_port_logtype, lib.dpv.port, NOTICE);
 
 static struct dpv_runtime g_rt;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -172,6 +175,7 @@ void dpv_runtime_shutdown(void)
 	struct dpv_runtime *rt = atomic_exchange(&g_rt_ready, NULL);
 	if (!rt)
 		return;
+	dpv_link_stop(rt);
 	for (unsigned int i = 0; i < rt->n_ports; i++) {
 		const struct dpv_conf_port *cp = rt->ports[i].conf;
 		char sock[DPV_DEVARGS_MAX];
@@ -368,10 +372,8 @@ static int port_set_addr(struct dpv_runtime *rt, struct dpv_port *p)
  * created the socket: it waits for it (DPV_MEMIF_WAIT_MS). */
 static int port_dev_start(struct dpv_runtime *rt, struct dpv_port *p)
 {
-	const struct dpv_conf_port *cp = p->conf;
 	int r = rte_eth_dev_start(p->eth_port);
-	bool memif_client = cp->type == DPV_DEV_VDEV && !strncmp(cp->devargs, "net_memif", 9) &&
-			    strstr(cp->devargs, "role=client");
+	bool memif_client = dpv_port_is_memif(p, "role=client");
 	for (unsigned int waited = 0; r && memif_client && waited < DPV_MEMIF_WAIT_MS; waited += 100) {
 		if (waited == 0)
 			fprintf(stderr, "dpverbs: port %s: waiting for the memif server (up to %u s)\n", p->name,
@@ -384,10 +386,10 @@ static int port_dev_start(struct dpv_runtime *rt, struct dpv_port *p)
 				 memif_client ? " (no memif server: start the server side first)" : "");
 		return -1;
 	}
+	/* the link state itself is the link monitor's (dpv_link.c) */
 	struct rte_eth_link link;
 	memset(&link, 0, sizeof(link));
 	rte_eth_link_get_nowait(p->eth_port, &link);
-	p->link_up = true; /* virtual links (memif) come up late: report ACTIVE */
 	p->eth_speed_mbps = link.link_speed && link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN
 			    ? link.link_speed : 10000;
 	return 0;
@@ -431,6 +433,24 @@ static int port_start(struct dpv_runtime *rt, struct dpv_port *p)
 	return port_contexts(rt, p);
 }
 
+/* A memif client's connection is made by its start and completed by EAL's
+ * interrupt thread: wait for the link, so that the process does not run
+ * (or exit) in the middle of the handshake and its first frames are not
+ * lost; the link monitor reconnects a client its server turned away. */
+static void links_wait(struct dpv_runtime *rt)
+{
+	for (unsigned int i = 0; i < rt->n_ports; i++) {
+		struct dpv_port *p = &rt->ports[i];
+		if (!dpv_port_is_memif(p, "role=client") || dpv_link_wait(p, 200))
+			continue;
+		DPV_PORT_LOG(NOTICE, "port %s: waiting for the memif link (up to %u s)", p->name,
+			     DPV_MEMIF_WAIT_MS / 1000);
+		if (!dpv_link_wait(p, DPV_MEMIF_WAIT_MS))
+			DPV_PORT_LOG(WARNING, "port %s: memif link still down: the port reports DOWN "
+				     "and reconnects every second", p->name);
+	}
+}
+
 static const struct dpv_conf *g_start_conf;
 
 static void runtime_init(void)
@@ -469,6 +489,11 @@ static void runtime_init(void)
 	for (unsigned int i = 0; i < rt->n_ports; i++)
 		if (port_start(rt, &rt->ports[i]))
 			return;
+	if (dpv_link_start(rt)) {
+		dpv_runtime_fail(rt, EIO, "cannot start the link monitor (EAL alarm)");
+		return;
+	}
+	links_wait(rt);
 	atomic_store(&g_rt_ready, rt);
 	if (dpv_engine_start(rt)) {
 		atomic_store(&g_rt_ready, NULL);

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <netinet/in.h>
 
+#include <rte_log.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 #include <rte_spinlock.h>
@@ -26,11 +27,17 @@
 
 struct dpv_port;
 
+/* The port layer's log type (lib.dpv.port). */
+extern int dpv_port_logtype;
+#define DPV_PORT_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_##level, dpv_port_logtype, "dpverbs: " fmt "\n", ##__VA_ARGS__)
+
 struct dpv_port_stats {
 	_Atomic uint64_t cnt[DPV_CNT_NR];
 	_Atomic uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
 	_Atomic uint64_t rx_roce, tx_roce, rx_loopback, tx_loopback;
 	_Atomic uint64_t arp_rx, arp_tx, nd_rx, nd_tx;
+	_Atomic uint64_t link_ups, link_downs, link_restarts;
 	_Atomic uint64_t drop[DPV_DROP_NR];
 };
 
@@ -86,7 +93,9 @@ struct dpv_port {
 	uint8_t ipv4_prefix;
 	struct dpv_gid_entry gids[DPV_GID_TABLE_LEN];
 	unsigned int n_gids;      /* table length reported (gid_tbl_len) */
-	bool link_up;
+	_Atomic bool link_up;      /* the link as last read (dpv_link.c) */
+	bool link_seen;           /* it has been up since the port started */
+	uint64_t link_restart_tsc; /* last (re)start of a memif client */
 	bool tx_ip_cksum_offload; /* PMD checksum offloads in use */
 	uint64_t eth_speed_mbps;
 	uint16_t n_qctx;
@@ -143,11 +152,28 @@ struct dpv_port *dpv_port_by_name(const char *name);
 int dpv_port_gid_find(const struct dpv_port *port, const uint8_t gid[16]);
 /* Is this GID (IPv4-mapped or IPv6) one of a local port? Returns it or NULL. */
 struct dpv_port *dpv_port_find_local_gid(const uint8_t gid[16]);
-/* Is the port's link up (what ibv_query_port reports as its state)? */
+/*
+ * What ibv_query_port reports as the port's state: ACTIVE while the link is
+ * up, DOWN while it is down. A port whose link has not been up yet since it
+ * started (a memif server waiting for its first client) counts as ACTIVE,
+ * as a port cabled to a switch is, so that a server can be started before
+ * its peer; from the first link up on, the state follows the link.
+ */
 static inline bool dpv_port_link_up(const struct dpv_port *p)
 {
-	return p->link_up;
+	return atomic_load_explicit(&p->link_up, memory_order_relaxed) || !p->link_seen;
 }
+
+/* Link monitoring (dpv_link.c): an EAL alarm reads every port's link,
+ * records changes, calls the link hook and reconnects memif clients. */
+typedef void (*dpv_link_fn)(struct dpv_port *p, bool up);
+void dpv_port_set_link_handler(dpv_link_fn fn);
+int dpv_link_start(struct dpv_runtime *rt);
+void dpv_link_stop(struct dpv_runtime *rt);
+/* Wait up to ms for the port's link to be up. Returns whether it is. */
+bool dpv_link_wait(struct dpv_port *p, unsigned int ms);
+/* Is the port a net_memif device (of that role, "role=client", if given)? */
+bool dpv_port_is_memif(const struct dpv_port *p, const char *role);
 
 /*
  * Receive hook: the transport registers one function that takes every valid
@@ -186,6 +212,8 @@ int dpv_neigh_resolve_or_queue(struct dpv_qctx *qc, const uint8_t ip[16], struct
 			       uint8_t mac_out[6]); /* 1: mac_out valid, 0: queued, <0 dropped */
 void dpv_neigh_timer(struct dpv_qctx *qc);
 void dpv_neigh_prefetch(struct dpv_qctx *qc, const uint8_t ip[16]);
+/* The link came up: ask again at once for every unresolved neighbour. */
+void dpv_neigh_link_up(struct dpv_port *p);
 bool dpv_neigh_ready(struct dpv_qctx *qc, const uint8_t ip[16]);
 int dpv_port_tx_raw(struct dpv_qctx *qc, struct rte_mbuf *m); /* send as is, consumes; 0 or -ENOBUFS */
 

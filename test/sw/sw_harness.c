@@ -74,6 +74,11 @@ void dpv_port_set_poll_handler(dpv_poll_fn fn)
 	g_poll = fn;
 }
 
+void dpv_port_set_link_handler(dpv_link_fn fn)
+{
+	(void)fn; /* the harness' link never changes */
+}
+
 struct rte_mbuf *dpv_port_alloc_mbuf(struct dpv_port *port)
 {
 	return rte_pktmbuf_alloc(port->pool);
@@ -186,6 +191,7 @@ int sw_h_init(int argc, char **argv)
 	p->gids[0].ip_ver = 4;
 	p->n_gids = DPV_GID_TABLE_LEN;
 	p->link_up = true;
+	p->link_seen = true;
 	p->eth_speed_mbps = 10000;
 	p->n_qctx = 1;
 	qc->port = p;

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Link state. An EAL alarm (it runs on EAL's interrupt thread, where the
+ * PMDs' own link handlers run, so nothing here races with them) reads every
+ * port's link every DPV_LINK_POLL_MS (rte_eth_link_get_nowait: memif, ring,
+ * af_packet and tap have no link-state interrupt) and on a change:
+ *  - records it (what ibv_query_port reports) and counts it;
+ *  - calls the driver's link hook (IBV_EVENT_PORT_ACTIVE / PORT_ERR) when
+ *    the state ibv_query_port reports changes (dpv_port_link_up);
+ *  - on link up, asks again at once for the neighbours still unresolved.
+ * A net_memif client whose link stays down is restarted (stop, start: a
+ * new connection) every DPV_MEMIF_RECONNECT_MS: DPDK 22.11's memif client
+ * connects only in dev_start and never retries, so a client that reached a
+ * server in the moment between its probe and its start ("ID not found"),
+ * or whose server restarted, would otherwise stay down for good.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_alarm.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include "dpv_port.h"
+
+#define DPV_LINK_POLL_MS 100
+#define DPV_MEMIF_RECONNECT_MS 1000
+
+static dpv_link_fn g_link_fn;
+static _Atomic bool g_link_running;
+
+void dpv_port_set_link_handler(dpv_link_fn fn) { g_link_fn = fn; }
+
+bool dpv_port_is_memif(const struct dpv_port *p, const char *role)
+{
+	const struct dpv_conf_port *cp = p->conf;
+	return cp->type == DPV_DEV_VDEV && !strncmp(cp->devargs, "net_memif", 9) &&
+	       (!role || strstr(cp->devargs, role));
+}
+
+/* Stop and start a memif client: a new connection to its server. Holds
+ * every context's locks so that no poller or sender is in a burst function
+ * while the rings are unmapped. */
+static void memif_restart(struct dpv_port *p, uint64_t now)
+{
+	for (uint16_t q = 0; q < p->n_qctx; q++)
+		rte_spinlock_lock(&p->qctx[q].rx_lock);
+	for (uint16_t q = 0; q < p->n_qctx; q++)
+		rte_spinlock_lock(&p->qctx[q].tx_lock);
+	int r = rte_eth_dev_stop(p->eth_port);
+	if (!r)
+		r = rte_eth_dev_start(p->eth_port);
+	for (uint16_t q = p->n_qctx; q-- > 0;)
+		rte_spinlock_unlock(&p->qctx[q].tx_lock);
+	for (uint16_t q = p->n_qctx; q-- > 0;)
+		rte_spinlock_unlock(&p->qctx[q].rx_lock);
+	p->link_restart_tsc = now;
+	dpv_stat_add(&p->stats.link_restarts, 1);
+	DPV_PORT_LOG(INFO, "port %s: link down, memif client reconnects (%s)", p->name,
+		     r ? rte_strerror(-r) : "started");
+}
+
+static void link_check(struct dpv_port *p, uint64_t now, uint64_t hz)
+{
+	struct rte_eth_link l;
+	memset(&l, 0, sizeof(l));
+	if (rte_eth_link_get_nowait(p->eth_port, &l) != 0)
+		return;
+	bool up = l.link_status == RTE_ETH_LINK_UP;
+	bool was = atomic_load(&p->link_up);
+	if (up != was) {
+		bool reported = dpv_port_link_up(p);
+		atomic_store(&p->link_up, up);
+		if (up) {
+			p->link_seen = true;
+			if (l.link_speed && l.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN)
+				p->eth_speed_mbps = l.link_speed;
+			dpv_neigh_link_up(p);
+		}
+		dpv_stat_add(up ? &p->stats.link_ups : &p->stats.link_downs, 1);
+		DPV_PORT_LOG(NOTICE, "port %s: link %s", p->name, up ? "up" : "down");
+		/* events follow the state ibv_query_port reports */
+		if (g_link_fn && reported != dpv_port_link_up(p))
+			g_link_fn(p, up);
+	}
+	if (!up && dpv_port_is_memif(p, "role=client") &&
+	    now - p->link_restart_tsc >= hz / 1000 * DPV_MEMIF_RECONNECT_MS)
+		memif_restart(p, now);
+}
+
+static void link_alarm(void *arg)
+{
+	struct dpv_runtime *rt = arg;
+	uint64_t now = rte_get_tsc_cycles(), hz = rte_get_tsc_hz();
+	if (!atomic_load(&g_link_running))
+		return;
+	for (unsigned int i = 0; i < rt->n_ports; i++)
+		link_check(&rt->ports[i], now, hz);
+	if (rte_eal_alarm_set(DPV_LINK_POLL_MS * 1000, link_alarm, rt) != 0)
+		atomic_store(&g_link_running, false);
+}
+
+int dpv_link_start(struct dpv_runtime *rt)
+{
+	uint64_t now = rte_get_tsc_cycles();
+	for (unsigned int i = 0; i < rt->n_ports; i++) {
+		struct dpv_port *p = &rt->ports[i];
+		struct rte_eth_link l;
+		memset(&l, 0, sizeof(l));
+		rte_eth_link_get_nowait(p->eth_port, &l);
+		atomic_store(&p->link_up, l.link_status == RTE_ETH_LINK_UP);
+		p->link_seen = l.link_status == RTE_ETH_LINK_UP;
+		p->link_restart_tsc = now;
+	}
+	atomic_store(&g_link_running, true);
+	int r = rte_eal_alarm_set(DPV_LINK_POLL_MS * 1000, link_alarm, rt);
+	if (r) {
+		atomic_store(&g_link_running, false);
+		return r;
+	}
+	return 0;
+}
+
+void dpv_link_stop(struct dpv_runtime *rt)
+{
+	if (!atomic_exchange(&g_link_running, false))
+		return;
+	rte_eal_alarm_cancel(link_alarm, rt); /* waits for a running callback */
+}
+
+bool dpv_link_wait(struct dpv_port *p, unsigned int ms)
+{
+	for (unsigned int waited = 0; !atomic_load(&p->link_up) && waited < ms; waited += 10)
+		rte_delay_us_sleep(10 * 1000);
+	return atomic_load(&p->link_up);
+}
