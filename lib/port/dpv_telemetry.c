@@ -102,7 +102,8 @@ static void add_port_identity(struct rte_tel_data *d, const struct dpv_port *p)
 	rte_tel_data_add_dict_int(d, "ethdev_port", p->eth_port);
 	rte_tel_data_add_dict_string(d, "device", p->conf->type == DPV_DEV_RING ? "net_ring"
 						  : p->conf->devargs);
-	rte_tel_data_add_dict_int(d, "link_up", dpv_port_link_up(p));
+	rte_tel_data_add_dict_int(d, "link_up", dpv_port_link_up(p)); /* the state reported */
+	rte_tel_data_add_dict_int(d, "link_status", atomic_load(&p->link_up)); /* the link as read */
 	rte_tel_data_add_dict_int(d, "mtu", p->mtu);
 	rte_tel_data_add_dict_int(d, "path_mtu", (int)p->path_mtu_bytes);
 	rte_tel_data_add_dict_u64(d, "speed_mbps", p->eth_speed_mbps);
@@ -130,6 +131,9 @@ static void add_port_counters(struct rte_tel_data *d, struct dpv_port *p)
 	rte_tel_data_add_dict_u64(d, "arp_tx", LD(s->arp_tx));
 	rte_tel_data_add_dict_u64(d, "nd_rx", LD(s->nd_rx));
 	rte_tel_data_add_dict_u64(d, "nd_tx", LD(s->nd_tx));
+	rte_tel_data_add_dict_u64(d, "link_ups", LD(s->link_ups));
+	rte_tel_data_add_dict_u64(d, "link_downs", LD(s->link_downs));
+	rte_tel_data_add_dict_u64(d, "link_restarts", LD(s->link_restarts));
 	for (unsigned int k = 0; k < DPV_DROP_NR; k++)
 		drops += LD(s->drop[k]);
 	rte_tel_data_add_dict_u64(d, "drops", drops);
