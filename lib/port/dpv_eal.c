@@ -305,11 +305,12 @@ int dpv_eal_up(struct dpv_runtime *rt)
 	if (memif_take_over_sockets(rt))
 		return -1;
 	eal_args_build(c, &a);
-	if (getenv("DPVERBS_DEBUG")) {
-		fprintf(stderr, "dpverbs: EAL args:");
-		for (int i = 0; i < a.argc; i++)
-			fprintf(stderr, " %s", a.argv[i]);
-		fprintf(stderr, "\n");
+	if (rte_log_can_log(dpv_port_logtype, RTE_LOG_DEBUG)) {
+		char line[4096];
+		size_t off = 0;
+		for (int i = 0; i < a.argc && off < sizeof(line); i++)
+			off += (size_t)snprintf(line + off, sizeof(line) - off, " %s", a.argv[i]);
+		DPV_PORT_LOG(DEBUG, "EAL args:%s", line);
 	}
 	int r = rte_eal_init(a.argc, a.argv);
 	if (r < 0) {
