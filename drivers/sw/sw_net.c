@@ -59,6 +59,9 @@ int sw_xmit(struct sw_qp *qp, struct dpv_pkt_build *b, const struct dpv_sge *sge
 		rte_pktmbuf_free(m);
 		return -EMSGSIZE;
 	}
+	/* a frame for a local GID never leaves the process: no ICRC (the IPv4
+	 * header checksum stays: UD receivers get the header in the GRH) */
+	bool trusted = dpv_lo_trusted_flag && dpv_port_loopback_dst(b->dgid);
 	uint32_t poff = dpv_pkt_build_hdrs(f, b, len);
 	if (len) {
 		if (flat)
@@ -66,7 +69,10 @@ int sw_xmit(struct sw_qp *qp, struct dpv_pkt_build *b, const struct dpv_sge *sge
 		else
 			sw_sge_copy_out(sge, nsge, off, f + poff, len);
 	}
-	dpv_pkt_finish(f, flen);
+	if (trusted)
+		m->ol_flags |= dpv_lo_trusted_flag;
+	else
+		dpv_pkt_finish(f, flen);
 	int r = dpv_port_xmit(qp->qc, m, b->dgid);
 	if (r == 0)
 		sw_cnt(qp, DPV_CNT_SENT_PKTS);

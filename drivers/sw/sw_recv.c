@@ -93,7 +93,7 @@ int sw_td_rx(struct sw_td *td)
 		struct dpv_pkt_info pi;
 		struct rte_mbuf *m = pkts[i];
 		/* checked when received: parse again for the offsets only */
-		if (dpv_pkt_parse(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &pi) != 0) {
+		if (dpv_pkt_parse_trusted(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m), &pi) != 0) {
 			rte_pktmbuf_free(m);
 			continue;
 		}

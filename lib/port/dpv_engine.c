@@ -19,6 +19,8 @@
 #include "dpv_engine.h"
 #include "dpv_fault.h"
 
+uint64_t dpv_lo_trusted_flag;
+
 static dpv_roce_rx_fn g_rx_fn;
 static dpv_poll_fn g_poll_fn;
 static bool g_lcore_mode;
@@ -91,15 +93,20 @@ static int lo_enqueue(struct dpv_port *p, struct dpv_qctx *lq, struct rte_mbuf *
 	return 0;
 }
 
+struct dpv_port *dpv_port_loopback_dst(const uint8_t dgid[16])
+{
+	struct dpv_runtime *rt = dpv_runtime_peek();
+	return rt && rt->conf.sw_loopback ? dpv_port_find_local_gid(dgid) : NULL;
+}
+
 int dpv_port_xmit(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16])
 {
 	struct dpv_port *p = qc->port;
-	struct dpv_runtime *rt = dpv_runtime_peek();
 	uint8_t *eth = rte_pktmbuf_mtod(m, uint8_t *);
 
 	dpv_stat_add(&p->stats.tx_roce, 1);
-	if (rt && rt->conf.sw_loopback) {
-		struct dpv_port *lp = dpv_port_find_local_gid(dgid);
+	{
+		struct dpv_port *lp = dpv_port_loopback_dst(dgid);
 		if (lp) {
 			struct dpv_qctx *lq = &lp->qctx[0];
 			struct rte_mbuf *dup;
@@ -150,7 +157,8 @@ static void rx_one(struct dpv_qctx *qc, struct rte_mbuf *m, bool from_lo)
 	}
 	if (!from_lo && dpv_neigh_rx(qc, m))
 		return;
-	int r = dpv_pkt_parse_check(frame, len, &pi);
+	int r = from_lo && (m->ol_flags & dpv_lo_trusted_flag)
+		? dpv_pkt_parse_trusted(frame, len, &pi) : dpv_pkt_parse_check(frame, len, &pi);
 	if (r != 0) {
 		dpv_stat_add(&p->stats.drop[parse_drop[-r]], 1);
 		rte_pktmbuf_free(m);
@@ -319,6 +327,11 @@ static void engine_stop(void)
 int dpv_engine_start(struct dpv_runtime *rt)
 {
 	dpv_fault_init(&rt->conf.fault);
+	if (!dpv_fault_enabled()) {
+		static const struct rte_mbuf_dynflag lo_flag = {.name = "dpv_lo_trusted"};
+		int bit = rte_mbuf_dynflag_register(&lo_flag);
+		dpv_lo_trusted_flag = bit >= 0 ? RTE_BIT64(bit) : 0;
+	}
 	if (rt->conf.progress == DPV_PROGRESS_LCORE) {
 		/* the EAL lcores were made one per distinct CPU, in the order the
 		 * configuration names the CPUs (dpv_port.c eal_up) */

@@ -137,6 +137,10 @@ static void build_gid_table(struct dpv_port *p)
 
 int dpv_port_gid_find(const struct dpv_port *port, const uint8_t gid[16])
 {
+	/* an IPv4-mapped GID can only be entry 1, the port's IPv4 address
+	 * (build_gid_table: the others are link-local and IPv6) */
+	if (dpv_gid_is_v4mapped(gid))
+		return port->ipv4.s_addr && port->gids[1].valid && !memcmp(gid + 12, &port->ipv4, 4) ? 1 : -1;
 	for (unsigned int i = 0; i < DPV_GID_TABLE_LEN; i++)
 		if (port->gids[i].valid && !memcmp(port->gids[i].gid, gid, 16))
 			return (int)i;

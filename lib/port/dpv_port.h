@@ -187,6 +187,20 @@ typedef void (*dpv_poll_fn)(struct dpv_qctx *qc);
 void dpv_port_set_poll_handler(dpv_poll_fn fn);
 
 /*
+ * Software loopback without checksums: a frame that never leaves the
+ * process needs no ICRC, as on a NIC's internal loopback. A sender that
+ * builds a frame for a local GID without it marks its mbuf with
+ * dpv_lo_trusted_flag (0 when not allowed: fault
+ * injection is on, or the flag could not be registered); the receiver then
+ * parses it with dpv_pkt_parse_trusted. Frames without the flag are checked
+ * in full, whatever ring they came through.
+ */
+extern uint64_t dpv_lo_trusted_flag;
+/* The local port owning dgid when software loopback will carry a frame to
+ * it, else NULL. */
+struct dpv_port *dpv_port_loopback_dst(const uint8_t dgid[16]);
+
+/*
  * Transmit a fully built RoCEv2 frame (Ethernet header's dst MAC may be
  * unset): resolves the neighbour of dgid, or loops back in software when dgid
  * is local. Consumes the mbuf in every case. Returns 0 if sent or queued

@@ -330,13 +330,24 @@ uint16_t dpv_ipv4_cksum(const void *iphdr)
 {
 	const uint8_t *p = iphdr;
 	uint32_t hl = (uint32_t)(p[0] & 0xf) * 4;
-	uint32_t sum = 0;
+	uint64_t sum = 0;
 
 	if (hl < DPV_IPV4_HLEN)
 		hl = DPV_IPV4_HLEN;
-	for (uint32_t i = 0; i < hl; i += 2)
-		sum += (uint32_t)p[i] << 8 | p[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
+	/* 32-bit words in host order: the one's complement sum does not depend
+	 * on the byte order of its words (RFC 1071 2(B)); swap the result */
+	for (uint32_t i = 0; i < hl; i += 4) {
+		uint32_t w;
+		memcpy(&w, p + i, 4);
+		sum += w;
+	}
+	sum = (sum & 0xffffffffu) + (sum >> 32);
+	sum = (sum & 0xffffffffu) + (sum >> 32);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	uint16_t r = (uint16_t)~sum;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	r = __builtin_bswap16(r);
+#endif
+	return r;
 }

@@ -187,7 +187,7 @@ static int parse_l2(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi)
 
 /* IPv4 header at pi->l3_off: sets l4_off and frame_len (end of the IP
  * packet: Ethernet padding beyond it is ignored). */
-static int parse_ipv4(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi)
+static int parse_ipv4(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi, bool csum)
 {
 	uint32_t l3 = pi->l3_off;
 	const uint8_t *ip = frame + l3;
@@ -198,7 +198,7 @@ static int parse_ipv4(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *p
 		return DPV_PARSE_BAD_IP;
 	if (len < l3 + ihl)
 		return DPV_PARSE_SHORT;
-	if (dpv_ipv4_cksum(ip) != 0)
+	if (csum && dpv_ipv4_cksum(ip) != 0)
 		return DPV_PARSE_BAD_IP;
 	/* RoCEv2 is sent with DF and never fragmented (IBA annex A17) */
 	if (ld16(ip + 6) & (IPV4_MF | IPV4_FRAG_OFF))
@@ -307,7 +307,7 @@ static int parse_bth(const uint8_t *frame, struct dpv_pkt_info *pi, uint32_t dat
 	return DPV_PARSE_OK;
 }
 
-int dpv_pkt_parse(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi)
+static int pkt_parse(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi, bool csum)
 {
 	uint32_t data;
 	int r;
@@ -317,7 +317,7 @@ int dpv_pkt_parse(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi)
 	if (etype < 0)
 		return DPV_PARSE_SHORT;
 	if (etype == ETH_P_IPV4)
-		r = parse_ipv4(frame, len, pi);
+		r = parse_ipv4(frame, len, pi, csum);
 	else if (etype == ETH_P_IPV6)
 		r = parse_ipv6(frame, len, pi);
 	else
@@ -327,6 +327,16 @@ int dpv_pkt_parse(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi)
 	if (r == DPV_PARSE_OK)
 		r = parse_bth(frame, pi, data);
 	return r;
+}
+
+int dpv_pkt_parse(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi)
+{
+	return pkt_parse(frame, len, pi, true);
+}
+
+int dpv_pkt_parse_trusted(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi)
+{
+	return pkt_parse(frame, len, pi, false);
 }
 
 int dpv_pkt_parse_check(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi)

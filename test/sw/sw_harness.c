@@ -74,6 +74,14 @@ void dpv_port_set_poll_handler(dpv_poll_fn fn)
 	g_poll = fn;
 }
 
+uint64_t dpv_lo_trusted_flag; /* the harness checks every frame in full */
+
+struct dpv_port *dpv_port_loopback_dst(const uint8_t dgid[16])
+{
+	(void)dgid; /* the harness' peer is on the "wire" */
+	return NULL;
+}
+
 void dpv_port_set_link_handler(dpv_link_fn fn)
 {
 	(void)fn; /* the harness' link never changes */
