@@ -257,35 +257,56 @@ int dpv_progress_all(void)
 	return n;
 }
 
+/* One turn of the assist thread: poll the contexts the application has
+ * not polled lately. Returns the packets processed; *app_driving tells
+ * whether the application polled every context within idle. */
+static int assist_turn(struct dpv_runtime *rt, uint64_t now, uint64_t idle, bool *app_driving)
+{
+	int busy = 0;
+	*app_driving = true;
+	for (unsigned int i = 0; i < rt->n_ports; i++)
+		for (uint16_t q = 0; q < rt->ports[i].n_qctx; q++) {
+			struct dpv_qctx *qc = &rt->ports[i].qctx[q];
+			uint64_t last = atomic_load_explicit(&qc->last_poll_tsc, memory_order_relaxed);
+			if (now - last >= idle) {
+				*app_driving = false;
+				busy += dpv_qctx_poll_assist(qc);
+			}
+		}
+	return busy;
+}
+
 static void *assist_main(void *arg)
 {
 	struct dpv_runtime *rt = arg;
 	uint64_t idle = rt->tsc_hz / 1000000 * DPV_ASSIST_IDLE_US;
 	uint64_t spin = rt->tsc_hz / 1000000 * DPV_ASSIST_SPIN_US;
-	struct timespec ts = {0, DPV_ASSIST_IDLE_US * 1000};
+	const struct timespec nap = {0, DPV_ASSIST_IDLE_US * 1000};
+	const struct timespec park = {0, DPV_ASSIST_PARK_US * 1000};
 	uint64_t last_work = 0;
 
 	pthread_setname_np(pthread_self(), "dpv-assist");
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* sleep as asked, not +50 us */
 	while (!atomic_load(&g_stop)) {
 		uint64_t now = rte_get_tsc_cycles();
-		int busy = 0;
-		for (unsigned int i = 0; i < rt->n_ports; i++)
-			for (uint16_t q = 0; q < rt->ports[i].n_qctx; q++) {
-				struct dpv_qctx *qc = &rt->ports[i].qctx[q];
-				uint64_t last = atomic_load_explicit(&qc->last_poll_tsc,
-								     memory_order_relaxed);
-				if (now - last >= idle)
-					busy += dpv_qctx_poll_assist(qc);
-			}
-		if (busy)
+		bool app_driving;
+		int busy = assist_turn(rt, now, idle, &app_driving);
+		if (busy) {
 			last_work = now;
+			continue;
+		}
+		/* the application polls every context itself: one spinner is
+		 * enough; look again much later */
+		if (app_driving) {
+			nanosleep(&park, NULL);
+			continue;
+		}
 		/* keep polling while traffic flows (a peer that only spins on
 		 * memory, as ib_write_lat's target does, still gets its ACKs
 		 * and READ responses at once); sleep once it has been quiet */
-		if (!busy && now - last_work > spin)
-			nanosleep(&ts, NULL);
-		else if (!busy)
+		if (now - last_work > spin)
+			nanosleep(&nap, NULL);
+		else
 			rte_pause();
 	}
 	return NULL;

@@ -8,7 +8,10 @@
  * blocked elsewhere (TCP, ibv_get_cq_event, spinning on memory) still answers
  * ARP, receives, acknowledges and runs timers. It keeps polling while packets
  * keep coming and sleeps DPV_ASSIST_IDLE_US once nothing arrived for
- * DPV_ASSIST_SPIN_US.
+ * DPV_ASSIST_SPIN_US. While the application itself polls every context (it
+ * spins on a CQ), the assist thread parks: it looks again only every
+ * DPV_ASSIST_PARK_US, so that a process has one spinning thread, not two
+ * (on a small machine the second spinner is the latency tail).
  * progress "lcore": one EAL lcore per engine context polls it forever.
  */
 #ifndef DPV_ENGINE_H
@@ -18,6 +21,7 @@
 
 #define DPV_ASSIST_IDLE_US 50
 #define DPV_ASSIST_SPIN_US 200 /* keep polling this long after the last packet */
+#define DPV_ASSIST_PARK_US 1000 /* look again this late while the application polls */
 
 int dpv_engine_start(struct dpv_runtime *rt);
 /* true when the contexts are driven by service lcores */
