@@ -15,6 +15,7 @@
 #include "sw_loc.h"
 
 RTE_LOG_REGISTER(sw_logtype, pmd.dpv.sw, NOTICE);
+bool sw_debug_on;
 
 static struct sw_dev g_devs[DPV_MAX_PORTS];
 
@@ -42,6 +43,7 @@ static int sw_probe(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsi
 	dpv_port_set_rx_handler(sw_rx);
 	dpv_port_set_poll_handler(sw_poll);
 	dpv_port_set_link_handler(sw_link_changed);
+	sw_debug_on = rte_log_can_log(sw_logtype, RTE_LOG_DEBUG);
 	sw_telemetry_init(rt);
 	return (int)n;
 }

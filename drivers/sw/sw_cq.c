@@ -73,7 +73,7 @@ void sw_cq_push(struct sw_cq *cq, const struct dpv_cqe *cqe)
 	}
 	if (!cq->lockless)
 		rte_spinlock_unlock(&cq->lock);
-	if (unlikely(rte_log_can_log(sw_logtype, RTE_LOG_DEBUG)))
+	if (sw_debug())
 		SW_LOG(DEBUG, "cq#%u: wr_id %#llx status %u opcode %u qp %#x len %u%s", cq->handle,
 		       (unsigned long long)cqe->wr_id, cqe->status, cqe->opcode, cqe->qp_num, cqe->byte_len,
 		       r < 0 ? " (CQ full: lost)" : "");

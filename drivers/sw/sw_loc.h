@@ -48,10 +48,15 @@
 extern int sw_logtype;
 #define SW_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_##level, sw_logtype, "dpverbs sw: " fmt "\n", ##__VA_ARGS__)
+/* Is pmd.dpv.sw at debug level? Read from the log system when the driver
+ * starts and then by every timer scan (sw_poll), so that the data path
+ * tests a flag instead of calling into EAL per packet. */
+extern bool sw_debug_on;
+static inline bool sw_debug(void) { return unlikely(sw_debug_on); }
 /* Per-QP debug trace (log level 8 of pmd.dpv.sw), as rxe_dbg_qp. */
 #define SW_DBG_QP(qp, fmt, ...)                                                        \
 	do {                                                                           \
-		if (unlikely(rte_log_can_log(sw_logtype, RTE_LOG_DEBUG)))              \
+		if (sw_debug())                                                        \
 			rte_log(RTE_LOG_DEBUG, sw_logtype, "dpverbs sw: qp#%u: " fmt "\n", \
 				(qp)->qpn, ##__VA_ARGS__);                             \
 	} while (0)

@@ -61,7 +61,8 @@ int sw_xmit(struct sw_qp *qp, struct dpv_pkt_build *b, const struct dpv_sge *sge
 	}
 	/* a frame for a local GID never leaves the process: no ICRC (the IPv4
 	 * header checksum stays: UD receivers get the header in the GRH) */
-	bool trusted = dpv_lo_trusted_flag && dpv_port_loopback_dst(b->dgid);
+	struct dpv_port *lp = dpv_port_loopback_dst(b->dgid);
+	bool trusted = lp && dpv_lo_trusted_flag;
 	uint32_t poff = dpv_pkt_build_hdrs(f, b, len);
 	if (len) {
 		if (flat)
@@ -73,7 +74,7 @@ int sw_xmit(struct sw_qp *qp, struct dpv_pkt_build *b, const struct dpv_sge *sge
 		m->ol_flags |= dpv_lo_trusted_flag;
 	else
 		dpv_pkt_finish(f, flen);
-	int r = dpv_port_xmit(qp->qc, m, b->dgid);
+	int r = lp ? dpv_port_xmit_local(qp->qc, lp, m) : dpv_port_xmit_remote(qp->qc, m, b->dgid);
 	if (r == 0)
 		sw_cnt(qp, DPV_CNT_SENT_PKTS);
 	return r;
@@ -108,6 +109,12 @@ int sw_sge_check(uint32_t pd, const struct dpv_sge *sge, uint32_t n, int access)
 void sw_sge_copy_in(const struct dpv_sge *sge, uint32_t n, uint32_t off, const void *src, uint32_t len)
 {
 	const uint8_t *s = src;
+	if (!len)
+		return;
+	if (likely(n == 1 && off + len <= sge[0].length)) {
+		memcpy((uint8_t *)(uintptr_t)sge[0].addr + off, s, len);
+		return;
+	}
 	for (uint32_t i = 0; i < n && len; i++) {
 		if (off >= sge[i].length) {
 			off -= sge[i].length;
@@ -124,6 +131,12 @@ void sw_sge_copy_in(const struct dpv_sge *sge, uint32_t n, uint32_t off, const v
 void sw_sge_copy_out(const struct dpv_sge *sge, uint32_t n, uint32_t off, void *dst, uint32_t len)
 {
 	uint8_t *d = dst;
+	if (!len)
+		return;
+	if (likely(n == 1 && off + len <= sge[0].length)) {
+		memcpy(d, (const uint8_t *)(uintptr_t)sge[0].addr + off, len);
+		return;
+	}
 	for (uint32_t i = 0; i < n && len; i++) {
 		if (off >= sge[i].length) {
 			off -= sge[i].length;

@@ -225,6 +225,7 @@ void sw_poll(struct dpv_qctx *qc)
 	if (now < c->next_timer_tsc && !starved)
 		return;
 	c->next_timer_tsc = now + rte_get_tsc_hz() / 1000000 * SW_TIMER_US;
+	sw_debug_on = rte_log_can_log(sw_logtype, RTE_LOG_DEBUG);
 	if (!c->head)
 		return;
 	bool trouble = starved || qc->rx_backlog;

@@ -99,26 +99,34 @@ struct dpv_port *dpv_port_loopback_dst(const uint8_t dgid[16])
 	return rt && rt->conf.sw_loopback ? dpv_port_find_local_gid(dgid) : NULL;
 }
 
+int dpv_port_xmit_local(struct dpv_qctx *qc, struct dpv_port *lp, struct rte_mbuf *m)
+{
+	struct dpv_port *p = qc->port;
+	struct dpv_qctx *lq = &lp->qctx[0];
+	struct rte_mbuf *dup;
+
+	dpv_stat_add(&p->stats.tx_roce, 1);
+	memcpy(rte_pktmbuf_mtod(m, uint8_t *), lp->mac, 6);
+	if (dpv_fault_tx(qc, &m, &dup))
+		return 0; /* dropped by fault injection */
+	int r = lo_enqueue(p, lq, m);
+	if (dup)
+		lo_enqueue(p, lq, dup);
+	return r;
+}
+
 int dpv_port_xmit(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16])
+{
+	struct dpv_port *lp = dpv_port_loopback_dst(dgid);
+	return lp ? dpv_port_xmit_local(qc, lp, m) : dpv_port_xmit_remote(qc, m, dgid);
+}
+
+int dpv_port_xmit_remote(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16])
 {
 	struct dpv_port *p = qc->port;
 	uint8_t *eth = rte_pktmbuf_mtod(m, uint8_t *);
 
 	dpv_stat_add(&p->stats.tx_roce, 1);
-	{
-		struct dpv_port *lp = dpv_port_loopback_dst(dgid);
-		if (lp) {
-			struct dpv_qctx *lq = &lp->qctx[0];
-			struct rte_mbuf *dup;
-			memcpy(eth, lp->mac, 6);
-			if (dpv_fault_tx(qc, &m, &dup))
-				return 0; /* dropped by fault injection */
-			int r = lo_enqueue(p, lq, m);
-			if (dup)
-				lo_enqueue(p, lq, dup);
-			return r;
-		}
-	}
 	uint8_t mac[6];
 	int r = dpv_neigh_resolve_or_queue(qc, dgid, m, mac);
 	if (r < 0)

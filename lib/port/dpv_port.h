@@ -209,6 +209,10 @@ struct dpv_port *dpv_port_loopback_dst(const uint8_t dgid[16]);
  * errno if dropped.
  */
 int dpv_port_xmit(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16]);
+/* The two halves of dpv_port_xmit, for a caller that already knows where
+ * the frame goes: into local port lp by software loopback, or to the wire. */
+int dpv_port_xmit_local(struct dpv_qctx *qc, struct dpv_port *lp, struct rte_mbuf *m);
+int dpv_port_xmit_remote(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16]);
 
 /* Poll one engine context (RX burst, loopback ring, ARP/ND, hooks).
  * Returns the number of packets processed. Takes rx_lock (trylock: returns 0

@@ -10,11 +10,17 @@
 
 #include "dpv_verbs.h"
 
-uint32_t dpv_sge_total(const struct ibv_sge *sge, uint32_t n)
+static uint64_t dpv_sge_total64(const struct ibv_sge *sge, int n)
 {
 	uint64_t t = 0;
-	for (uint32_t i = 0; i < n; i++)
+	for (int i = 0; i < n; i++)
 		t += sge[i].length;
+	return t;
+}
+
+uint32_t dpv_sge_total(const struct ibv_sge *sge, uint32_t n)
+{
+	uint64_t t = dpv_sge_total64(sge, (int)n);
 	return t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
 }
 
@@ -50,9 +56,7 @@ static int check_send_wr(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32
 		return EINVAL;
 	if (!opcode_ok(qp->type, wr->opcode))
 		return EINVAL;
-	uint64_t total = 0;
-	for (int i = 0; i < wr->num_sge; i++)
-		total += wr->sg_list[i].length;
+	uint64_t total = wr->num_sge == 1 ? wr->sg_list[0].length : dpv_sge_total64(wr->sg_list, wr->num_sge);
 	if (total > DPV_MAX_MSG_SZ)
 		return EINVAL;
 	*len = (uint32_t)total;

@@ -67,39 +67,9 @@ static inline void st64(uint8_t *p, uint64_t v)
 	st32(p + 4, (uint32_t)v);
 }
 
-/* ---- BTH (IBA 9.2, figure 41) ----
- * byte 0 opcode | 1 SE M PadCnt(2) TVer(4) | 2-3 P_Key |
- * 4 FECN BECN resv6 | 5-7 DestQP | 8 AckReq resv7 | 9-11 PSN
- */
-uint16_t __bth_pkey(const void *bth)
-{
-	return ld16((const uint8_t *)bth + 2);
-}
-
-bool __bth_fecn(const void *bth)
-{
-	return ((const uint8_t *)bth)[4] & 0x80;
-}
-
-bool __bth_becn(const void *bth)
-{
-	return ((const uint8_t *)bth)[4] & 0x40;
-}
-
-uint32_t __bth_qpn(const void *bth)
-{
-	return ld24((const uint8_t *)bth + 5);
-}
-
-bool __bth_ack(const void *bth)
-{
-	return ((const uint8_t *)bth)[8] & 0x80;
-}
-
-uint32_t __bth_psn(const void *bth)
-{
-	return ld24((const uint8_t *)bth + 9);
-}
+/* BTH (IBA 9.2, figure 41): byte 0 opcode | 1 SE M PadCnt(2) TVer(4) |
+ * 2-3 P_Key | 4 FECN BECN resv6 | 5-7 DestQP | 8 AckReq resv7 | 9-11 PSN;
+ * the accessors are inline in dpv_wire.h. */
 
 /* ---- errors ---- */
 static const char *const parse_err_str[DPV_PARSE_NERR] = {

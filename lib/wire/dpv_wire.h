@@ -166,12 +166,24 @@ static inline bool __bth_se(const void *bth) { return ((const uint8_t *)bth)[1] 
 static inline bool __bth_mig(const void *bth) { return ((const uint8_t *)bth)[1] & 0x40; }
 static inline uint8_t __bth_pad(const void *bth) { return (((const uint8_t *)bth)[1] >> 4) & 3; }
 static inline uint8_t __bth_tver(const void *bth) { return ((const uint8_t *)bth)[1] & 0xf; }
-uint16_t __bth_pkey(const void *bth);
-bool __bth_fecn(const void *bth);
-bool __bth_becn(const void *bth);
-uint32_t __bth_qpn(const void *bth);
-bool __bth_ack(const void *bth);
-uint32_t __bth_psn(const void *bth);
+static inline uint16_t __bth_pkey(const void *bth)
+{
+	const uint8_t *b = (const uint8_t *)bth;
+	return (uint16_t)(b[2] << 8 | b[3]);
+}
+static inline bool __bth_fecn(const void *bth) { return ((const uint8_t *)bth)[4] & 0x80; }
+static inline bool __bth_becn(const void *bth) { return ((const uint8_t *)bth)[4] & 0x40; }
+static inline uint32_t __bth_qpn(const void *bth)
+{
+	const uint8_t *b = (const uint8_t *)bth;
+	return (uint32_t)b[5] << 16 | (uint32_t)b[6] << 8 | b[7];
+}
+static inline bool __bth_ack(const void *bth) { return ((const uint8_t *)bth)[8] & 0x80; }
+static inline uint32_t __bth_psn(const void *bth)
+{
+	const uint8_t *b = (const uint8_t *)bth;
+	return (uint32_t)b[9] << 16 | (uint32_t)b[10] << 8 | b[11];
+}
 
 /* ---- Parsed packet ---- */
 struct dpv_pkt_info {
