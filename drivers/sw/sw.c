@@ -74,8 +74,8 @@ static int sw_query_port(void *d, struct ibv_port_attr *a)
 	a->phys_state = up ? 5 /* LinkUp */ : 2 /* Polling: no link partner */;
 	a->max_mtu = IBV_MTU_4096;
 	a->active_mtu = (enum ibv_mtu)p->active_mtu;
-	a->bad_pkey_cntr = (uint32_t)atomic_load(&p->stats.drop[DPV_DROP_BAD_PKEY]);
-	a->qkey_viol_cntr = (uint32_t)atomic_load(&p->stats.drop[DPV_DROP_BAD_QKEY]);
+	a->bad_pkey_cntr = (uint32_t)DPV_STAT_READ(p, drop[DPV_DROP_BAD_PKEY]);
+	a->qkey_viol_cntr = (uint32_t)DPV_STAT_READ(p, drop[DPV_DROP_BAD_QKEY]);
 	a->active_speed = speed_width(p->eth_speed_mbps, &a->active_width);
 	return 0;
 }

@@ -258,21 +258,17 @@ static inline void sw_qp_set_state(struct sw_qp *qp, enum ibv_qp_state s)
 	atomic_store_explicit(&qp->state, (int)s, memory_order_release);
 }
 
-/* Count on the QP and its port. Plain adds for a TD's QP. */
+/* Count on the QP and its port. Callers hold the QP lock (or own the
+ * thread domain): the QP's counters have one writer at a time, so plain
+ * adds; readers (telemetry, dpv_stat) load them relaxed. */
 static inline void sw_cnt(struct sw_qp *qp, enum dpv_cnt c)
 {
-	if (qp->lockless)
-		qp->cnt[c]++;
-	else
-		__atomic_fetch_add(&qp->cnt[c], 1, __ATOMIC_RELAXED);
-	dpv_stat_add(&qp->port->stats.cnt[c], 1);
+	__atomic_store_n(&qp->cnt[c], __atomic_load_n(&qp->cnt[c], __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+	DPV_STAT_ADD(qp->port, cnt[c], 1);
 }
 static inline void sw_ctr(struct sw_qp *qp, uint64_t *c)
 {
-	if (qp->lockless)
-		(*c)++;
-	else
-		__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
 
 static inline bool sw_is_rd_atomic(uint8_t op)

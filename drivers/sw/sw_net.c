@@ -51,7 +51,7 @@ int sw_xmit(struct sw_qp *qp, struct dpv_pkt_build *b, const struct dpv_sge *sge
 	uint32_t flen = dpv_pkt_frame_len(b->opcode, b->ip_ver, len);
 	struct rte_mbuf *m = dpv_port_alloc_mbuf(p);
 	if (!m) {
-		dpv_stat_add(&p->stats.drop[DPV_DROP_NOMEM], 1);
+		DPV_STAT_ADD(p, drop[DPV_DROP_NOMEM], 1);
 		return -ENOBUFS; /* the pool is empty for now: try again later */
 	}
 	uint8_t *f = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)flen);

@@ -15,7 +15,7 @@
 
 static void drop(struct dpv_qctx *qc, enum dpv_drop_reason why)
 {
-	dpv_stat_add(&qc->port->stats.drop[why], 1);
+	DPV_STAT_ADD(qc->port, drop[why], 1);
 }
 
 /* qc: the context receiving (coalesced ACKs go on its list), or NULL when a

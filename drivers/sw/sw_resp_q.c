@@ -93,7 +93,7 @@ static void pump_all(struct sw_qp *qp)
 			rte_pause();
 			continue;
 		}
-		dpv_stat_add(&qp->port->stats.drop[DPV_DROP_TX_FULL], 1);
+		DPV_STAT_ADD(qp->port, drop[DPV_DROP_TX_FULL], 1);
 		qp->resp.q_head++;
 		spins = 0;
 	}

@@ -112,22 +112,22 @@ void sw_stats_publish(void)
 		struct dpv_port *p = &rt->ports[i];
 		struct dpv_stats_port *o = &s->ports[i];
 		snprintf(o->name, sizeof(o->name), "%s", p->name);
-		o->rx_pkts = LD(p->stats.rx_pkts);
-		o->rx_bytes = LD(p->stats.rx_bytes);
-		o->tx_pkts = LD(p->stats.tx_pkts);
-		o->tx_bytes = LD(p->stats.tx_bytes);
-		o->rx_roce = LD(p->stats.rx_roce);
-		o->tx_roce = LD(p->stats.tx_roce);
-		o->rx_loopback = LD(p->stats.rx_loopback);
-		o->tx_loopback = LD(p->stats.tx_loopback);
-		o->arp_rx = LD(p->stats.arp_rx);
-		o->arp_tx = LD(p->stats.arp_tx);
-		o->nd_rx = LD(p->stats.nd_rx);
-		o->nd_tx = LD(p->stats.nd_tx);
+		o->rx_pkts = DPV_STAT_READ(p, rx_pkts);
+		o->rx_bytes = DPV_STAT_READ(p, rx_bytes);
+		o->tx_pkts = DPV_STAT_READ(p, tx_pkts);
+		o->tx_bytes = DPV_STAT_READ(p, tx_bytes);
+		o->rx_roce = DPV_STAT_READ(p, rx_roce);
+		o->tx_roce = DPV_STAT_READ(p, tx_roce);
+		o->rx_loopback = DPV_STAT_READ(p, rx_loopback);
+		o->tx_loopback = DPV_STAT_READ(p, tx_loopback);
+		o->arp_rx = DPV_STAT_READ(p, arp_rx);
+		o->arp_tx = DPV_STAT_READ(p, arp_tx);
+		o->nd_rx = DPV_STAT_READ(p, nd_rx);
+		o->nd_tx = DPV_STAT_READ(p, nd_tx);
 		for (unsigned int k = 0; k < DPV_DROP_NR; k++)
-			o->drop[k] = LD(p->stats.drop[k]);
+			o->drop[k] = DPV_STAT_READ(p, drop[k]);
 		for (unsigned int k = 0; k < DPV_CNT_NR; k++)
-			o->cnt[k] = LD(p->stats.cnt[k]);
+			o->cnt[k] = DPV_STAT_READ(p, cnt[k]);
 	}
 	uint32_t n = 0, first, last;
 	dpv_pool_range(DPV_OBJ_QP, &first, &last);

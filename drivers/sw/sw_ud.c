@@ -137,7 +137,7 @@ void sw_ud_rx(struct sw_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, struct 
 		why = DPV_DROP_NO_RECV_WQE; /* IBA 9.8.3: UD has no RNR, silently drop */
 	if (why != DPV_DROP_NR) {
 		sw_qp_unlock(qp);
-		dpv_stat_add(&qc->port->stats.drop[why], 1);
+		DPV_STAT_ADD(qc->port, drop[why], 1);
 		sw_ctr(qp, &qp->rx_drops);
 		rte_pktmbuf_free(m);
 		return;

@@ -47,7 +47,7 @@ static int tx_one(struct dpv_qctx *qc, struct rte_mbuf *m)
 	if (!atomic_load_explicit(&p->link_up, memory_order_relaxed)) {
 		/* lost on the wire: a reliable transport retransmits and, if
 		 * the link stays down, exhausts retry_cnt as on hardware */
-		dpv_stat_add(&p->stats.drop[DPV_DROP_LINK_DOWN], 1);
+		DPV_STAT_ADD(p, drop[DPV_DROP_LINK_DOWN], 1);
 		rte_pktmbuf_free(m);
 		return 0;
 	}
@@ -62,12 +62,12 @@ static int tx_one(struct dpv_qctx *qc, struct rte_mbuf *m)
 	}
 	rte_spinlock_unlock(&qc->tx_lock);
 	if (n != 1) {
-		dpv_stat_add(&p->stats.drop[DPV_DROP_TX_FULL], 1);
+		DPV_STAT_ADD(p, drop[DPV_DROP_TX_FULL], 1);
 		rte_pktmbuf_free(m);
 		return -ENOBUFS;
 	}
-	dpv_stat_add(&p->stats.tx_pkts, 1);
-	dpv_stat_add(&p->stats.tx_bytes, len);
+	DPV_STAT_ADD(p, tx_pkts, 1);
+	DPV_STAT_ADD(p, tx_bytes, len);
 	return 0;
 }
 
@@ -85,11 +85,11 @@ int dpv_port_tx_raw(struct dpv_qctx *qc, struct rte_mbuf *m)
 static int lo_enqueue(struct dpv_port *p, struct dpv_qctx *lq, struct rte_mbuf *m)
 {
 	if (rte_ring_mp_enqueue(lq->lo_ring, m) != 0) {
-		dpv_stat_add(&p->stats.drop[DPV_DROP_TX_FULL], 1);
+		DPV_STAT_ADD(p, drop[DPV_DROP_TX_FULL], 1);
 		rte_pktmbuf_free(m);
 		return -ENOBUFS;
 	}
-	dpv_stat_add(&p->stats.tx_loopback, 1);
+	DPV_STAT_ADD(p, tx_loopback, 1);
 	return 0;
 }
 
@@ -105,7 +105,7 @@ int dpv_port_xmit_local(struct dpv_qctx *qc, struct dpv_port *lp, struct rte_mbu
 	struct dpv_qctx *lq = &lp->qctx[0];
 	struct rte_mbuf *dup;
 
-	dpv_stat_add(&p->stats.tx_roce, 1);
+	DPV_STAT_ADD(p, tx_roce, 1);
 	memcpy(rte_pktmbuf_mtod(m, uint8_t *), lp->mac, 6);
 	if (dpv_fault_tx(qc, &m, &dup))
 		return 0; /* dropped by fault injection */
@@ -126,7 +126,7 @@ int dpv_port_xmit_remote(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t 
 	struct dpv_port *p = qc->port;
 	uint8_t *eth = rte_pktmbuf_mtod(m, uint8_t *);
 
-	dpv_stat_add(&p->stats.tx_roce, 1);
+	DPV_STAT_ADD(p, tx_roce, 1);
 	uint8_t mac[6];
 	int r = dpv_neigh_resolve_or_queue(qc, dgid, m, mac);
 	if (r < 0)
@@ -151,12 +151,12 @@ static void rx_one(struct dpv_qctx *qc, struct rte_mbuf *m, bool from_lo)
 	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
 	uint32_t len = rte_pktmbuf_data_len(m);
 
-	dpv_stat_add(&p->stats.rx_pkts, 1);
-	dpv_stat_add(&p->stats.rx_bytes, len);
+	DPV_STAT_ADD(p, rx_pkts, 1);
+	DPV_STAT_ADD(p, rx_bytes, len);
 	if (m->nb_segs != 1) {
 		/* frames larger than one mbuf are not expected at our MTU */
 		if (rte_pktmbuf_linearize(m) != 0) {
-			dpv_stat_add(&p->stats.drop[DPV_DROP_SHORT], 1);
+			DPV_STAT_ADD(p, drop[DPV_DROP_SHORT], 1);
 			rte_pktmbuf_free(m);
 			return;
 		}
@@ -168,20 +168,20 @@ static void rx_one(struct dpv_qctx *qc, struct rte_mbuf *m, bool from_lo)
 	int r = from_lo && (m->ol_flags & dpv_lo_trusted_flag)
 		? dpv_pkt_parse_trusted(frame, len, &pi) : dpv_pkt_parse_check(frame, len, &pi);
 	if (r != 0) {
-		dpv_stat_add(&p->stats.drop[parse_drop[-r]], 1);
+		DPV_STAT_ADD(p, drop[parse_drop[-r]], 1);
 		rte_pktmbuf_free(m);
 		return;
 	}
 	if (!frame_for_us(p, &pi)) {
-		dpv_stat_add(&p->stats.drop[DPV_DROP_NOT_FOR_US], 1);
+		DPV_STAT_ADD(p, drop[DPV_DROP_NOT_FOR_US], 1);
 		rte_pktmbuf_free(m);
 		return;
 	}
-	dpv_stat_add(&p->stats.rx_roce, 1);
+	DPV_STAT_ADD(p, rx_roce, 1);
 	if (from_lo)
-		dpv_stat_add(&p->stats.rx_loopback, 1);
+		DPV_STAT_ADD(p, rx_loopback, 1);
 	if (!g_rx_fn) {
-		dpv_stat_add(&p->stats.drop[DPV_DROP_NO_QP], 1);
+		DPV_STAT_ADD(p, drop[DPV_DROP_NO_QP], 1);
 		rte_pktmbuf_free(m);
 		return;
 	}

@@ -108,7 +108,7 @@ static bool apply(struct dpv_qctx *qc, struct rte_mbuf **mp, bool tx, struct rte
 	rte_spinlock_unlock(&g_lock);
 	if (tx && d < g_f.drop) {
 		atomic_fetch_add(&g_stats.dropped, 1);
-		dpv_stat_add(&qc->port->stats.drop[DPV_DROP_FAULT], 1);
+		DPV_STAT_ADD(qc->port, drop[DPV_DROP_FAULT], 1);
 		rte_pktmbuf_free(m);
 		return true;
 	}

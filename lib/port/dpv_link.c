@@ -55,7 +55,7 @@ static void memif_restart(struct dpv_port *p, uint64_t now)
 	for (uint16_t q = p->n_qctx; q-- > 0;)
 		rte_spinlock_unlock(&p->qctx[q].rx_lock);
 	p->link_restart_tsc = now;
-	dpv_stat_add(&p->stats.link_restarts, 1);
+	DPV_STAT_ADD(p, link_restarts, 1);
 	DPV_PORT_LOG(INFO, "port %s: link down, memif client reconnects (%s)", p->name,
 		     r ? rte_strerror(-r) : "started");
 }
@@ -77,7 +77,10 @@ static void link_check(struct dpv_port *p, uint64_t now, uint64_t hz)
 				p->eth_speed_mbps = l.link_speed;
 			dpv_neigh_link_up(p);
 		}
-		dpv_stat_add(up ? &p->stats.link_ups : &p->stats.link_downs, 1);
+		if (up)
+			DPV_STAT_ADD(p, link_ups, 1);
+		else
+			DPV_STAT_ADD(p, link_downs, 1);
 		DPV_PORT_LOG(NOTICE, "port %s: link %s", p->name, up ? "up" : "down");
 		/* events follow the state ibv_query_port reports */
 		if (g_link_fn && reported != dpv_port_link_up(p))

@@ -49,7 +49,7 @@ static void arp_send(struct dpv_qctx *qc, uint16_t op, const uint8_t *dmac, cons
 	struct dpv_port *p = qc->port;
 	struct rte_mbuf *m = new_frame(p, 60);
 	if (!m) {
-		dpv_stat_add(&p->stats.drop[DPV_DROP_NOMEM], 1);
+		DPV_STAT_ADD(p, drop[DPV_DROP_NOMEM], 1);
 		return;
 	}
 	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
@@ -66,7 +66,7 @@ static void arp_send(struct dpv_qctx *qc, uint16_t op, const uint8_t *dmac, cons
 	memcpy(a + 14, &p->ipv4, 4);
 	memcpy(a + 18, tha, 6);
 	memcpy(a + 24, tpa, 4);
-	dpv_stat_add(&p->stats.arp_tx, 1);
+	DPV_STAT_ADD(p, arp_tx, 1);
 	dpv_port_tx_raw(qc, m);
 }
 
@@ -107,7 +107,7 @@ static void nd_send(struct dpv_qctx *qc, uint8_t type, const uint8_t *dmac, cons
 	uint32_t icmp_len = 24 + 8; /* header + target + link-layer option */
 	struct rte_mbuf *m = new_frame(p, 14 + 40 + icmp_len);
 	if (!m) {
-		dpv_stat_add(&p->stats.drop[DPV_DROP_NOMEM], 1);
+		DPV_STAT_ADD(p, drop[DPV_DROP_NOMEM], 1);
 		return;
 	}
 	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
@@ -130,7 +130,7 @@ static void nd_send(struct dpv_qctx *qc, uint8_t type, const uint8_t *dmac, cons
 	ic[25] = 1;
 	memcpy(ic + 26, p->mac, 6);
 	put16(ic + 2, icmp6_cksum(ip, ic, icmp_len));
-	dpv_stat_add(&p->stats.nd_tx, 1);
+	DPV_STAT_ADD(p, nd_tx, 1);
 	dpv_port_tx_raw(qc, m);
 }
 
@@ -225,7 +225,7 @@ int dpv_neigh_resolve_or_queue(struct dpv_qctx *qc, const uint8_t ip[16], struct
 		n->pending[n->n_pending++] = m;
 		ret = 0;
 	} else {
-		dpv_stat_add(&p->stats.drop[DPV_DROP_NEIGH], 1);
+		DPV_STAT_ADD(p, drop[DPV_DROP_NEIGH], 1);
 		rte_pktmbuf_free(m);
 		ret = -EHOSTUNREACH;
 	}
@@ -295,7 +295,7 @@ void dpv_neigh_timer(struct dpv_qctx *qc)
 		if (n->tries >= NEIGH_MAX_TRIES) {
 			for (unsigned int k = 0; k < n->n_pending; k++)
 				rte_pktmbuf_free(n->pending[k]);
-			dpv_stat_add(&p->stats.drop[DPV_DROP_NEIGH], n->n_pending);
+			DPV_STAT_ADD(p, drop[DPV_DROP_NEIGH], n->n_pending);
 			n->n_pending = 0;
 			n->state = DPV_NEIGH_FREE;
 			atomic_fetch_sub(&p->neigh_incomplete, 1);
@@ -340,10 +340,10 @@ int dpv_neigh_rx(struct dpv_qctx *qc, struct rte_mbuf *m)
 	uint16_t et = get16(f + 12);
 
 	if (et == ETH_P_ARP) {
-		dpv_stat_add(&p->stats.arp_rx, 1);
+		DPV_STAT_ADD(p, arp_rx, 1);
 		if (len < 14 + 28 || get16(f + 14) != 1 || get16(f + 16) != ETH_P_IPV4 || f[18] != 6 ||
 		    f[19] != 4) {
-			dpv_stat_add(&p->stats.drop[DPV_DROP_SHORT], 1);
+			DPV_STAT_ADD(p, drop[DPV_DROP_SHORT], 1);
 			rte_pktmbuf_free(m);
 			return 1;
 		}
@@ -369,11 +369,11 @@ int dpv_neigh_rx(struct dpv_qctx *qc, struct rte_mbuf *m)
 		uint8_t type = ic[0];
 		if (type != ICMP6_NS && type != ICMP6_NA)
 			return 0;
-		dpv_stat_add(&p->stats.nd_rx, 1);
+		DPV_STAT_ADD(p, nd_rx, 1);
 		uint32_t plen = get16(ip6 + 4);
 		if (ip6[7] != 255 || plen < 24 || 14 + 40 + plen > len ||
 		    icmp6_cksum(ip6, ic, plen) != 0) {
-			dpv_stat_add(&p->stats.drop[DPV_DROP_BAD_IP], 1);
+			DPV_STAT_ADD(p, drop[DPV_DROP_BAD_IP], 1);
 			rte_pktmbuf_free(m);
 			return 1;
 		}

@@ -72,6 +72,18 @@ const char *const dpv_cnt_names[DPV_CNT_NR] = {
 RTE_LOG_REGISTER(dpv_port_logtype, lib.dpv.port, NOTICE);
 
 static struct dpv_runtime g_rt;
+
+__thread unsigned int dpv_stat_tslot;
+
+unsigned int dpv_stat_slot_assign(void)
+{
+	static _Atomic unsigned int next = 1;
+	unsigned int s = atomic_fetch_add(&next, 1);
+	if (s >= DPV_STAT_SLOTS)
+		s = DPV_STAT_SHARED;
+	dpv_stat_tslot = s + 1;
+	return s;
+}
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static _Atomic(struct dpv_runtime *) g_rt_ready;
 

@@ -32,6 +32,17 @@ extern int dpv_port_logtype;
 #define DPV_PORT_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_##level, dpv_port_logtype, "dpverbs: " fmt "\n", ##__VA_ARGS__)
 
+/*
+ * Port counters, one block per counter slot. A thread takes a private slot
+ * the first time it counts (dpv_stat_slot) and updates it with plain
+ * relaxed load+store, no locked instruction: it is the slot's only writer.
+ * Threads beyond DPV_STAT_SLOTS - 1 share slot 0 with atomic adds. Readers
+ * sum the slots (DPV_STAT_READ); a sum taken while counting goes on may be
+ * a few counts behind, never torn.
+ */
+#define DPV_STAT_SLOTS 16
+#define DPV_STAT_SHARED 0u
+
 struct dpv_port_stats {
 	_Atomic uint64_t cnt[DPV_CNT_NR];
 	_Atomic uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
@@ -39,7 +50,7 @@ struct dpv_port_stats {
 	_Atomic uint64_t arp_rx, arp_tx, nd_rx, nd_tx;
 	_Atomic uint64_t link_ups, link_downs, link_restarts;
 	_Atomic uint64_t drop[DPV_DROP_NR];
-};
+} __attribute__((aligned(64)));
 
 /* Engine context: one RX and one TX queue of a port. */
 struct dpv_qctx {
@@ -104,7 +115,7 @@ struct dpv_port {
 	_Atomic unsigned int neigh_incomplete; /* entries being resolved */
 	uint64_t neigh_next_tsc;  /* next neighbour timer run */
 	struct dpv_neigh neigh[DPV_NEIGH_MAX];
-	struct dpv_port_stats stats;
+	struct dpv_port_stats stats[DPV_STAT_SLOTS];
 };
 
 /* The process' runtime: configuration, EAL, ports. */
@@ -238,9 +249,39 @@ int dpv_port_tx_raw(struct dpv_qctx *qc, struct rte_mbuf *m); /* send as is, con
 /* Map an Ethernet MTU to the IB MTU enum (1..5) the port can carry. */
 uint8_t dpv_eth_mtu_to_ib(uint16_t eth_mtu, uint8_t ip_ver);
 
-static inline void dpv_stat_add(_Atomic uint64_t *c, uint64_t v)
+/* This thread's counter slot + 1 (0: none yet). */
+extern __thread unsigned int dpv_stat_tslot;
+unsigned int dpv_stat_slot_assign(void);
+static inline unsigned int dpv_stat_slot(void)
 {
-	atomic_fetch_add_explicit(c, v, memory_order_relaxed);
+	unsigned int s = dpv_stat_tslot;
+	return likely(s != 0) ? s - 1 : dpv_stat_slot_assign();
 }
+
+static inline void dpv_stat_add_slot(_Atomic uint64_t *c, uint64_t v, unsigned int slot)
+{
+	if (likely(slot != DPV_STAT_SHARED))
+		atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v,
+				      memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(c, v, memory_order_relaxed);
+}
+
+/* Count v on port p's counter `field` (e.g. rx_pkts, drop[DPV_DROP_SHORT]). */
+#define DPV_STAT_ADD(p, field, v)                                                     \
+	do {                                                                          \
+		unsigned int _s = dpv_stat_slot();                                    \
+		dpv_stat_add_slot(&(p)->stats[_s].field, (uint64_t)(v), _s);          \
+	} while (0)
+
+/* The value of port p's counter `field`: the sum of its slots. */
+#define DPV_STAT_READ(p, field)                                                       \
+	({                                                                            \
+		uint64_t _t = 0;                                                      \
+		for (unsigned int _i = 0; _i < DPV_STAT_SLOTS; _i++)                  \
+			_t += atomic_load_explicit(&(p)->stats[_i].field,             \
+						   memory_order_relaxed);             \
+		_t;                                                                   \
+	})
 
 #endif /* DPV_PORT_H */

@@ -116,33 +116,32 @@ static void add_port_identity(struct rte_tel_data *d, const struct dpv_port *p)
 
 static void add_port_counters(struct rte_tel_data *d, struct dpv_port *p)
 {
-	struct dpv_port_stats *s = &p->stats;
 	char key[48];
 	uint64_t drops = 0;
-	rte_tel_data_add_dict_u64(d, "rx_pkts", LD(s->rx_pkts));
-	rte_tel_data_add_dict_u64(d, "rx_bytes", LD(s->rx_bytes));
-	rte_tel_data_add_dict_u64(d, "tx_pkts", LD(s->tx_pkts));
-	rte_tel_data_add_dict_u64(d, "tx_bytes", LD(s->tx_bytes));
-	rte_tel_data_add_dict_u64(d, "rx_roce", LD(s->rx_roce));
-	rte_tel_data_add_dict_u64(d, "tx_roce", LD(s->tx_roce));
-	rte_tel_data_add_dict_u64(d, "rx_loopback", LD(s->rx_loopback));
-	rte_tel_data_add_dict_u64(d, "tx_loopback", LD(s->tx_loopback));
-	rte_tel_data_add_dict_u64(d, "arp_rx", LD(s->arp_rx));
-	rte_tel_data_add_dict_u64(d, "arp_tx", LD(s->arp_tx));
-	rte_tel_data_add_dict_u64(d, "nd_rx", LD(s->nd_rx));
-	rte_tel_data_add_dict_u64(d, "nd_tx", LD(s->nd_tx));
-	rte_tel_data_add_dict_u64(d, "link_ups", LD(s->link_ups));
-	rte_tel_data_add_dict_u64(d, "link_downs", LD(s->link_downs));
-	rte_tel_data_add_dict_u64(d, "link_restarts", LD(s->link_restarts));
+	rte_tel_data_add_dict_u64(d, "rx_pkts", DPV_STAT_READ(p, rx_pkts));
+	rte_tel_data_add_dict_u64(d, "rx_bytes", DPV_STAT_READ(p, rx_bytes));
+	rte_tel_data_add_dict_u64(d, "tx_pkts", DPV_STAT_READ(p, tx_pkts));
+	rte_tel_data_add_dict_u64(d, "tx_bytes", DPV_STAT_READ(p, tx_bytes));
+	rte_tel_data_add_dict_u64(d, "rx_roce", DPV_STAT_READ(p, rx_roce));
+	rte_tel_data_add_dict_u64(d, "tx_roce", DPV_STAT_READ(p, tx_roce));
+	rte_tel_data_add_dict_u64(d, "rx_loopback", DPV_STAT_READ(p, rx_loopback));
+	rte_tel_data_add_dict_u64(d, "tx_loopback", DPV_STAT_READ(p, tx_loopback));
+	rte_tel_data_add_dict_u64(d, "arp_rx", DPV_STAT_READ(p, arp_rx));
+	rte_tel_data_add_dict_u64(d, "arp_tx", DPV_STAT_READ(p, arp_tx));
+	rte_tel_data_add_dict_u64(d, "nd_rx", DPV_STAT_READ(p, nd_rx));
+	rte_tel_data_add_dict_u64(d, "nd_tx", DPV_STAT_READ(p, nd_tx));
+	rte_tel_data_add_dict_u64(d, "link_ups", DPV_STAT_READ(p, link_ups));
+	rte_tel_data_add_dict_u64(d, "link_downs", DPV_STAT_READ(p, link_downs));
+	rte_tel_data_add_dict_u64(d, "link_restarts", DPV_STAT_READ(p, link_restarts));
 	for (unsigned int k = 0; k < DPV_DROP_NR; k++)
-		drops += LD(s->drop[k]);
+		drops += DPV_STAT_READ(p, drop[k]);
 	rte_tel_data_add_dict_u64(d, "drops", drops);
 	for (unsigned int k = 0; k < DPV_DROP_NR; k++) {
 		snprintf(key, sizeof(key), "drop_%s", dpv_drop_reason_names[k]);
-		rte_tel_data_add_dict_u64(d, key, LD(s->drop[k]));
+		rte_tel_data_add_dict_u64(d, key, DPV_STAT_READ(p, drop[k]));
 	}
 	for (unsigned int k = 0; k < DPV_CNT_NR; k++)
-		rte_tel_data_add_dict_u64(d, dpv_cnt_names[k], LD(s->cnt[k]));
+		rte_tel_data_add_dict_u64(d, dpv_cnt_names[k], DPV_STAT_READ(p, cnt[k]));
 }
 
 /* /dpverbs/port,<name|index> */

@@ -6,6 +6,7 @@
  * All multi-byte fields are big endian on the wire except the ICRC, which is
  * sent least significant byte first.
  */
+#include <endian.h>
 #include <string.h>
 
 #include "dpv_wire.h"
@@ -19,52 +20,55 @@
 #define IPV4_FRAG_OFF 0x1fff
 #define DPV_VLAN_HLEN 4
 
-/* ---- byte order helpers ---- */
+/* ---- byte order helpers: one unaligned big-endian access each ---- */
 static inline uint16_t ld16(const uint8_t *p)
 {
-	return (uint16_t)(p[0] << 8 | p[1]);
+	uint16_t v;
+	memcpy(&v, p, 2);
+	return be16toh(v);
 }
 
 static inline uint32_t ld24(const uint8_t *p)
 {
-	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+	return (uint32_t)p[0] << 16 | ld16(p + 1);
 }
 
 static inline uint32_t ld32(const uint8_t *p)
 {
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return be32toh(v);
 }
 
 static inline uint64_t ld64(const uint8_t *p)
 {
-	return (uint64_t)ld32(p) << 32 | ld32(p + 4);
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return be64toh(v);
 }
 
 static inline void st16(uint8_t *p, uint16_t v)
 {
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
+	v = htobe16(v);
+	memcpy(p, &v, 2);
 }
 
 static inline void st24(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)(v >> 16);
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)v;
+	st16(p + 1, (uint16_t)v);
 }
 
 static inline void st32(uint8_t *p, uint32_t v)
 {
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
+	v = htobe32(v);
+	memcpy(p, &v, 4);
 }
 
 static inline void st64(uint8_t *p, uint64_t v)
 {
-	st32(p, (uint32_t)(v >> 32));
-	st32(p + 4, (uint32_t)v);
+	v = htobe64(v);
+	memcpy(p, &v, 8);
 }
 
 /* BTH (IBA 9.2, figure 41): byte 0 opcode | 1 SE M PadCnt(2) TVer(4) |

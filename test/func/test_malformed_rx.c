@@ -82,13 +82,13 @@ struct snap {
 static void snap_take(struct dpv_port *p, struct snap *s)
 {
 	for (int i = 0; i < DPV_DROP_NR; i++)
-		s->drop[i] = atomic_load(&p->stats.drop[i]);
-	s->rx_pkts = atomic_load(&p->stats.rx_pkts);
-	s->rx_roce = atomic_load(&p->stats.rx_roce);
-	s->arp_rx = atomic_load(&p->stats.arp_rx);
-	s->arp_tx = atomic_load(&p->stats.arp_tx);
-	s->nd_rx = atomic_load(&p->stats.nd_rx);
-	s->nd_tx = atomic_load(&p->stats.nd_tx);
+		s->drop[i] = DPV_STAT_READ(p, drop[i]);
+	s->rx_pkts = DPV_STAT_READ(p, rx_pkts);
+	s->rx_roce = DPV_STAT_READ(p, rx_roce);
+	s->arp_rx = DPV_STAT_READ(p, arp_rx);
+	s->arp_tx = DPV_STAT_READ(p, arp_tx);
+	s->nd_rx = DPV_STAT_READ(p, nd_rx);
+	s->nd_tx = DPV_STAT_READ(p, nd_tx);
 }
 
 /* Wait until dpv1 has processed one more frame (drives progress too). */
@@ -96,7 +96,7 @@ static bool wait_rx(const struct snap *before)
 {
 	uint64_t end = dpvt_now_ms() + 2000;
 	while (dpvt_now_ms() < end) {
-		if (atomic_load(&P1->stats.rx_pkts) > before->rx_pkts)
+		if (DPV_STAT_READ(P1, rx_pkts) > before->rx_pkts)
 			return true;
 		dpv_qctx_poll(&P1->qctx[0]);
 		usleep(50);

@@ -29,7 +29,7 @@ static struct ibv_mr *amr, *bmr;
 #define BUFSZ (1u << 20)
 
 /* WHITE-BOX */
-static uint64_t cnt(struct dpv_port *p, enum dpv_cnt c) { return atomic_load(&p->stats.cnt[c]); }
+static uint64_t cnt(struct dpv_port *p, enum dpv_cnt c) { return DPV_STAT_READ(p, cnt[c]); }
 
 /* A fresh connected pair; o_a/o_b may be NULL for defaults. */
 static int pair(struct ibv_qp **qa, struct ibv_qp **qb, const struct dpvt_conn *oa, const struct dpvt_conn *ob,

@@ -153,7 +153,7 @@ static int hard_fail;
 	} while (0)
 
 /* WHITE-BOX */
-static uint64_t cnt(struct dpv_port *p, enum dpv_cnt c) { return atomic_load(&p->stats.cnt[c]); }
+static uint64_t cnt(struct dpv_port *p, enum dpv_cnt c) { return DPV_STAT_READ(p, cnt[c]); }
 
 /* WHITE-BOX: the software engine's QP contexts (drivers/sw/sw_loc.h). */
 static struct sw_qp *eng(struct ibv_qp *q) { return (struct sw_qp *)to_dqp(q)->drv; }
@@ -187,7 +187,7 @@ static void classify_stall(bool stalled, uint64_t ms, uint64_t target)
 	struct sw_qp *a = eng(QA);
 	struct dpv_send_wqe *h = a->req.sq_head != a->req.sq_fetched ? sw_sq_wqe(a, a->req.sq_head) : NULL;
 	bool head_rd = h && sw_is_rd_atomic(h->opcode);
-	uint64_t dup = atomic_load(&dpv_port_by_name("dpv1")->stats.cnt[DPV_CNT_DUP_REQ]);
+	uint64_t dup = DPV_STAT_READ(dpv_port_by_name("dpv1"), cnt[DPV_CNT_DUP_REQ]);
 	if (sw_qp_state(a) == IBV_QPS_RTS && !a->comp.timer_deadline && !a->comp.rnr_deadline &&
 	    dpv_psn_cmp(a->req.psn, a->comp.psn) > 0) {
 		/* requests un-acknowledged, but no retransmission timer armed */
@@ -586,7 +586,7 @@ int main(int argc, char **argv)
 		       (unsigned long long)(cnt(P1, (enum dpv_cnt)c) - c1[c]));
 	printf("rx drops:");
 	for (int d = 0; d < DPV_DROP_NR; d++) {
-		uint64_t v0 = atomic_load(&P0->stats.drop[d]), v1 = atomic_load(&P1->stats.drop[d]);
+		uint64_t v0 = DPV_STAT_READ(P0, drop[d]), v1 = DPV_STAT_READ(P1, drop[d]);
 		if (v0 || v1)
 			printf(" %s %llu/%llu", dpv_drop_reason_names[d], (unsigned long long)v0, (unsigned long long)v1);
 	}

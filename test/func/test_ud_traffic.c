@@ -25,7 +25,6 @@ static bool g_wire;        /* software_loopback false */
 
 /* WHITE-BOX: per-port counters */
 static struct dpv_port *port_of(const char *n) { return dpv_port_by_name(n); }
-static uint64_t st(_Atomic uint64_t *c) { return atomic_load(c); }
 
 static bool gid_valid(struct ibv_context *c, int idx)
 {
@@ -368,10 +367,10 @@ static void test_qkey_and_errors(void)
 
 	/* no receive posted: silently dropped, counted (WHITE-BOX: drop counter) */
 	struct dpv_port *p1 = port_of("dpv1");
-	uint64_t d0 = st(&p1->stats.drop[DPV_DROP_NO_RECV_WQE]);
+	uint64_t d0 = DPV_STAT_READ(p1, drop[DPV_DROP_NO_RECV_WQE]);
 	dpvt_post_ud_send(E0.qp, ah, E1.qp->qp_num, QKEY, 0x801, E0.mr, 0, 8, 0);
 	CHECK_EQ(dpvt_poll_quiet(E1.rcq, 50), 0, "no receive WQE: nothing");
-	CHECK_EQ(st(&p1->stats.drop[DPV_DROP_NO_RECV_WQE]), d0 + 1, "no_recv_wqe counter");
+	CHECK_EQ(DPV_STAT_READ(p1, drop[DPV_DROP_NO_RECV_WQE]), d0 + 1, "no_recv_wqe counter");
 	ibv_destroy_ah(ah);
 }
 
@@ -486,18 +485,18 @@ int main(void)
 
 	test_sizes(1, 1, 4);
 	if (g_wire) {
-		CHECK(st(&p0->stats.arp_tx) >= 1, "wire: dpv0 sent an ARP request");
-		CHECK(st(&p1->stats.arp_rx) >= 1 && st(&p1->stats.arp_tx) >= 1, "wire: dpv1 answered ARP");
-		CHECK_EQ(st(&p0->stats.tx_loopback), 0, "wire: no software loopback");
-		CHECK(st(&p1->stats.rx_roce) >= 8 && st(&p0->stats.tx_pkts) >= 8, "wire: frames crossed the ring");
+		CHECK(DPV_STAT_READ(p0, arp_tx) >= 1, "wire: dpv0 sent an ARP request");
+		CHECK(DPV_STAT_READ(p1, arp_rx) >= 1 && DPV_STAT_READ(p1, arp_tx) >= 1, "wire: dpv1 answered ARP");
+		CHECK_EQ(DPV_STAT_READ(p0, tx_loopback), 0, "wire: no software loopback");
+		CHECK(DPV_STAT_READ(p1, rx_roce) >= 8 && DPV_STAT_READ(p0, tx_pkts) >= 8, "wire: frames crossed the ring");
 	} else {
-		CHECK(st(&p0->stats.tx_loopback) >= 8, "loopback: frames looped in software");
-		CHECK_EQ(st(&p0->stats.arp_tx), 0, "loopback: no ARP");
-		CHECK_EQ(st(&p0->stats.tx_pkts), 0, "loopback: nothing on the wire");
+		CHECK(DPV_STAT_READ(p0, tx_loopback) >= 8, "loopback: frames looped in software");
+		CHECK_EQ(DPV_STAT_READ(p0, arp_tx), 0, "loopback: no ARP");
+		CHECK_EQ(DPV_STAT_READ(p0, tx_pkts), 0, "loopback: nothing on the wire");
 	}
 	test_sizes(0, 0, 6);
 	if (g_wire)
-		CHECK(st(&p0->stats.nd_tx) >= 1 && st(&p1->stats.nd_rx) >= 1, "wire: IPv6 neighbour discovery");
+		CHECK(DPV_STAT_READ(p0, nd_tx) >= 1 && DPV_STAT_READ(p1, nd_rx) >= 1, "wire: IPv6 neighbour discovery");
 	if (gid_valid(E0.ctx, 2) && gid_valid(E1.ctx, 2)) {
 		test_sizes(2, 2, 6);
 		test_reply(2, 2);
