@@ -25,6 +25,7 @@ void *sw_create_cq(void *dev, const struct dpv_cq_cfg *cfg)
 	cq->ring = cfg->ring;
 	cq->td = cfg->td;
 	cq->lockless = cfg->td != NULL;
+	cq->timestamps = cfg->timestamps;
 	rte_spinlock_init(&cq->lock);
 	return cq;
 }
@@ -66,7 +67,7 @@ void sw_cq_push(struct sw_cq *cq, const struct dpv_cqe *cqe)
 	bool overrun = false;
 	if (!cq->lockless)
 		rte_spinlock_lock(&cq->lock);
-	int r = dpv_cq_ring_put(cq->ring, cqe, rte_get_tsc_cycles());
+	int r = dpv_cq_ring_put(cq->ring, cqe, cq->timestamps ? rte_get_tsc_cycles() : 0);
 	if (r < 0) {
 		overrun = !cq->overrun; /* IBA 11.4.2.1: CQ_ERR, once */
 		cq->overrun = true;

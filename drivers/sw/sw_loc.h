@@ -93,6 +93,7 @@ struct sw_cq {
 	rte_spinlock_t lock;      /* producer lock (engine threads) */
 	bool lockless;            /* thread domain: one thread writes */
 	struct sw_td *td;
+	bool timestamps;          /* CQEs carry the TSC (an extended CQ asked) */
 	bool overrun;             /* CQ_ERR raised (IBA 11.4.2.1) */
 };
 

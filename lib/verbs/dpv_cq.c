@@ -57,7 +57,8 @@ static struct dpv_ring_hdr *ring_new(struct dpv_cq *cq, struct dpv_pd *upd, uint
 }
 
 static struct dpv_cq *cq_new(struct ibv_context *context, int cqe, void *cq_context,
-			     struct ibv_comp_channel *channel, int comp_vector, struct dpv_pd *upd)
+			     struct ibv_comp_channel *channel, int comp_vector, struct dpv_pd *upd,
+			     bool timestamps)
 {
 	struct dpv_core *core = dpv_core_peek();
 	if (!context || !core || cqe < 1 || (uint32_t)cqe > core->params.max_cqe || comp_vector < 0 ||
@@ -85,7 +86,8 @@ static struct dpv_cq *cq_new(struct ibv_context *context, int cqe, void *cq_cont
 	}
 	cq->upd = upd;
 	cq->lockless = upd && upd->td;
-	struct dpv_cq_cfg cfg = {.handle = cq->handle, .ring = cq->ring, .td = cq->lockless ? upd->td->drv : NULL};
+	struct dpv_cq_cfg cfg = {.handle = cq->handle, .ring = cq->ring, .td = cq->lockless ? upd->td->drv : NULL,
+				 .timestamps = timestamps};
 	cq->drv = dpv_ops(d)->create_cq(d->drv_dev, &cfg);
 	if (!cq->drv) {
 		int e = errno ? errno : ENOMEM;
@@ -121,7 +123,7 @@ static struct dpv_cq *cq_new(struct ibv_context *context, int cqe, void *cq_cont
 DPV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 					struct ibv_comp_channel *channel, int comp_vector)
 {
-	struct dpv_cq *cq = cq_new(context, cqe, cq_context, channel, comp_vector, NULL);
+	struct dpv_cq *cq = cq_new(context, cqe, cq_context, channel, comp_vector, NULL, false);
 	return cq ? dcq_ib(cq) : NULL;
 }
 
@@ -374,7 +376,8 @@ struct ibv_cq_ex *dpv_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_att
 		}
 		upd = to_dpd(a->parent_domain);
 	}
-	struct dpv_cq *cq = cq_new(c, (int)a->cqe, a->cq_context, a->channel, (int)a->comp_vector, upd);
+	bool ts = a->wc_flags & (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK);
+	struct dpv_cq *cq = cq_new(c, (int)a->cqe, a->cq_context, a->channel, (int)a->comp_vector, upd, ts);
 	if (!cq)
 		return NULL;
 	struct ibv_cq_ex *x = &cq->ibcq;

@@ -54,6 +54,7 @@ struct dpv_cq_cfg {
 	uint32_t handle;               /**< CQ number (events name it) */
 	struct dpv_ring_hdr *ring;     /**< CQ ring, initialised */
 	void *td;                      /**< driver TD object, or NULL */
+	bool timestamps;               /**< write dpv_cqe.ts (else 0): an extended CQ asked for them */
 };
 
 /** Creation parameters of an SRQ. */

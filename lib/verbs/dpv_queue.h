@@ -183,7 +183,7 @@ struct dpv_recv_wqe {
  */
 struct dpv_cqe {
 	uint64_t wr_id;
-	uint64_t ts;              /**< TSC at completion */
+	uint64_t ts;              /**< TSC at completion (0 unless the CQ asked for timestamps) */
 	uint32_t qp_num;
 	uint32_t byte_len;
 	uint32_t src_qp;
