@@ -411,17 +411,25 @@ uint32_t dpv_pkt_build_hdrs(uint8_t *buf, const struct dpv_pkt_build *b, uint32_
 
 	ip = buf + DPV_ETH_HLEN;
 	if (b->ip_ver == 4) {
+		uint16_t tot = (uint16_t)(iphl + udp_len);
+		uint32_t sa = ld32(b->sgid + 12), da = ld32(b->dgid + 12); /* ::ffff:a.b.c.d */
 		ip[0] = 0x45;
 		ip[1] = b->tclass;
-		st16(ip + 2, (uint16_t)(iphl + udp_len));
+		st16(ip + 2, tot);
 		st16(ip + 4, b->ip_id);
 		st16(ip + 6, IPV4_DF); /* IBA annex A17: do not fragment */
 		ip[8] = b->hop_limit;
 		ip[9] = IPPROTO_UDP_;
-		st16(ip + 10, 0);
-		memcpy(ip + 12, b->sgid + 12, 4); /* ::ffff:a.b.c.d */
-		memcpy(ip + 16, b->dgid + 12, 4);
-		st16(ip + 10, dpv_ipv4_cksum(ip));
+		st32(ip + 12, sa);
+		st32(ip + 16, da);
+		/* RFC 1071 over the header's 16-bit words, from the values (reading
+		 * the bytes just stored back would stall store forwarding) */
+		uint32_t sum = (0x4500u | b->tclass) + tot + b->ip_id + IPV4_DF +
+			       ((uint32_t)b->hop_limit << 8 | IPPROTO_UDP_) + (sa >> 16) + (sa & 0xffff) +
+			       (da >> 16) + (da & 0xffff);
+		sum = (sum & 0xffff) + (sum >> 16);
+		sum = (sum & 0xffff) + (sum >> 16);
+		st16(ip + 10, (uint16_t)~sum);
 	} else {
 		st32(ip, 6u << 28 | (uint32_t)b->tclass << 20 | (b->flow_label & 0xfffff));
 		st16(ip + 4, (uint16_t)udp_len);
