@@ -69,6 +69,7 @@ static inline bool sw_debug(void) { return unlikely(sw_debug_on); }
 #define SW_RESP_Q 32              /* responses waiting to be sent, per QP */
 #define SW_RESP_BURST 64          /* response packets sent per turn */
 #define SW_TIMER_US 10            /* timer scan period per context */
+#define SW_TIMER_SLICE 16         /* QPs a timer scan looks at (round robin) */
 #define SW_STARVED_US 1000        /* an engine context not polled this long was starved */
 #define SW_TD_RING 4096           /* packets deferred to a thread domain's owner */
 
@@ -406,7 +407,7 @@ void sw_defer_ack(struct sw_qp *qp, struct dpv_qctx *qc);
 void sw_timer_restart(struct sw_qp *qp);
 void sw_timer_probe_restart(struct sw_qp *qp, bool reset);
 /* The QP's timers and deferred work run from its context's (or TD's) scan. */
-void sw_timer_add(struct sw_qp *qp);
+int sw_timer_add(struct sw_qp *qp); /* 0 or -ENOMEM */
 void sw_timer_del(struct sw_qp *qp);
 
 /* ---- sw_net.c ---- */

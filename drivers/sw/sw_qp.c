@@ -55,7 +55,10 @@ void *sw_create_qp(const struct dpv_qp_cfg *cfg)
 	qp->wqe = sq_size ? (struct sw_wqe *)(mem + off_wqe) : NULL;
 	qp->resp.res = (struct sw_rd_res *)(mem + off_res);
 	qp->attr.path_mtu = (enum ibv_mtu)qp->port->active_mtu;
-	sw_timer_add(qp);
+	if (sw_timer_add(qp) != 0) {
+		errno = ENOMEM; /* the façade frees the memory */
+		return NULL;
+	}
 	return qp;
 }
 
