@@ -101,7 +101,11 @@ int dpv_port_xmit(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16
 	if (rt && rt->conf.sw_loopback) {
 		struct dpv_port *lp = dpv_port_find_local_gid(dgid);
 		if (lp) {
-			struct dpv_qctx *lq = &lp->qctx[0];
+			/* to the context of the destination QP, as a NIC that
+			 * could steer by BTH DestQP would deliver it */
+			uint32_t bth = DPV_ETH_HLEN + DPV_UDP_HLEN +
+				       (dpv_gid_is_v4mapped(dgid) ? DPV_IPV4_HLEN : DPV_IPV6_HLEN);
+			struct dpv_qctx *lq = dpv_port_qctx_of(lp, __bth_qpn(eth + bth));
 			struct rte_mbuf *dup;
 			memcpy(eth, lp->mac, 6);
 			if (dpv_fault_tx(qc, &m, &dup))
@@ -164,6 +168,8 @@ static void rx_one(struct dpv_qctx *qc, struct rte_mbuf *m, bool from_lo)
 	dpv_stat_add(&p->stats.rx_roce, 1);
 	if (from_lo)
 		dpv_stat_add(&p->stats.rx_loopback, 1);
+	if (unlikely(dpv_port_qctx_of(p, pi.dqpn) != qc))
+		dpv_stat_add(&p->stats.rx_other_ctx, 1); /* handled here, under the QP's lock */
 	if (!g_rx_fn) {
 		dpv_stat_add(&p->stats.drop[DPV_DROP_NO_QP], 1);
 		rte_pktmbuf_free(m);
