@@ -168,7 +168,7 @@ static void rx_one(struct dpv_qctx *qc, struct rte_mbuf *m, bool from_lo)
 	dpv_stat_add(&p->stats.rx_roce, 1);
 	if (from_lo)
 		dpv_stat_add(&p->stats.rx_loopback, 1);
-	if (unlikely(dpv_port_qctx_of(p, pi.dqpn) != qc))
+	if (p->n_qctx > 1 && unlikely(dpv_port_qctx_of(p, pi.dqpn) != qc))
 		dpv_stat_add(&p->stats.rx_other_ctx, 1); /* handled here, under the QP's lock */
 	if (!g_rx_fn) {
 		dpv_stat_add(&p->stats.drop[DPV_DROP_NO_QP], 1);
