@@ -274,17 +274,12 @@ timeout -k 5 "$TMO" ip netns exec "$NS" env DPVERBS_CONFIG="$WORK/i.json" LD_LIB
 	ibv_devinfo >"$WORK/isolate.out" 2>&1
 rc=$?
 grep '^dpverbs\|ibv\|Failed' "$WORK/isolate.out" | sed 's/^/    [isolate] /'
-if grep -q 'steering *: *rte_flow\|hca_id' "$WORK/isolate.out"; then
-	if grep -q 'flow "isolate"' "$WORK/isolate.out"; then
-		fail "isolate: a device was listed despite the error"
-	else
-		log "net_tap accepted the isolated rules on this kernel: nothing to refuse"
-	fi
-elif [ "$rc" = 0 ] && ! grep -q 'No IB devices found\|Failed to get IB devices' "$WORK/isolate.out"; then
-	fail "isolate: ibv_devinfo succeeded"
+if grep -q 'hca_id' "$WORK/isolate.out"; then
+	# a kernel with the multiq qdisc: net_tap creates the rules, isolation works
+	log "net_tap accepted the isolated port's rules on this kernel: nothing to refuse"
 elif ! grep -q 'port dpv0: flow "isolate": PMD net_tap refused .*an isolated port would receive no RoCEv2' \
 	"$WORK/isolate.out"; then
-	fail "isolate: no clear message"
+	fail "isolate: no clear message (ibv_devinfo exit $rc)"
 fi
 rm -rf "/var/run/dpdk/$PFX_A"  # a runtime that failed after EAL leaves its directory
 
