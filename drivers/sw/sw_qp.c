@@ -40,7 +40,7 @@ void *sw_create_qp(const struct dpv_qp_cfg *cfg)
 	sw_qp_set_state(qp, IBV_QPS_RESET);
 	qp->dev = dev;
 	qp->port = dev->port;
-	qp->qc = &dev->port->qctx[cfg->qpn % dev->port->n_qctx];
+	qp->qc = dpv_port_qctx_of(dev->port, cfg->qpn);
 	qp->td = cfg->td;
 	qp->lockless = cfg->td != NULL;
 	rte_spinlock_init(&qp->lock);

@@ -67,6 +67,13 @@ enum dpv_mode {
 	DPV_MODE_SHARED,
 };
 
+/* ports[].flow: how RoCEv2 frames reach the engine contexts (lib/port/dpv_flow.c). */
+enum dpv_flow_mode {
+	DPV_FLOW_AUTO = 1,  /* rte_flow rules where the PMD takes them, else software dispatch */
+	DPV_FLOW_OFF,       /* software dispatch only, no rte_flow call */
+	DPV_FLOW_ISOLATE,   /* rte_flow_isolate + rules, required (bifurcated NICs) */
+};
+
 struct dpv_conf_ipv6 {
 	struct in6_addr addr;
 	uint8_t prefix;
@@ -89,6 +96,7 @@ struct dpv_conf_port {
 	int lcores[DPV_MAX_LCORES];      /* progress=lcore: lcore per queue */
 	unsigned int n_lcores;
 	uint32_t mbufs;                  /* mbufs in the port's pool */
+	enum dpv_flow_mode flow;         /* rte_flow steering ("auto" by default) */
 };
 
 struct dpv_conf_fault {

@@ -415,11 +415,30 @@ static int parse_mbufs(struct ctx *x, json_t *pj, const char *path, struct dpv_c
 	return 0;
 }
 
+/* flow: "auto" (default), "off" or "isolate"; a net_ring pair has no rte_flow */
+static int parse_flow(struct ctx *x, json_t *pj, const char *path, struct dpv_conf_port *p)
+{
+	static const char *const modes[] = { "auto", "off", "isolate", NULL };
+	char fp[CONF_PATH_LEN];
+	int m = 0, r;
+
+	r = conf_get_enum(x, pj, path, "flow", modes, &m);
+	if (r < 0)
+		return -1;
+	p->flow = (enum dpv_flow_mode)(DPV_FLOW_AUTO + m);
+	if (p->flow == DPV_FLOW_ISOLATE && p->type == DPV_DEV_RING) {
+		conf_pjoin(fp, path, "flow");
+		return conf_fail(x, fp, "\"isolate\" needs a device with rte_flow rules: a \"ring\" "
+				 "device has none (use \"auto\" or \"off\")");
+	}
+	return 0;
+}
+
 static int parse_port(struct ctx *x, json_t *pj, unsigned int i, struct port_aux *aux)
 {
 	static const char *const keys[] = { "name", "device", "mac", "ipv4", "ipv6",
 					    "mtu", "rx_desc", "tx_desc", "queues", "lcores",
-					    "mbufs", NULL };
+					    "mbufs", "flow", NULL };
 	struct dpv_conf_port *p = &x->c->ports[i];
 	char path[CONF_PATH_LEN], fp[CONF_PATH_LEN], dpath[CONF_PATH_LEN];
 	const char *s;
@@ -478,7 +497,7 @@ static int parse_port(struct ctx *x, json_t *pj, unsigned int i, struct port_aux
 	if (parse_lcores(x, pj, path, p) < 0)
 		return -1;
 
-	if (parse_mbufs(x, pj, path, p) < 0)
+	if (parse_mbufs(x, pj, path, p) < 0 || parse_flow(x, pj, path, p) < 0)
 		return -1;
 	return check_unique(x, i, path, aux);
 }

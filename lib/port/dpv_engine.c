@@ -102,11 +102,19 @@ struct dpv_port *dpv_port_loopback_dst(const uint8_t dgid[16])
 int dpv_port_xmit_local(struct dpv_qctx *qc, struct dpv_port *lp, struct rte_mbuf *m)
 {
 	struct dpv_port *p = qc->port;
+	uint8_t *eth = rte_pktmbuf_mtod(m, uint8_t *);
 	struct dpv_qctx *lq = &lp->qctx[0];
 	struct rte_mbuf *dup;
 
 	DPV_STAT_ADD(p, tx_roce, 1);
-	memcpy(rte_pktmbuf_mtod(m, uint8_t *), lp->mac, 6);
+	if (lp->n_qctx > 1) {
+		/* to the context of the destination QP, as a NIC that could
+		 * steer by BTH DestQP would deliver it */
+		uint32_t bth = DPV_ETH_HLEN + DPV_UDP_HLEN +
+			       ((eth[DPV_ETH_HLEN] >> 4) == 4 ? DPV_IPV4_HLEN : DPV_IPV6_HLEN);
+		lq = dpv_port_qctx_of(lp, __bth_qpn(eth + bth));
+	}
+	memcpy(eth, lp->mac, 6);
 	if (dpv_fault_tx(qc, &m, &dup))
 		return 0; /* dropped by fault injection */
 	int r = lo_enqueue(p, lq, m);
@@ -180,6 +188,8 @@ static void rx_one(struct dpv_qctx *qc, struct rte_mbuf *m, bool from_lo)
 	DPV_STAT_ADD(p, rx_roce, 1);
 	if (from_lo)
 		DPV_STAT_ADD(p, rx_loopback, 1);
+	if (p->n_qctx > 1 && unlikely(dpv_port_qctx_of(p, pi.dqpn) != qc))
+		DPV_STAT_ADD(p, rx_other_ctx, 1); /* handled here, under the QP's lock */
 	if (!g_rx_fn) {
 		DPV_STAT_ADD(p, drop[DPV_DROP_NO_QP], 1);
 		rte_pktmbuf_free(m);

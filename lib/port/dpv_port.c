@@ -204,6 +204,7 @@ void dpv_runtime_shutdown(void)
 				unlink(sock);
 			continue;
 		}
+		dpv_flow_port_teardown(&rt->ports[i]);
 		rte_eth_dev_stop(rt->ports[i].eth_port);
 		rte_eth_dev_close(rt->ports[i].eth_port);
 	}
@@ -305,6 +306,7 @@ static int port_configure(struct dpv_runtime *rt, struct dpv_port *p)
 		dpv_runtime_fail(rt, -r, "port %s: dev_info: %s", p->name, rte_strerror(-r));
 		return -1;
 	}
+	snprintf(p->pmd_name, sizeof(p->pmd_name), "%s", info.driver_name ? info.driver_name : "?");
 	uint16_t nq = cp->n_queues;
 	if (nq > info.max_rx_queues || nq > info.max_tx_queues) {
 		dpv_runtime_fail(rt, EINVAL, "%s: port %s: queues: %u requested, PMD %s supports %u",
@@ -322,6 +324,13 @@ static int port_configure(struct dpv_runtime *rt, struct dpv_port *p)
 		ec.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_IPV4_CKSUM;
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
 		ec.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	/* isolation is set before the port is configured (mlx5 requires it) */
+	char msg[sizeof(rt->init_msg)];
+	r = dpv_flow_port_isolate(p, msg, sizeof(msg));
+	if (r) {
+		dpv_runtime_fail(rt, -r, "%s", msg);
+		return -1;
+	}
 	r = rte_eth_dev_configure(p->eth_port, nq, nq, &ec);
 	if (r) {
 		dpv_runtime_fail(rt, -r, "port %s: configure: %s", p->name, rte_strerror(-r));
@@ -446,6 +455,13 @@ static int port_start(struct dpv_runtime *rt, struct dpv_port *p)
 	p->ipv4_prefix = cp->ipv4_prefix;
 	build_gid_table(p);
 	rte_spinlock_init(&p->neigh_lock);
+	/* the rules match the GIDs: after the table, once the port runs */
+	char msg[sizeof(rt->init_msg)];
+	int r = dpv_flow_port_setup(p, msg, sizeof(msg));
+	if (r) {
+		dpv_runtime_fail(rt, -r, "%s", msg);
+		return -1;
+	}
 	return port_contexts(rt, p);
 }
 

@@ -24,6 +24,7 @@
 #include "dpv_limits.h"
 #include "dpv_counters.h"
 #include "dpv_wire.h"
+#include "dpv_flow.h"
 
 struct dpv_port;
 
@@ -49,6 +50,9 @@ struct dpv_port_stats {
 	_Atomic uint64_t rx_roce, tx_roce, rx_loopback, tx_loopback;
 	_Atomic uint64_t arp_rx, arp_tx, nd_rx, nd_tx;
 	_Atomic uint64_t link_ups, link_downs, link_restarts;
+	/* RoCEv2 frames for us received by a context other than the one
+	 * their destination QP is bound to (dpv_port_qctx_of) */
+	_Atomic uint64_t rx_other_ctx;
 	_Atomic uint64_t drop[DPV_DROP_NR];
 } __attribute__((aligned(64)));
 
@@ -95,6 +99,7 @@ struct dpv_port {
 	char name[DPV_NAME_MAX];
 	unsigned int index;       /* index in the process' port table */
 	uint16_t eth_port;        /* DPDK port id */
+	char pmd_name[32];        /* the PMD's driver name, "net_tap" */
 	struct rte_mempool *pool;
 	uint8_t mac[6];
 	uint16_t mtu;             /* Ethernet MTU */
@@ -111,6 +116,7 @@ struct dpv_port {
 	uint64_t eth_speed_mbps;
 	uint16_t n_qctx;
 	struct dpv_qctx qctx[DPV_MAX_QUEUES];
+	struct dpv_flow_state flow; /* rte_flow steering (dpv_flow.c) */
 	rte_spinlock_t neigh_lock;
 	_Atomic unsigned int neigh_incomplete; /* entries being resolved */
 	uint64_t neigh_next_tsc;  /* next neighbour timer run */
@@ -185,6 +191,17 @@ void dpv_link_stop(struct dpv_runtime *rt);
 bool dpv_link_wait(struct dpv_port *p, unsigned int ms);
 /* Is the port a net_memif device (of that role, "role=client", if given)? */
 bool dpv_port_is_memif(const struct dpv_port *p, const char *role);
+
+/*
+ * The engine context a QP is bound to: its packets are sent there and its
+ * timers run there. The NIC cannot steer by destination QP (dpv_flow.h), so
+ * a packet may be received by another context; it is then handled there,
+ * under the QP's lock (counted as rx_other_ctx).
+ */
+static inline struct dpv_qctx *dpv_port_qctx_of(struct dpv_port *p, uint32_t qpn)
+{
+	return &p->qctx[qpn % p->n_qctx];
+}
 
 /*
  * Receive hook: the transport registers one function that takes every valid

@@ -112,6 +112,11 @@ static void add_port_identity(struct rte_tel_data *d, const struct dpv_port *p)
 	rte_tel_data_add_dict_string(d, "mac", buf);
 	if (p->ipv4.s_addr && inet_ntop(AF_INET, &p->ipv4, buf, sizeof(buf)))
 		rte_tel_data_add_dict_string(d, "ipv4", buf);
+	rte_tel_data_add_dict_string(d, "pmd", p->pmd_name);
+	rte_tel_data_add_dict_int(d, "queues", p->n_qctx);
+	rte_tel_data_add_dict_string(d, "flow", dpv_flow_mode_name(p->conf->flow));
+	rte_tel_data_add_dict_int(d, "flow_isolated", p->flow.isolated);
+	rte_tel_data_add_dict_string(d, "steering", dpv_flow_steering_name(p));
 }
 
 static void add_port_counters(struct rte_tel_data *d, struct dpv_port *p)
@@ -133,6 +138,7 @@ static void add_port_counters(struct rte_tel_data *d, struct dpv_port *p)
 	rte_tel_data_add_dict_u64(d, "link_ups", DPV_STAT_READ(p, link_ups));
 	rte_tel_data_add_dict_u64(d, "link_downs", DPV_STAT_READ(p, link_downs));
 	rte_tel_data_add_dict_u64(d, "link_restarts", DPV_STAT_READ(p, link_restarts));
+	rte_tel_data_add_dict_u64(d, "rx_other_ctx", DPV_STAT_READ(p, rx_other_ctx));
 	for (unsigned int k = 0; k < DPV_DROP_NR; k++)
 		drops += DPV_STAT_READ(p, drop[k]);
 	rte_tel_data_add_dict_u64(d, "drops", drops);
@@ -157,6 +163,57 @@ static int tel_port(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	add_port_identity(d, p);
 	add_port_counters(d, p);
+	return 0;
+}
+
+/* "ok", "not asked" or "<errno name>: <PMD message>" */
+static void flow_answer(char *buf, size_t len, int r, const char *msg)
+{
+	if (r == 0)
+		snprintf(buf, len, "ok");
+	else if (r == DPV_FLOW_NOT_ASKED)
+		snprintf(buf, len, "not asked");
+	else
+		snprintf(buf, len, "%s: %s", strerrorname_np(-r) ? strerrorname_np(-r) : "?", msg);
+}
+
+/* /dpverbs/flow,<name|index>: the port's rte_flow rules and the PMD's answers */
+static int tel_flow(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct dpv_runtime *rt = dpv_runtime_peek();
+	char key[32], buf[RTE_TEL_MAX_STRING_LEN];
+	(void)cmd;
+	if (!rt)
+		return -ENODEV;
+	struct dpv_port *p = port_param(rt, params);
+	if (!p)
+		return -EINVAL;
+	const struct dpv_flow_state *fs = &p->flow;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "name", p->name);
+	rte_tel_data_add_dict_string(d, "pmd", p->pmd_name);
+	rte_tel_data_add_dict_int(d, "queues", p->n_qctx);
+	rte_tel_data_add_dict_string(d, "flow", dpv_flow_mode_name(p->conf->flow));
+	rte_tel_data_add_dict_int(d, "isolated", fs->isolated);
+	rte_tel_data_add_dict_string(d, "steering", dpv_flow_steering_name(p));
+	snprintf(buf, sizeof(buf), "%.*s", RTE_TEL_MAX_STRING_LEN - 1, fs->reason); /* cut */
+	rte_tel_data_add_dict_string(d, "reason", buf);
+	rte_tel_data_add_dict_int(d, "rules", (int)fs->n_results);
+	rte_tel_data_add_dict_int(d, "flows", (int)fs->n_flows);
+	for (unsigned int i = 0; i < fs->n_results; i++) {
+		const struct dpv_flow_result *res = &fs->results[i];
+		struct rte_tel_data *r = rte_tel_data_alloc();
+		if (!r)
+			return -ENOMEM;
+		rte_tel_data_start_dict(r);
+		rte_tel_data_add_dict_string(r, "match", res->desc);
+		flow_answer(buf, sizeof(buf), res->validate, res->msg);
+		rte_tel_data_add_dict_string(r, "validate", buf);
+		flow_answer(buf, sizeof(buf), res->create, res->msg);
+		rte_tel_data_add_dict_string(r, "create", buf);
+		snprintf(key, sizeof(key), "rule_%u", i);
+		rte_tel_data_add_dict_container(d, key, r, 0);
+	}
 	return 0;
 }
 
@@ -252,5 +309,7 @@ void dpv_telemetry_init(struct dpv_runtime *rt)
 	register_cmd("/dpverbs/info", tel_info, "dpverbs process and configuration. No parameters");
 	register_cmd("/dpverbs/ports", tel_ports, "dpverbs port names. No parameters");
 	register_cmd("/dpverbs/port", tel_port, "One dpverbs port's counters. Parameter: name or index");
+	register_cmd("/dpverbs/flow", tel_flow, "One dpverbs port's rte_flow rules and the PMD's answers. "
+		     "Parameter: name or index");
 	register_cmd("/dpverbs/fault", tel_fault, "dpverbs fault injection. No parameters");
 }

@@ -101,7 +101,7 @@ static const struct bad bad_table[] = {
 	/* port fields */
 	{ P(",'mtus':1500"),
 	  "t: ports[0].mtus: unknown field (expected one of: name, device, mac, ipv4, ipv6, "
-	  "mtu, rx_desc, tx_desc, queues, lcores, mbufs)" },
+	  "mtu, rx_desc, tx_desc, queues, lcores, mbufs, flow)" },
 	{ "{'ports':[{" DEV "}]}", "t: ports[0].name: required field is missing" },
 	{ "{'ports':[{'name':5," DEV "}]}", "t: ports[0].name: must be a string (got 5)" },
 	{ "{'ports':[{'name':'Dpv0'," DEV "}]}",
@@ -255,6 +255,15 @@ static const struct bad bad_table[] = {
 	{ P(",'mbufs':100"), "t: ports[0].mbufs: must be an integer between 128 and 16777216 (got 100)" },
 	{ P(",'queues':2,'mbufs':4095"),
 	  "t: ports[0].mbufs: must be at least queues * (rx_desc + tx_desc) = 4096 (got 4095)" },
+	/* flow */
+	{ P(",'flow':'on'"), "t: ports[0].flow: must be \"auto\", \"off\" or \"isolate\" (got \"on\")" },
+	{ P(",'flow':true"), "t: ports[0].flow: must be \"auto\", \"off\" or \"isolate\" (got true)" },
+	{ P(",'flow':'Auto'"),
+	  "t: ports[0].flow: must be \"auto\", \"off\" or \"isolate\" (got \"Auto\")" },
+	{ "{'ports':[{'name':'dpv0','device':{'type':'ring','peer':'dpv1'},'flow':'isolate'},"
+	  "{'name':'dpv1','device':{'type':'ring','peer':'dpv0'}}]}",
+	  "t: ports[0].flow: \"isolate\" needs a device with rte_flow rules: a \"ring\" device "
+	  "has none (use \"auto\" or \"off\")" },
 	/* lcores */
 	{ P(",'lcores':[1]"), "t: ports[0].lcores: only allowed with \"progress\": \"lcore\"" },
 	{ "{'progress':'lcore','ports':[{'name':'dpv0'," DEV "}]}",
@@ -381,9 +390,9 @@ static void test_kitchen_sink(void)
 		"'ports':[{'name':'p_0','device':{'type':'pci','address':'0000:af:1f.7',"
 		"'args':'txq_inline_max=0'},'mac':'0A:0b:0C:0d:0E:0f','ipv4':'10.1.2.3/31',"
 		"'ipv6':['2001:db8::1/128','fd00::5/127'],'mtu':9000,'rx_desc':64,'tx_desc':16384,"
-		"'queues':2,'lcores':[0,127]},"
+		"'queues':2,'lcores':[0,127],'flow':'isolate'},"
 		"{'name':'p1','device':{'type':'vdev','args':'net_tap0'},'ipv4':'10.1.2.4/32',"
-		"'rx_desc':64,'tx_desc':64,'lcores':[5],'mbufs':128}],"
+		"'rx_desc':64,'tx_desc':64,'lcores':[5],'mbufs':128,'flow':'off'}],"
 		"'limits':{'max_qp':1,'max_cq':2,'max_mr':3,'max_pd':4,'max_ah':5,'max_srq':6,"
 		"'max_qp_wr':7,'max_cqe':8,'max_sge':9,'max_inline_data':0,'max_mr_size':4096},"
 		"'fault':{'drop':0,'duplicate':1,'reorder':0.25,'corrupt':0.5,"
@@ -422,6 +431,7 @@ static void test_kitchen_sink(void)
 	CHECK(p->mtu == 9000 && p->rx_desc == 64 && p->tx_desc == 16384 && p->n_queues == 2,
 	      "numbers");
 	CHECK(p->n_lcores == 2 && p->lcores[0] == 0 && p->lcores[1] == 127, "lcores");
+	CHECK(p->flow == DPV_FLOW_ISOLATE, "flow isolate %d", (int)p->flow);
 	/* default mbufs grow to cover 2 * (64 + 16384) = 32896 */
 	CHECK(p->mbufs == 65535, "auto mbufs %u", p->mbufs);
 	p = &c.ports[1];
@@ -429,6 +439,7 @@ static void test_kitchen_sink(void)
 	      "vdev port");
 	CHECK(p->ipv4_prefix == 32 && p->mbufs == 128 && p->n_lcores == 1 && p->lcores[0] == 5,
 	      "port 1");
+	CHECK(p->flow == DPV_FLOW_OFF, "flow off %d", (int)p->flow);
 	CHECK(dpv_conf_port_by_name(&c, "p1") == p && dpv_conf_port_by_name(&c, "p2") == NULL,
 	      "port_by_name");
 	CHECK(c.max_qp == 1 && c.max_cq == 2 && c.max_mr == 3 && c.max_pd == 4 && c.max_ah == 5 &&
@@ -470,7 +481,7 @@ static void check_default_values(const struct dpv_conf *c, const char *what)
 		      b);
 		CHECK(p->n_ipv6 == 0 && p->mtu == 1500 && p->rx_desc == 1024 &&
 			      p->tx_desc == 1024 && p->n_queues == 1 && p->n_lcores == 0 &&
-			      p->mbufs == 8191,
+			      p->mbufs == 8191 && p->flow == DPV_FLOW_AUTO,
 		      "%s: port numbers", what);
 	}
 	CHECK(c->max_qp == DPV_DEF_MAX_QP && c->max_cq == DPV_DEF_MAX_CQ &&
@@ -666,6 +677,7 @@ static void check_pci(const struct dpv_conf *c, const char *file)
 	CHECK(c->progress == DPV_PROGRESS_LCORE && p->n_queues == 2 && p->n_lcores == 2, "%s: lcores",
 	      file);
 	CHECK(p->mbufs >= (uint32_t)p->n_queues * (p->rx_desc + p->tx_desc), "%s: mbufs", file);
+	CHECK(p->flow == DPV_FLOW_AUTO, "%s: flow %d", file, (int)p->flow);
 }
 
 static void test_file(const char *path)

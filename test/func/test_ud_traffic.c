@@ -8,6 +8,7 @@
  */
 #include "dpvt_verbs.h"
 
+#include <inttypes.h>
 #include <poll.h>
 #include <endian.h>
 
@@ -471,6 +472,32 @@ static void test_channel(void)
 	ibv_destroy_ah(ah);
 }
 
+/* WHITE-BOX: the engine contexts and the port's steering (dpv_flow.c). A
+ * net_ring pair delivers a frame on the queue it was sent from: the
+ * sender's QP context, not the receiver's, unless both QPNs agree modulo
+ * the queues; software loopback delivers to the receiver's context. */
+static void check_contexts(struct dpv_port *p0, struct dpv_port *p1)
+{
+	uint64_t o0 = DPV_STAT_READ(p0, rx_other_ctx), o1 = DPV_STAT_READ(p1, rx_other_ctx);
+	printf("queues %u/%u, steering %s/%s, rx_other_ctx %" PRIu64 "/%" PRIu64 "\n", p0->n_qctx,
+	       p1->n_qctx, dpv_flow_steering_name(p0), dpv_flow_steering_name(p1), o0, o1);
+	CHECK(!p0->flow.steering && !p1->flow.steering, "net_ring: software steering");
+	if (p0->conf->flow == DPV_FLOW_AUTO)
+		CHECK(p0->flow.n_results >= 1 && p0->flow.results[0].validate == -ENOSYS &&
+		      strstr(p0->flow.reason, "net_ring"), "auto on net_ring: rte_flow_validate "
+		      "answers ENOSYS (%d), fallback (%s)", p0->flow.results[0].validate, p0->flow.reason);
+	if (p1->conf->flow == DPV_FLOW_OFF)
+		CHECK(p1->flow.n_results == 0, "off: no rule asked for");
+	if (p0->n_qctx == 1 || !g_wire) {
+		CHECK(o0 == 0 && o1 == 0, "one context, or loopback to the QP's context: no frame "
+		      "on another context");
+		return;
+	}
+	bool differ = E0.qp->qp_num % p0->n_qctx != E1.qp->qp_num % p1->n_qctx;
+	CHECK(!differ || (o0 > 0 && o1 > 0), "QPs %u and %u on different contexts: frames "
+	      "received on the other one are counted", E0.qp->qp_num, E1.qp->qp_num);
+}
+
 int main(void)
 {
 	if (dpvt_ud_ep_open(&E0, "dpv0", QKEY, false) || dpvt_ud_ep_open(&E1, "dpv1", QKEY, true)) {
@@ -508,6 +535,7 @@ int main(void)
 	test_reply(1, 1);
 	test_reply(0, 0);
 	test_channel();
+	check_contexts(p0, p1);
 	dpvt_ep_close(&E0);
 	dpvt_ep_close(&E1);
 	return dpvt_finish();
