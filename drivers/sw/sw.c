@@ -44,6 +44,7 @@ static int sw_probe(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsi
 	dpv_port_set_poll_handler(sw_poll);
 	dpv_port_set_link_handler(sw_link_changed);
 	sw_debug_on = rte_log_can_log(sw_logtype, RTE_LOG_DEBUG);
+	sw_us_cycles = RTE_MAX(rte_get_tsc_hz() / 1000000, (uint64_t)1);
 	sw_telemetry_init(rt);
 	return (int)n;
 }

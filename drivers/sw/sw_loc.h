@@ -70,6 +70,7 @@ static inline bool sw_debug(void) { return unlikely(sw_debug_on); }
 #define SW_RESP_BURST 64          /* response packets sent per turn */
 #define SW_TIMER_US 10            /* timer scan period per context */
 #define SW_TIMER_SLICE 16         /* QPs a timer scan looks at (round robin) */
+extern uint64_t sw_us_cycles;     /* TSC ticks per microsecond (set at probe) */
 #define SW_STARVED_US 1000        /* an engine context not polled this long was starved */
 #define SW_TD_RING 4096           /* packets deferred to a thread domain's owner */
 
@@ -399,7 +400,7 @@ void sw_ud_rx(struct sw_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, struct 
 
 /* ---- sw_timer.c ---- */
 /* The per-context tasks after each RX burst (poll hook of the port layer). */
-void sw_poll(struct dpv_qctx *qc);
+void sw_poll(struct dpv_qctx *qc, uint64_t now);
 int sw_td_progress(struct sw_td *td);
 /* Queue a QP with ACKs to coalesce at the end of this burst (or send now). */
 void sw_defer_ack(struct sw_qp *qp, struct dpv_qctx *qc);
@@ -427,7 +428,7 @@ void sw_sge_copy_out(const struct dpv_sge *sge, uint32_t n, uint32_t off, void *
 uint32_t sw_wqe_sges(struct dpv_send_wqe *w, struct dpv_sge *one, const struct dpv_sge **sge);
 
 /* ---- sw_stats.c ---- */
-void sw_stats_publish(void);
+void sw_stats_publish(uint64_t now);
 
 /* ---- sw_telemetry.c ---- */
 /* Register /dpverbs/qps and /dpverbs/qp,<qpn> (once; not if eal.telemetry is false). */

@@ -93,11 +93,12 @@ static int stats_open(struct dpv_runtime *rt)
 
 /* Refresh the snapshot at most every DPV_STATS_PERIOD_MS. Called by the
  * engine from the poll hook of the first port's first context. */
-void sw_stats_publish(void)
+void sw_stats_publish(uint64_t now)
 {
+	if (now < g_next_tsc || g_failed)
+		return;
 	struct dpv_runtime *rt = dpv_runtime_peek();
-	uint64_t now = rte_get_tsc_cycles();
-	if (!rt || g_failed || now < g_next_tsc)
+	if (!rt)
 		return;
 	g_next_tsc = now + rte_get_tsc_hz() / 1000 * DPV_STATS_PERIOD_MS;
 	if (!g_shm && stats_open(rt) != 0) {

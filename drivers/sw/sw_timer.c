@@ -46,6 +46,8 @@ static struct sw_ctx *ctx_of(const struct dpv_qctx *qc)
 	return &g_ctx[qc->port->index][qc->qid];
 }
 
+uint64_t sw_us_cycles = 1;
+
 RTE_INIT(sw_timer_init)
 {
 	for (unsigned int p = 0; p < DPV_MAX_PORTS; p++)
@@ -243,14 +245,13 @@ static void doorbells(struct dpv_qctx *qc)
 }
 
 /* Engine hook after each RX burst of a context. Runs with qc->rx_lock held. */
-void sw_poll(struct dpv_qctx *qc)
+void sw_poll(struct dpv_qctx *qc, uint64_t now)
 {
 	struct sw_ctx *c = ctx_of(qc);
-	uint64_t now = rte_get_tsc_cycles();
-	bool starved = c->last_poll_tsc && now - c->last_poll_tsc > rte_get_tsc_hz() / 1000000 * SW_STARVED_US;
+	bool starved = c->last_poll_tsc && now - c->last_poll_tsc > sw_us_cycles * SW_STARVED_US;
 	c->last_poll_tsc = now;
 	if (qc->port->index == 0 && qc->qid == 0)
-		sw_stats_publish();
+		sw_stats_publish(now);
 	for (unsigned int i = 0; i < qc->n_deferred; i++) {
 		struct sw_qp *qp = qc->deferred[i];
 		sw_qp_lock(qp);
@@ -258,10 +259,11 @@ void sw_poll(struct dpv_qctx *qc)
 		sw_qp_unlock(qp);
 	}
 	qc->n_deferred = 0;
-	doorbells(qc);
+	if (sw_lcore_mode())
+		doorbells(qc);
 	if (now < c->next_timer_tsc && !starved)
 		return;
-	c->next_timer_tsc = now + rte_get_tsc_hz() / 1000000 * SW_TIMER_US;
+	c->next_timer_tsc = now + sw_us_cycles * SW_TIMER_US;
 	sw_debug_on = rte_log_can_log(sw_logtype, RTE_LOG_DEBUG);
 	if (!c->n)
 		return;

@@ -199,7 +199,7 @@ static void rx_one(struct dpv_qctx *qc, struct rte_mbuf *m, bool from_lo)
 }
 
 /* Must hold qc->rx_lock. */
-static int qctx_poll_locked(struct dpv_qctx *qc)
+static int qctx_poll_locked(struct dpv_qctx *qc, uint64_t now)
 {
 	struct rte_mbuf *pkts[DPV_BURST];
 	struct dpv_port *p = qc->port;
@@ -232,12 +232,14 @@ static int qctx_poll_locked(struct dpv_qctx *qc)
 		if (n < DPV_BURST)
 			break;
 	}
-	struct rte_mbuf *held = dpv_fault_take_held(qc);
-	if (held)
-		rx_one(qc, held, false);
-	dpv_neigh_timer(qc);
+	if (unlikely(dpv_fault_enabled())) {
+		struct rte_mbuf *held = dpv_fault_take_held(qc);
+		if (held)
+			rx_one(qc, held, false);
+	}
+	dpv_neigh_timer(qc, now);
 	if (g_poll_fn)
-		g_poll_fn(qc);
+		g_poll_fn(qc, now);
 	return total;
 }
 
@@ -246,8 +248,9 @@ int dpv_qctx_poll(struct dpv_qctx *qc)
 	int n;
 	if (!rte_spinlock_trylock(&qc->rx_lock))
 		return 0;
-	atomic_store_explicit(&qc->last_poll_tsc, rte_get_tsc_cycles(), memory_order_relaxed);
-	n = qctx_poll_locked(qc);
+	uint64_t now = rte_get_tsc_cycles();
+	atomic_store_explicit(&qc->last_poll_tsc, now, memory_order_relaxed);
+	n = qctx_poll_locked(qc, now);
 	rte_spinlock_unlock(&qc->rx_lock);
 	return n;
 }
@@ -258,7 +261,7 @@ static int dpv_qctx_poll_assist(struct dpv_qctx *qc)
 	int n;
 	if (!rte_spinlock_trylock(&qc->rx_lock))
 		return 0;
-	n = qctx_poll_locked(qc);
+	n = qctx_poll_locked(qc, rte_get_tsc_cycles());
 	rte_spinlock_unlock(&qc->rx_lock);
 	return n;
 }
@@ -344,8 +347,9 @@ static int lcore_main(void *arg)
 		for (unsigned int i = 0; i < w->n; i++) {
 			struct dpv_qctx *qc = w->qc[i];
 			rte_spinlock_lock(&qc->rx_lock);
-			atomic_store_explicit(&qc->last_poll_tsc, rte_get_tsc_cycles(), memory_order_relaxed);
-			qctx_poll_locked(qc);
+			uint64_t now = rte_get_tsc_cycles();
+			atomic_store_explicit(&qc->last_poll_tsc, now, memory_order_relaxed);
+			qctx_poll_locked(qc, now);
 			rte_spinlock_unlock(&qc->rx_lock);
 		}
 	}

@@ -11,7 +11,7 @@
 #include "dpv_port.h"
 
 static struct dpv_conf_fault g_f;
-static bool g_on;
+bool dpv_fault_on;
 static uint64_t g_state;
 static rte_spinlock_t g_lock = RTE_SPINLOCK_INITIALIZER;
 static struct dpv_fault_stats g_stats;
@@ -77,10 +77,9 @@ void dpv_fault_init(const struct dpv_conf_fault *f)
 {
 	g_f = *f;
 	g_state = f->seed;
-	g_on = f->drop > 0 || f->duplicate > 0 || f->reorder > 0 || f->corrupt > 0;
+	dpv_fault_on = f->drop > 0 || f->duplicate > 0 || f->reorder > 0 || f->corrupt > 0;
 }
 
-bool dpv_fault_enabled(void) { return g_on; }
 const struct dpv_fault_stats *dpv_fault_stats(void) { return &g_stats; }
 
 /* one held-back frame per context for reordering */
@@ -97,7 +96,7 @@ static bool apply(struct dpv_qctx *qc, struct rte_mbuf **mp, bool tx, struct rte
 {
 	struct rte_mbuf *m = *mp;
 	double d, u, r, c;
-	if (!g_on || !is_roce(m))
+	if (!dpv_fault_on || !is_roce(m))
 		return false;
 	rte_spinlock_lock(&g_lock);
 	d = next_unit();
@@ -138,12 +137,11 @@ static bool apply(struct dpv_qctx *qc, struct rte_mbuf **mp, bool tx, struct rte
 	return false;
 }
 
-bool dpv_fault_tx(struct dpv_qctx *qc, struct rte_mbuf **m, struct rte_mbuf **dup)
+bool dpv_fault_tx_apply(struct dpv_qctx *qc, struct rte_mbuf **m, struct rte_mbuf **dup)
 {
-	*dup = NULL;
 	return apply(qc, m, true, dup);
 }
-bool dpv_fault_rx(struct dpv_qctx *qc, struct rte_mbuf **m) { return apply(qc, m, false, NULL); }
+bool dpv_fault_rx_apply(struct dpv_qctx *qc, struct rte_mbuf **m) { return apply(qc, m, false, NULL); }
 
 struct rte_mbuf *dpv_fault_take_held(struct dpv_qctx *qc)
 {

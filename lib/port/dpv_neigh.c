@@ -276,10 +276,9 @@ void dpv_neigh_prefetch(struct dpv_qctx *qc, const uint8_t ip[16])
 		send_request(qc, ip);
 }
 
-void dpv_neigh_timer(struct dpv_qctx *qc)
+void dpv_neigh_timer(struct dpv_qctx *qc, uint64_t now)
 {
 	struct dpv_port *p = qc->port;
-	uint64_t now = rte_get_tsc_cycles();
 	uint8_t ask[8][16];
 	unsigned int n_ask = 0;
 

@@ -73,7 +73,7 @@ RTE_LOG_REGISTER(dpv_port_logtype, lib.dpv.port, NOTICE);
 
 static struct dpv_runtime g_rt;
 
-__thread unsigned int dpv_stat_tslot;
+__thread unsigned int dpv_stat_tslot __attribute__((tls_model("initial-exec")));
 
 unsigned int dpv_stat_slot_assign(void)
 {

@@ -210,8 +210,9 @@ static inline struct dpv_qctx *dpv_port_qctx_of(struct dpv_port *p, uint32_t qpn
 typedef void (*dpv_roce_rx_fn)(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi);
 void dpv_port_set_rx_handler(dpv_roce_rx_fn fn);
 
-/* Per-poll hook run by each engine context after RX (timers, doorbells). */
-typedef void (*dpv_poll_fn)(struct dpv_qctx *qc);
+/* Per-poll hook run by each engine context after RX (timers, doorbells);
+ * now is the TSC read once for the poll turn. */
+typedef void (*dpv_poll_fn)(struct dpv_qctx *qc, uint64_t now);
 void dpv_port_set_poll_handler(dpv_poll_fn fn);
 
 /*
@@ -256,7 +257,7 @@ struct rte_mbuf *dpv_port_alloc_mbuf(struct dpv_port *port);
 int dpv_neigh_rx(struct dpv_qctx *qc, struct rte_mbuf *m); /* 1: consumed, 0: not ARP/ND */
 int dpv_neigh_resolve_or_queue(struct dpv_qctx *qc, const uint8_t ip[16], struct rte_mbuf *m,
 			       uint8_t mac_out[6]); /* 1: mac_out valid, 0: queued, <0 dropped */
-void dpv_neigh_timer(struct dpv_qctx *qc);
+void dpv_neigh_timer(struct dpv_qctx *qc, uint64_t now);
 void dpv_neigh_prefetch(struct dpv_qctx *qc, const uint8_t ip[16]);
 /* The link came up: ask again at once for every unresolved neighbour. */
 void dpv_neigh_link_up(struct dpv_port *p);
@@ -266,8 +267,10 @@ int dpv_port_tx_raw(struct dpv_qctx *qc, struct rte_mbuf *m); /* send as is, con
 /* Map an Ethernet MTU to the IB MTU enum (1..5) the port can carry. */
 uint8_t dpv_eth_mtu_to_ib(uint16_t eth_mtu, uint8_t ip_ver);
 
-/* This thread's counter slot + 1 (0: none yet). */
-extern __thread unsigned int dpv_stat_tslot;
+/* This thread's counter slot + 1 (0: none yet). Initial-exec TLS: one
+ * %fs-relative load instead of a __tls_get_addr call per counter (4 bytes
+ * of glibc's static TLS surplus when the library is dlopen()ed). */
+extern __thread unsigned int dpv_stat_tslot __attribute__((tls_model("initial-exec")));
 unsigned int dpv_stat_slot_assign(void);
 static inline unsigned int dpv_stat_slot(void)
 {

@@ -76,7 +76,7 @@ void dpv_port_set_poll_handler(dpv_poll_fn fn)
 
 uint64_t dpv_lo_trusted_flag; /* the harness checks every frame in full */
 
-__thread unsigned int dpv_stat_tslot;
+__thread unsigned int dpv_stat_tslot __attribute__((tls_model("initial-exec")));
 
 unsigned int dpv_stat_slot_assign(void)
 {
@@ -197,6 +197,7 @@ int sw_h_init(int argc, char **argv)
 		fprintf(stderr, "sw_harness: rte_eal_init: %s\n", rte_strerror(rte_errno));
 		return -1;
 	}
+	sw_us_cycles = rte_get_tsc_hz() / 1000000;
 	snprintf(g_rundir, sizeof(g_rundir), "%s", rte_eal_get_runtime_dir());
 	atexit(sw_h_exit);
 	g_sent = calloc(MAX_SENT, sizeof(*g_sent));
@@ -304,7 +305,7 @@ void sw_h_poll(void)
 	while (rte_get_tsc_cycles() < until)
 		rte_pause();
 	rte_spinlock_lock(&qc->rx_lock);
-	g_poll(qc);
+	g_poll(qc, rte_get_tsc_cycles());
 	rte_spinlock_unlock(&qc->rx_lock);
 }
 
