@@ -69,8 +69,7 @@ struct pf_qp {
 	uint32_t idx;
 	struct ibv_qp *qp;      /* RC/UC/UD: the QP; XRC: the XRC_SEND (initiator) QP */
 	struct ibv_qp *tgt;     /* XRC: the XRC_RECV (target) QP */
-	struct ibv_srq *srq;    /* XRC: the XRC SRQ that receives for this connection */
-	uint32_t psn, srqn;
+	uint32_t psn, srqn;     /* srqn: XRC, the endpoint's SRQ */
 	uint32_t r_qpn, r_tgt, r_srqn, r_psn;   /* the peer's */
 	uint8_t *tx, *rx;       /* this connection's slots */
 	uint64_t r_rx;          /* address of the peer's rx slots of this connection */
@@ -97,6 +96,9 @@ struct pf_ep {
 	char xrcd_path[64];
 	int xrcd_fd;
 	struct ibv_xrcd *xrcd;
+	struct ibv_srq *srq;            /* XRC: one SRQ receives for every connection */
+	uint32_t srqn;
+	uint64_t *tgt_map;              /* XRC: sorted (XRC_RECV QPN << 32 | connection) */
 	struct pf_qp *q;
 	uint32_t nq;
 	/* port */
@@ -187,6 +189,9 @@ int pf_ep_post_all_recv(struct pf_ep *e);
 int pf_ep_connect(struct pf_ep *e);
 void pf_ep_close(struct pf_ep *e);
 int pf_ep_post_recv(struct pf_ep *e, struct pf_qp *q, uint32_t slot);
+/* the connection a receive completion belongs to (XRC: by wc->qp_num, the
+ * XRC_RECV QP; the buffer is always that of q[wr_id >> 32]) */
+struct pf_qp *pf_rx_conn(struct pf_ep *e, const struct ibv_wc *wc);
 void pf_ep_round_reset(struct pf_ep *e, uint64_t round, uint32_t size, uint64_t total);
 int pf_mem_sample(long long *rss, long long *huge);
 void pf_fail(struct pf_row *row, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

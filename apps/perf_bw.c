@@ -31,13 +31,13 @@ static int reap_credits(struct pf_ep *a, struct pf_row *row)
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
-		struct pf_qp *q = &a->q[wc[i].wr_id >> 32];
+		struct pf_qp *buf = &a->q[wc[i].wr_id >> 32], *q = pf_rx_conn(a, &wc[i]);
 		if (wc[i].status != IBV_WC_SUCCESS) {
 			pf_fail(row, "%s: receive completion with status %s", a->name,
 				ibv_wc_status_str(wc[i].status));
 			return -1;
 		}
-		uint64_t v = pf_get_stamp(pf_rx_slot(a, q, (uint32_t)wc[i].wr_id) + a->hdr, 8);
+		uint64_t v = pf_get_stamp(pf_rx_slot(a, buf, (uint32_t)wc[i].wr_id) + a->hdr, 8);
 		if (wc[i].byte_len != 8 + a->hdr || !(v & PF_CREDIT_FLAG)) {
 			pf_fail(row, "%s: unexpected message on the sender (QP %u)", a->name, q->idx);
 			return -1;
@@ -48,7 +48,7 @@ static int reap_credits(struct pf_ep *a, struct pf_row *row)
 				q->granted = count;
 			q->have_credit = true;
 		}
-		if (pf_ep_post_recv(a, q, (uint32_t)wc[i].wr_id)) {
+		if (pf_ep_post_recv(a, buf, (uint32_t)wc[i].wr_id)) {
 			pf_fail(row, "%s: ibv_post_recv failed", a->name);
 			return -1;
 		}
@@ -213,14 +213,14 @@ static int receiver_step(struct pf_pass *p, struct pf_row *row)
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
-		struct pf_qp *q = &e->q[wc[i].wr_id >> 32];
+		struct pf_qp *q = pf_rx_conn(e, &wc[i]);
 		if (wc[i].status != IBV_WC_SUCCESS) {
 			pf_fail(row, "%s: receive completion with status %s", e->name,
 				ibv_wc_status_str(wc[i].status));
 			return -1;
 		}
 		rx_message(p, q, &wc[i]);
-		if (pf_ep_post_recv(e, q, (uint32_t)wc[i].wr_id)) {
+		if (pf_ep_post_recv(e, &e->q[wc[i].wr_id >> 32], (uint32_t)wc[i].wr_id)) {
 			pf_fail(row, "%s: ibv_post_recv failed", e->name);
 			return -1;
 		}

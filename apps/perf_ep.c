@@ -4,10 +4,12 @@
  * and MR, CQs, the XRC domain, and the connections of every QP type:
  *   RC, UC   one QP per connection; INIT at creation, RTR/RTS with the peer
  *   UD       one QP per connection and one address handle for the peer
- *   XRC      per connection an XRC_SEND QP, an XRC_RECV QP and an XRC SRQ in
- *            a domain opened on a temporary file (O_CREAT), as rdma-core's
+ *   XRC      per connection an XRC_SEND QP and an XRC_RECV QP, and per
+ *            endpoint one XRC SRQ shared by all connections (as XRC scales),
+ *            in a domain opened on a temporary file (O_CREAT), as rdma-core's
  *            ibv_xsrq_pingpong: our XRC_SEND QP talks to the peer's
- *            XRC_RECV QP and names the peer's SRQ in every WR.
+ *            XRC_RECV QP and names the peer's SRQ in every WR. A receive
+ *            completion names its XRC_RECV QP (wc.qp_num): pf_rx_conn.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -97,7 +99,8 @@ int pf_shape(struct pf_opts *o, const struct pf_ep *e)
 	}
 	if (!pf_op_recv(o->op))
 		return 0;
-	uint32_t wr_max = (uint32_t)(o->qpt == PF_XRC ? da->max_srq_wr : da->max_qp_wr);
+	/* XRC: one SRQ holds the receive WQEs of every connection */
+	uint32_t wr_max = o->qpt == PF_XRC ? (uint32_t)da->max_srq_wr / o->qps : (uint32_t)da->max_qp_wr;
 	uint32_t r = min_u32(o->rx_depth, min_u32(wr_max, PF_REGION_CAP / rx_slot));
 	r = min_u32(r, (uint64_t)da->max_cqe / o->qps);
 	if (r < 4) {
@@ -244,10 +247,9 @@ static struct ibv_qp *create_send_qp(struct pf_ep *e, bool with_rq)
 	return qp;
 }
 
-static int create_xrc_side(struct pf_ep *e, struct pf_qp *q)
+static int create_xrc_srq(struct pf_ep *e)
 {
 	struct ibv_srq_init_attr_ex sa;
-	struct ibv_qp_init_attr_ex ta;
 	memset(&sa, 0, sizeof(sa));
 	sa.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD |
 		       IBV_SRQ_INIT_ATTR_CQ;
@@ -255,40 +257,80 @@ static int create_xrc_side(struct pf_ep *e, struct pf_qp *q)
 	sa.pd = e->pd;
 	sa.cq = e->rcq;
 	sa.xrcd = e->xrcd;
-	sa.attr.max_wr = e->rx_depth ? e->rx_depth : 1;
+	sa.attr.max_wr = e->rx_depth ? e->rx_depth * e->nq : 1;
 	sa.attr.max_sge = 1;
-	q->srq = ibv_create_srq_ex(e->ctx, &sa);
-	if (!q->srq || ibv_get_srq_num(q->srq, &q->srqn))
+	e->srq = ibv_create_srq_ex(e->ctx, &sa);
+	if (!e->srq || ibv_get_srq_num(e->srq, &e->srqn)) {
+		fprintf(stderr, "%s: %s: creating the XRC SRQ failed: %s\n", pf_prog, e->name, strerror(errno));
 		return -1;
+	}
+	e->tgt_map = calloc(e->nq, sizeof(*e->tgt_map));
+	return e->tgt_map ? 0 : -1;
+}
+
+static int create_xrc_tgt(struct pf_ep *e, struct pf_qp *q)
+{
+	struct ibv_qp_init_attr_ex ta;
+	q->srqn = e->srqn;
 	memset(&ta, 0, sizeof(ta));
 	ta.qp_type = IBV_QPT_XRC_RECV;
 	ta.comp_mask = IBV_QP_INIT_ATTR_XRCD;
 	ta.xrcd = e->xrcd;
 	q->tgt = ibv_create_qp_ex(e->ctx, &ta);
-	return q->tgt && !qp_init_attr(e, q->tgt, PF_XRC) ? 0 : -1;
+	if (!q->tgt)
+		return -1;
+	e->tgt_map[q->idx] = (uint64_t)q->tgt->qp_num << 32 | q->idx;
+	return qp_init_attr(e, q->tgt, PF_XRC);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
 }
 
 /* Create every connection's QP(s) and move them to INIT. */
 int pf_ep_create_qps(struct pf_ep *e)
 {
+	if (e->o->qpt == PF_XRC && create_xrc_srq(e))
+		return -1;
 	for (uint32_t i = 0; i < e->nq; i++) {
 		struct pf_qp *q = &e->q[i];
 		q->qp = create_send_qp(e, true);
-		if (!q->qp || qp_init_attr(e, q->qp, e->o->qpt) ||
-		    (e->o->qpt == PF_XRC && create_xrc_side(e, q))) {
+		if (!q->qp || qp_init_attr(e, q->qp, e->o->qpt) || (e->o->qpt == PF_XRC && create_xrc_tgt(e, q))) {
 			fprintf(stderr, "%s: %s: creating QP %u of %u failed: %s\n", pf_prog, e->name, i + 1, e->nq,
 				strerror(errno));
 			return -1;
 		}
 	}
+	if (e->tgt_map)
+		qsort(e->tgt_map, e->nq, sizeof(*e->tgt_map), cmp_u64);
 	return 0;
+}
+
+struct pf_qp *pf_rx_conn(struct pf_ep *e, const struct ibv_wc *wc)
+{
+	if (!e->tgt_map)
+		return &e->q[wc->wr_id >> 32];
+	uint32_t lo = 0, hi = e->nq;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		uint32_t qpn = (uint32_t)(e->tgt_map[mid] >> 32);
+		if (qpn == wc->qp_num)
+			return &e->q[(uint32_t)e->tgt_map[mid]];
+		if (qpn < wc->qp_num)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return &e->q[wc->wr_id >> 32]; /* not ours: checked as corrupt */
 }
 
 int pf_ep_post_recv(struct pf_ep *e, struct pf_qp *q, uint32_t slot)
 {
 	struct ibv_sge sge = {.addr = (uintptr_t)pf_rx_slot(e, q, slot), .length = e->rx_slot, .lkey = e->mr->lkey};
 	struct ibv_recv_wr wr = {.wr_id = (uint64_t)q->idx << 32 | slot, .sg_list = &sge, .num_sge = 1}, *bad;
-	return q->srq ? ibv_post_srq_recv(q->srq, &wr, &bad) : ibv_post_recv(q->qp, &wr, &bad);
+	return e->srq ? ibv_post_srq_recv(e->srq, &wr, &bad) : ibv_post_recv(q->qp, &wr, &bad);
 }
 
 int pf_ep_post_all_recv(struct pf_ep *e)
@@ -401,10 +443,11 @@ void pf_ep_close(struct pf_ep *e)
 			ibv_destroy_qp(e->q[i].qp);
 		if (e->q[i].tgt)
 			ibv_destroy_qp(e->q[i].tgt);
-		if (e->q[i].srq)
-			ibv_destroy_srq(e->q[i].srq);
 	}
 	free(e->q);
+	free(e->tgt_map);
+	if (e->srq)
+		ibv_destroy_srq(e->srq);
 	if (e->ah)
 		ibv_destroy_ah(e->ah);
 	if (e->xrcd)

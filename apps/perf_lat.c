@@ -38,9 +38,8 @@ static int poll_reply(struct pf_ep *a, struct pf_qp *q, uint64_t k, struct pf_ro
 		pf_fail(row, "%s: receive completion with status %s", a->name, ibv_wc_status_str(wc.status));
 		return -1;
 	}
-	struct pf_qp *rq = &a->q[wc.wr_id >> 32];
-	bool ok = rq == q && pf_rx_check(a, q, &wc, k);
-	if (pf_ep_post_recv(a, rq, (uint32_t)wc.wr_id)) {
+	bool ok = pf_rx_conn(a, &wc) == q && pf_rx_check(a, q, &wc, k);
+	if (pf_ep_post_recv(a, &a->q[wc.wr_id >> 32], (uint32_t)wc.wr_id)) {
 		pf_fail(row, "%s: ibv_post_recv failed", a->name);
 		return -1;
 	}
@@ -167,7 +166,7 @@ static int passive_recv(struct pf_pass *p, struct pf_row *row)
 				ibv_wc_status_str(wc[i].status));
 			return -1;
 		}
-		struct pf_qp *q = &e->q[wc[i].wr_id >> 32];
+		struct pf_qp *q = pf_rx_conn(e, &wc[i]);
 		if (pf_rx_check(e, q, &wc[i], q->expected))
 			p->good++;
 		else
@@ -175,7 +174,7 @@ static int passive_recv(struct pf_pass *p, struct pf_row *row)
 		q->expected++;
 		p->received++;
 		/* echo first: the buffer of a WRITE_IMM is not reused before the next ping */
-		if (echo(e, q, row) || pf_ep_post_recv(e, q, (uint32_t)wc[i].wr_id))
+		if (echo(e, q, row) || pf_ep_post_recv(e, &e->q[wc[i].wr_id >> 32], (uint32_t)wc[i].wr_id))
 			return -1;
 	}
 	return n;

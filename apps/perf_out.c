@@ -136,7 +136,7 @@ void pf_out_header(const struct pf_opts *o, const struct pf_ep *a, const struct 
 	       pf_role(o));
 	printf("  %s%s%s, %u QP%s (%s), window %u, post list %u, signal every %u, rx depth %u, inline %s, "
 	       "verify %s, MTU %u\n", a->name, b ? " -> " : "", b ? b->name : "", o->qps, o->qps > 1 ? "s" : "",
-	       pf_qpt_name(o->qpt), o->window, o->post_list, o->signal, a->rx_depth,
+	       pf_qpt_name(o->qpt), o->window, o->post_list, o->signal, a->rx_depth ? a->rx_depth : 1,
 	       a->max_inline ? "yes" : "no", o->verify ? "full" : "stamp", a->mtu);
 	printf("  config %s; timer %s", cfg && *cfg ? cfg : "<built-in default>", pt_clock_name());
 	if (pt_clk.tsc)
@@ -146,10 +146,11 @@ void pf_out_header(const struct pf_opts *o, const struct pf_ep *a, const struct 
 	       s->create_s * 1e3, setup_per_s(s->created, s->create_s), s->connect_s * 1e3,
 	       setup_per_s(s->created, s->connect_s),
 	       s->created ? (double)setup_bytes(s) / s->created / 1024.0 : 0.0);
+	bool rtt = o->op == PF_READ || pf_op_atomic(o->op);
 	if (o->kind == PF_LAT)
 		printf("  latency in microseconds, %s\n  %8s %9s %9s %9s %9s %9s %9s %9s %12s  %s\n",
-		       o->op == PF_READ || pf_op_atomic(o->op) ? "round trip of one operation" : "one-way = RTT/2",
-		       "size", "iters", "min", "p50", "p99", "p99.9", "max", "mean", "ops/s", "status");
+		       rtt ? "round trip of one operation" : "one-way = RTT/2", "size", "iters", "min", "p50", "p99",
+		       "p99.9", "max", "mean", rtt ? "ops/s" : "round trips/s", "status");
 	else
 		printf("  %8s %9s %12s %11s %9s %12s %7s %7s  %s\n", "size", "iters", "msg/s", "MB/s", "Gb/s",
 		       "sender msg/s", "lost", "corrupt", "status");

@@ -287,7 +287,7 @@ static const uint8_t *rx_data(struct pf_ep *e, struct pf_qp *q, const struct ibv
 {
 	if (e->o->op == PF_WRITE_IMM)
 		return pf_rx_slot(e, q, remote_slot(e, k));
-	return pf_rx_slot(e, q, (uint32_t)wc->wr_id) + e->hdr;
+	return pf_rx_slot(e, &e->q[wc->wr_id >> 32], (uint32_t)wc->wr_id) + e->hdr;
 }
 
 bool pf_rx_check(struct pf_ep *e, struct pf_qp *q, const struct ibv_wc *wc, uint64_t k)
@@ -316,7 +316,7 @@ int64_t pf_rx_index(struct pf_ep *e, struct pf_qp *q, const struct ibv_wc *wc)
 	} else {
 		if (e->size < 8 || wc->byte_len != e->size + e->hdr)
 			return -1;
-		v = pf_get_stamp(pf_rx_slot(e, q, (uint32_t)wc->wr_id) + e->hdr, e->size);
+		v = pf_get_stamp(rx_data(e, q, wc, 0), e->size);
 	}
 	if (v >> PF_ROUND_SHIFT != e->round || !(v & PF_IDX_MASK))
 		return -1;
