@@ -30,6 +30,7 @@
 #include <jansson.h>
 
 #include "perf_common.h"
+#include "perf_stats.h"
 
 #define PF_DEF_TCP_PORT 18600
 #define PF_QKEY 0x64707631u            /* "dpv1" */
@@ -129,14 +130,12 @@ struct pf_setup {
 	long long rss0, rss1, huge0, huge1;   /* bytes, /proc/self/status */
 };
 
-struct pf_lat_sum { double min, p50, p99, p999, max, mean; };
-
 /* the result of one round (one message size) */
 struct pf_row {
 	uint32_t size;
 	uint64_t iters, warmup;
 	bool has_lat, one_way;          /* one_way: RTT/2; else a round trip */
-	struct pf_lat_sum lat;
+	struct ps_sum lat;
 	uint64_t lat_samples;
 	double lat_ops_per_s;           /* round trips (or operations) per second */
 	json_t *cdf, *hist;             /* owned */

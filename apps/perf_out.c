@@ -3,14 +3,12 @@
  * dpv_perf output: latency statistics (nearest-rank percentiles, a CDF and
  * a log-scale histogram), the text table, the JSON object and CSV rows.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "perf.h"
-
-#define HIST_SUB 8 /* histogram buckets per power of two (about 9 % wide) */
+#include "perf_stats.h"
 
 void pf_row_init(struct pf_row *row, uint32_t size, uint64_t iters, uint64_t warmup)
 {
@@ -33,57 +31,6 @@ const char *pf_role(const struct pf_opts *o)
 	return o->mode == PF_LOOPBACK ? "both" : o->mode == PF_SERVER ? "server" : "client";
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* nearest rank */
-static uint64_t pct(const uint64_t *s, uint64_t n, double p)
-{
-	double r = p / 100.0 * (double)n;
-	uint64_t k = (uint64_t)r;
-	if ((double)k < r)
-		k++;
-	return s[k < 1 ? 0 : (k > n ? n - 1 : k - 1)];
-}
-
-static json_t *make_cdf(const uint64_t *s, uint64_t n, double us)
-{
-	static const double tail[] = {99.5, 99.9, 99.99, 100.0};
-	json_t *a = json_array();
-	json_array_append_new(a, json_pack("[f, f]", 0.0, (double)s[0] * us));
-	for (int p = 1; p < 100; p++)
-		json_array_append_new(a, json_pack("[f, f]", (double)p, (double)pct(s, n, p) * us));
-	for (size_t i = 0; i < sizeof(tail) / sizeof(tail[0]); i++)
-		json_array_append_new(a, json_pack("[f, f]", tail[i], (double)pct(s, n, tail[i]) * us));
-	return a;
-}
-
-/* [[low_us, high_us, count], ...] of the non-empty buckets */
-static json_t *make_hist(const uint64_t *s, uint64_t n, double us)
-{
-	json_t *a = json_array();
-	uint64_t i = 0;
-	while (i < n) {
-		double v = (double)s[i] * us * 1000.0; /* ns */
-		int b = v < 1.0 ? 0 : (int)floor(log2(v) * HIST_SUB);
-		double lo = b ? exp2((double)b / HIST_SUB) : 0.0, hi = exp2((double)(b + 1) / HIST_SUB);
-		uint64_t c = 0;
-		while (i < n && (double)s[i] * us * 1000.0 < hi) {
-			i++;
-			c++;
-		}
-		if (!c) { /* rounding at the edge: take the sample into this bucket */
-			i++;
-			c = 1;
-		}
-		json_array_append_new(a, json_pack("[f, f, I]", lo / 1000.0, hi / 1000.0, (json_int_t)c));
-	}
-	return a;
-}
-
 /* ticks: n latency samples (sorted here); one_way halves them; span: the
  * measured interval for the rate */
 void pf_lat_finish(struct pf_row *row, uint64_t *ticks, uint64_t n, bool one_way, uint64_t span_ticks)
@@ -93,18 +40,11 @@ void pf_lat_finish(struct pf_row *row, uint64_t *ticks, uint64_t n, bool one_way
 	row->has_lat = n > 0;
 	if (!n)
 		return;
-	qsort(ticks, n, sizeof(ticks[0]), cmp_u64);
-	double us = pt_clk.ns_per_tick / 1000.0 / (one_way ? 2.0 : 1.0), sum = 0;
-	for (uint64_t i = 0; i < n; i++)
-		sum += (double)ticks[i];
-	row->lat.min = (double)ticks[0] * us;
-	row->lat.p50 = (double)pct(ticks, n, 50) * us;
-	row->lat.p99 = (double)pct(ticks, n, 99) * us;
-	row->lat.p999 = (double)pct(ticks, n, 99.9) * us;
-	row->lat.max = (double)ticks[n - 1] * us;
-	row->lat.mean = sum / (double)n * us;
-	row->cdf = make_cdf(ticks, n, us);
-	row->hist = make_hist(ticks, n, us);
+	ps_sort(ticks, n);
+	double us = pt_clk.ns_per_tick / 1000.0 / (one_way ? 2.0 : 1.0);
+	ps_summary(ticks, n, us, &row->lat);
+	row->cdf = ps_cdf(ticks, n, us);
+	row->hist = ps_hist(ticks, n, us, 1000.0);
 	double ns = pt_ticks_ns(span_ticks);
 	row->lat_ops_per_s = ns > 0 ? (double)n / ns * 1e9 : 0;
 	/* messages: a ping-pong carries two per round trip */
@@ -148,7 +88,7 @@ void pf_out_header(const struct pf_opts *o, const struct pf_ep *a, const struct 
 	       s->created ? (double)setup_bytes(s) / s->created / 1024.0 : 0.0);
 	bool rtt = o->op == PF_READ || pf_op_atomic(o->op);
 	if (o->kind == PF_LAT)
-		printf("  latency in microseconds, %s\n  %8s %9s %9s %9s %9s %9s %9s %9s %12s  %s\n",
+		printf("  latency in microseconds, %s\n  %8s %9s %9s %9s %9s %9s %9s %9s %13s  %s\n",
 		       rtt ? "round trip of one operation" : "one-way = RTT/2", "size", "iters", "min", "p50", "p99",
 		       "p99.9", "max", "mean", rtt ? "ops/s" : "round trips/s", "status");
 	else
@@ -161,7 +101,7 @@ void pf_out_row(const struct pf_opts *o, const struct pf_row *r)
 {
 	const char *st = r->ok ? "ok" : "FAIL";
 	if (o->kind == PF_LAT && o->mode != PF_SERVER)
-		printf("  %8u %9llu %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %12.0f  %s\n", r->size,
+		printf("  %8u %9llu %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %13.0f  %s\n", r->size,
 		       (unsigned long long)r->lat_samples, r->lat.min, r->lat.p50, r->lat.p99, r->lat.p999,
 		       r->lat.max, r->lat.mean, r->lat_ops_per_s, st);
 	else if (o->kind == PF_LAT)
@@ -238,13 +178,6 @@ static json_t *setup_json(const struct pf_opts *o, const struct pf_setup *s)
 	return j;
 }
 
-static json_t *lat_json(const struct pf_row *r)
-{
-	const struct pf_lat_sum *l = &r->lat;
-	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", "min", l->min, "p50", l->p50, "p99", l->p99,
-			 "p99_9", l->p999, "max", l->max, "mean", l->mean);
-}
-
 static json_t *row_json(const struct pf_row *r)
 {
 	json_t *j = json_pack("{s:i, s:I, s:I}", "size", r->size, "iters", (json_int_t)r->iters,
@@ -253,7 +186,7 @@ static json_t *row_json(const struct pf_row *r)
 		json_object_set_new(j, "latency_definition",
 				    json_string(r->one_way ? "one-way = RTT/2" : "round trip of one operation"));
 		json_object_set_new(j, "samples", json_integer((json_int_t)r->lat_samples));
-		json_object_set_new(j, r->one_way ? "one_way_us" : "round_trip_us", lat_json(r));
+		json_object_set_new(j, r->one_way ? "one_way_us" : "round_trip_us", ps_sum_json(&r->lat));
 		json_object_set_new(j, r->one_way ? "round_trips_per_s" : "ops_per_s", json_real(r->lat_ops_per_s));
 		json_object_set(j, "cdf_us", r->cdf);
 		json_object_set(j, "histogram_us", r->hist);
