@@ -420,11 +420,13 @@ int pf_parse_args(int argc, char **argv, struct pf_opts *o)
 	}
 	if (settle_mode(argc, argv, o))
 		return -1;
+	if (o->mode != PF_SERVER && pf_check_combo(o))
+		return -1;
 	if (pf_op_atomic(o->op))
 		o->size_min = o->size_max = 8;
 	if (o->signal > o->window)
 		o->signal = o->window;
 	if (o->size_min != o->size_max && !o->max_bytes_set)
 		o->max_bytes = 1ull << 30;
-	return o->mode == PF_SERVER ? 0 : pf_check_combo(o);
+	return 0;
 }
