@@ -471,15 +471,19 @@ void pf_ep_close(struct pf_ep *e)
 	e->xrcd_fd = -1;
 }
 
-/* Start of a round: clear the receive/target slots, stamp READ sources,
- * reset the per-round counters; message quotas round robin over the QPs. */
+/* Start of a round: clear the WRITE targets and atomic counters, stamp
+ * READ sources, reset the per-round counters; message quotas round robin
+ * over the QPs. Receive buffers are left alone: a late credit of the last
+ * round may sit in one, its completion not yet polled (it is ignored by its
+ * round number, but must still look like a credit). */
 void pf_ep_round_reset(struct pf_ep *e, uint64_t round, uint32_t size, uint64_t total)
 {
 	e->round = round;
 	e->size = size;
 	for (uint32_t i = 0; i < e->nq; i++) {
 		struct pf_qp *q = &e->q[i];
-		memset(q->rx, 0, (size_t)e->rx_slots * e->rx_slot);
+		if (e->o->op == PF_WRITE || pf_op_atomic(e->o->op))
+			memset(q->rx, 0, (size_t)e->rx_slots * e->rx_slot);
 		if (e->o->op == PF_READ)
 			for (uint32_t s = 0; s < e->rx_slots; s++) {
 				if (e->o->verify)

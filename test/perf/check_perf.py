@@ -9,6 +9,9 @@ usage: check_perf.py perf BUILD      dpv_perf --loopback, every QP type x
                                      --csv, the text output, usage errors
        check_perf.py baseline BUILD  dpv_baseline, short runs
        check_perf.py bench BUILD     apps/dpv_bench.sh --quick (loopback)
+       check_perf.py two BUILD       dpv_perf --server / client over net_memif
+                                     (private copies of config/pair-a.json and
+                                     pair-b.json; /tmp/dpverbs-pair.lock held)
 
 Every dpv_perf run must exit 0 and print one JSON object with status
 "pass", rates > 0, min <= p50 <= p99 <= p99.9 <= max, an increasing CDF,
@@ -16,8 +19,10 @@ as many samples as iterations, and the QP set-up figures. Prints
 "N passed, N failed"; exit status 1 on a failure.
 """
 import csv
+import fcntl
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -189,6 +194,71 @@ def test_bench(build):
         check('ratio' in out, 'summary printed')
 
 
+TWO = [['-t', 'rc_send_lat', '-n', '2000'],
+       ['-t', 'ud_bw', '-n', '20000', '-l', '8', '--signal', '8'],
+       ['-t', 'xrc_send_bw', '-q', '4', '--sweep', '64:1024', '-n', '5000'],
+       ['-t', 'rc_write_lat', '--sweep', '1:4096', '-n', '500'],
+       ['-t', 'rc_read_bw', '-q', '3', '-n', '5000', '--verify'],
+       ['-t', 'xrc_fadd_lat', '-n', '1000'],
+       ['-t', 'uc_write_imm_bw', '-q', '2', '-n', '5000']]
+
+
+def pair_configs(src, tmp):
+    out = []
+    for s in ('a', 'b'):
+        c = json.load(open(os.path.join(src, 'config', 'pair-%s.json' % s), encoding='utf-8'))
+        c['eal']['file_prefix'] = 'dpv-check-perf-%d-%s' % (os.getpid(), s)
+        dev = c['ports'][0]['device']
+        dev['args'] = re.sub(r'socket=[^,]*', 'socket=' + os.path.join(tmp, 'memif.sock'), dev['args'])
+        path = os.path.join(tmp, 'pair-%s.json' % s)
+        json.dump(c, open(path, 'w', encoding='utf-8'))
+        out.append(path)
+    return out
+
+
+def two_one(perf, cfg, args, port):
+    name = ' '.join(args)
+    srv = subprocess.Popen([perf, '--server', '-p', str(port), '--timeout', '30'],
+                           env=dict(ENV, DPVERBS_CONFIG=cfg[0]), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    try:
+        line = '-'
+        while line and 'waiting for a client' not in line:  # the runtime is up, the port listens
+            line = srv.stdout.readline()
+        check('waiting for a client' in line, '%s: server started' % name)
+        p = subprocess.run([perf, '-p', str(port), '--json', '--timeout', '30'] + args + ['127.0.0.1'],
+                           env=dict(ENV, DPVERBS_CONFIG=cfg[1]), capture_output=True, text=True, timeout=60,
+                           check=False)
+        srv_out, _ = srv.communicate(timeout=30)
+    finally:
+        if srv.poll() is None:
+            srv.kill()
+            srv.wait()
+    check(p.returncode == 0 and srv.returncode == 0, '%s: client exit %d, server exit %d: %s %s' % (
+        name, p.returncode, srv.returncode, p.stderr.strip()[-200:], srv_out.strip()[-300:]))
+    try:
+        d = json.loads(p.stdout)
+    except ValueError:
+        check(False, '%s: client output is not JSON' % name)
+        return
+    check(d['mode'] == 'two-process' and d['role'] == 'client', name + ': mode')
+    for r in d['rows']:
+        sane_row(r, 'lat' if args[1].endswith('lat') else 'bw', '%s size %d' % (name, r['size']))
+
+
+def test_two(build):
+    if os.environ.get('DPVERBS_HUGEPAGES') == '0':
+        print('SKIP: net_memif needs hugepages (DPVERBS_HUGEPAGES=0)')
+        sys.exit(77)
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    perf = os.path.join(build, 'apps', 'dpv_perf')
+    with open('/tmp/dpverbs-pair.lock', 'w', encoding='utf-8') as lock, tempfile.TemporaryDirectory() as tmp:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        cfg = pair_configs(src, tmp)
+        for i, args in enumerate(TWO):
+            two_one(perf, cfg, args, 20000 + (os.getpid() * 7 + i * 131) % 20000)
+
+
 def main():
     what, build = sys.argv[1], os.path.abspath(sys.argv[2])
     if what == 'perf':
@@ -199,6 +269,8 @@ def main():
         test_baseline(build)
     elif what == 'bench':
         test_bench(build)
+    elif what == 'two':
+        test_two(build)
     print('%d passed, %d failed' % (RESULTS['pass'], RESULTS['fail']))
     return 1 if RESULTS['fail'] else 0
 
