@@ -88,8 +88,12 @@ int pf_shape(struct pf_opts *o, const struct pf_ep *e)
 	o->window = w;
 	if (o->post_list > w)
 		o->post_list = w;
-	if (o->signal > w)
-		o->signal = w;
+	/* a full window must hold a signalled WR, or the sender waits for ever */
+	if (o->signal > w - o->post_list + 1) {
+		fprintf(stderr, "%s: note: signal cut from %u to %u (window %u, post list %u)\n", pf_prog, o->signal,
+			w - o->post_list + 1, w, o->post_list);
+		o->signal = w - o->post_list + 1;
+	}
 	uint64_t cqe = (uint64_t)o->qps * ((w + o->signal - 1) / o->signal + 2);
 	if (cqe > (uint64_t)da->max_cqe) {
 		fprintf(stderr, "%s: %u QPs x (window %u / signal %u + 2) = %llu send CQEs: above max_cqe %d; "
@@ -111,6 +115,12 @@ int pf_shape(struct pf_opts *o, const struct pf_ep *e)
 		fprintf(stderr, "%s: note: rx-depth cut from %u to %u (device, CQ or buffer limits)\n", pf_prog,
 			o->rx_depth, r);
 	o->rx_depth = r;
+	/* credits come every r/4 messages: a post list must fit in what is left */
+	if (o->kind == PF_BW && !o->no_fc && o->post_list > r * 3 / 4) {
+		fprintf(stderr, "%s: note: post list cut from %u to %u (rx depth %u)\n", pf_prog, o->post_list,
+			r * 3 / 4, r);
+		o->post_list = r * 3 / 4;
+	}
 	return 0;
 }
 
