@@ -74,9 +74,12 @@ void pf_out_header(const struct pf_opts *o, const struct pf_ep *a, const struct 
 	pf_test_name(o, name, sizeof(name));
 	printf("dpv_perf: test %s, mode %s, role %s\n", name, o->mode == PF_LOOPBACK ? "loopback" : "two-process",
 	       pf_role(o));
-	printf("  %s%s%s, %u QP%s (%s), window %u, post list %u, signal every %u, rx depth %u, inline %s, "
+	char rx[16] = "-";
+	if (a->rx_depth)
+		snprintf(rx, sizeof(rx), "%u", a->rx_depth);
+	printf("  %s%s%s, %u QP%s (%s), window %u, post list %u, signal every %u, rx depth %s, inline %s, "
 	       "verify %s, MTU %u\n", a->name, b ? " -> " : "", b ? b->name : "", o->qps, o->qps > 1 ? "s" : "",
-	       pf_qpt_name(o->qpt), o->window, o->post_list, o->signal, a->rx_depth ? a->rx_depth : 1,
+	       pf_qpt_name(o->qpt), o->window, o->post_list, o->signal, rx,
 	       a->max_inline ? "yes" : "no", o->verify ? "full" : "stamp", a->mtu);
 	printf("  config %s; timer %s", cfg && *cfg ? cfg : "<built-in default>", pt_clock_name());
 	if (pt_clk.tsc)
