@@ -224,14 +224,11 @@ uint64_t pf_ms_ticks(unsigned int ms);
 /* perf_lat.c */
 void pf_lat_run(struct pf_run *r);
 int pf_lat_passive_step(struct pf_pass *p, struct pf_row *row);
-bool pf_lat_passive_done(const struct pf_pass *p);
 
 /* perf_bw.c */
 void pf_bw_run(struct pf_run *r);
 int pf_bw_passive_step(struct pf_pass *p, struct pf_row *row);
-bool pf_bw_passive_done(const struct pf_pass *p);
 void pf_bw_passive_finish(struct pf_pass *p, struct pf_row *row);
-void pf_rate_from_rx(const struct pf_pass *p, struct pf_row *row);
 void pf_pass_init(struct pf_pass *p, struct pf_ep *e, uint64_t total, uint64_t warmup);
 int pf_passive_step(struct pf_pass *p, struct pf_row *row);
 void pf_drain_passive(struct pf_pass *p, struct pf_row *row, unsigned int ms);

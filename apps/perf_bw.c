@@ -239,10 +239,6 @@ int pf_bw_passive_step(struct pf_pass *p, struct pf_row *row)
 	return c < 0 ? -1 : n + c;
 }
 
-bool pf_bw_passive_done(const struct pf_pass *p)
-{
-	return pf_op_recv(p->e->o->op) && p->received >= p->total;
-}
 
 /* WRITE: after the round, each target slot holds the last message written to it */
 static void write_end_check(struct pf_pass *p)
@@ -269,17 +265,6 @@ void pf_bw_passive_finish(struct pf_pass *p, struct pf_row *row)
 	else if (p->e->o->op == PF_WRITE)
 		write_end_check(p);
 	pf_drain_sq(p->e, row);
-}
-
-void pf_rate_from_rx(const struct pf_pass *p, struct pf_row *row)
-{
-	uint64_t counted = p->good > p->clock_at ? p->good - p->clock_at : 0;
-	double ns = p->t_ref && p->t_last > p->t_ref ? pt_ticks_ns(p->t_last - p->t_ref) : 0;
-	row->has_bw = true;
-	if (ns > 0) {
-		row->msg_per_s = (double)counted / ns * 1e9;
-		row->duration_s = ns / 1e9;
-	}
 }
 
 /* ---- both kinds ---- */

@@ -204,8 +204,3 @@ int pf_lat_passive_step(struct pf_pass *p, struct pf_row *row)
 		return passive_write(p, row);
 	return pf_reap(p->e, row); /* READ/atomics: the engine answers; we only poll */
 }
-
-bool pf_lat_passive_done(const struct pf_pass *p)
-{
-	return pf_op_recv(p->e->o->op) || is_write(p->e) ? p->received >= p->total : false;
-}
