@@ -165,6 +165,9 @@ static int ep_open_xrcd(struct pf_ep *e)
 		fprintf(stderr, "%s: %s: ibv_open_xrcd failed: %s\n", pf_prog, e->name, strerror(errno));
 		return -1;
 	}
+	/* the domain holds the inode through the open file: no name left behind */
+	unlink(e->xrcd_path);
+	e->xrcd_path[0] = 0;
 	return 0;
 }
 
