@@ -21,6 +21,7 @@ import csv
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -230,7 +231,7 @@ def sweep_plot(gp, d, base, sweep):
     series = []
     for title, rows in sweep.items():
         if rows:
-            fn = 'sweep_%s.dat' % title.split(',')[0].replace(' ', '_')
+            fn = 'sweep_%s.dat' % re.sub(r'[^A-Za-z0-9]+', '_', title).strip('_')
             write_dat(os.path.join(d, fn), [(r['size'], r['gbit_per_s'], r['msg_per_s']) for r in rows])
             series.append((fn, 'dpverbs ' + title))
     mem = [(r['size'], r['gbit_per_s'], r['copies_per_s']) for r in get(base, 'memcpy', 'rows') or []]
@@ -244,7 +245,7 @@ def sweep_plot(gp, d, base, sweep):
         plot_bw += ", 'memcpy.dat' using 1:2 with linespoints dt 2 title 'memcpy, one core'"
     script = ['set terminal pngcairo size 1000,900 noenhanced', "set output 'sweep.png'",
               'set multiplot layout 2,1', 'set logscale x 2', 'set logscale y', 'set grid',
-              'set xrange [%d:%d]' % (min(sizes), max(sizes)), "set format x '%.0b %BB'",
+              'set xrange [%d:%d]' % (min(sizes), max(sizes)), "set format x '%.0b%BB'",
               "set xlabel 'message size'", 'set key below',
               "set title 'bandwidth vs size'", "set ylabel 'Gb/s'", 'plot ' + plot_bw,
               "set title 'message rate vs size'", "set ylabel 'messages/s'", 'plot ' + plot_rate,
