@@ -2,6 +2,8 @@
 # dpverbs: the two commands of the README.
 #   ./dpv.sh run    install what is missing, build, run the main job (UD benchmark
 #                   on the built-in default configuration: no hardware needed)
+#   ./dpv.sh bench  install what is missing, build, run the benchmark suite
+#                   (apps/dpv_bench.sh; options are passed on, e.g. --quick)
 #   ./dpv.sh test   install what is missing, build (plain and ASan+UBSan), run every test
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -9,7 +11,7 @@ here=$(pwd)
 
 need_pkgs=(build-essential pkg-config meson ninja-build dpdk-dev libdpdk-dev libibverbs-dev
   ibverbs-utils ibverbs-providers perftest python3-pyverbs libjansson-dev iproute2 tshark groff-base man-db
-  clang libclang-rt-14-dev rdmacm-utils)
+  clang libclang-rt-14-dev rdmacm-utils gnuplot-nox)
 
 install_missing() {
   local missing=()
@@ -65,6 +67,13 @@ run)
   shift
   exec build/apps/dpv_perf --loopback "$@"
   ;;
+bench)
+  install_missing
+  reserve_hugepages
+  build build
+  shift
+  exec apps/dpv_bench.sh -b build "$@"
+  ;;
 test)
   install_missing
   reserve_hugepages
@@ -75,7 +84,7 @@ test)
   exec ./scripts/run_tests.sh "$@"
   ;;
 *)
-  echo "usage: $0 run [dpv_perf options] | test" >&2
+  echo "usage: $0 run [dpv_perf options] | bench [dpv_bench.sh options] | test" >&2
   exit 2
   ;;
 esac

@@ -54,7 +54,7 @@ expect_file() {
 for f in "$LIBDIR/libdpverbs.so" "$LIBDIR/dpverbs/libibverbs.so.1" \
 	"$INCDIR/dpverbs/dpverbs.h" "$LIBDIR/pkgconfig/dpverbs.pc" \
 	"$BINDIR/dpverbs-run" "$BINDIR/dpv_perf" "$BINDIR/dpv_stat" "$BINDIR/dpv_td_bench" \
-	"$BINDIR/dpv_crc_bench" "$BINDIR/udp_pingpong" \
+	"$BINDIR/dpv_crc_bench" "$BINDIR/udp_pingpong" "$BINDIR/dpv_baseline" \
 	"$DATADIR/dpverbs/config/pair-a.json" "$DATADIR/dpverbs/config/pair-b.json" \
 	"$DATADIR/dpverbs/config/default.json" "$DATADIR/dpverbs/config/README.md" \
 	"$DATADIR/doc/dpverbs/architecture.md" "$DATADIR/doc/dpverbs/install.md"; do

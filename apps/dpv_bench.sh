@@ -1,0 +1,245 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# dpv_bench.sh: the benchmark suite. Runs, in one sitting on this machine:
+#   1. dpv_baseline: memcpy 64 B .. 1 MiB and 64 MiB, a cache line between
+#      two CPUs, kernel UDP ping-pong and stream, kernel TCP stream;
+#   2. dpv_perf in one process (--loopback, dpv0 -> dpv1): UD SEND 64 B rate
+#      (post lists of 16, one signalled WR in 16), RC WRITE 64 B rate,
+#      RC WRITE 64 KiB bandwidth, RC and UD SEND 64 B latency, an RC WRITE
+#      size sweep, RC WRITE 64 B rate over 1 QP and over 1024 QPs (with the
+#      QP creation rate and memory per QP);
+#   3. with --two-process, over net_memif between two processes: the same
+#      dpv_perf tests, and Debian's perftest (ib_send_lat, ib_send_bw -s 64,
+#      ib_write_bw -s 65536) on the drop-in BUILD/compat/libibverbs.so.1.
+# Then apps/dpv_bench_report.py writes results.json, results.csv, summary.txt
+# (every dpverbs figure next to its baseline and the ratio) and the plots
+# latency_cdf.png and sweep.png (gnuplot), and prints the summary.
+#
+# usage: apps/dpv_bench.sh [options]
+#   --quick            short runs (under a minute in all), for smoke use
+#   --two-process      also the two-process part (serialized with other
+#                      two-process runs on /tmp/dpverbs-pair.lock)
+#   --progress MODE    inline (default) or lcore: config/loopback-lcore.json
+#                      (and pair-a-lcore.json / pair-b-lcore.json)
+#   -o DIR             results directory (default BUILD/bench/<timestamp>)
+#   -b BUILD           build directory (default <repo>/build)
+#   --no-plots         do not run gnuplot
+#   --timeout SEC      per process (default 120, quick 30)
+#   -h, --help         this text
+# Exit status: 0 every run passed its checks, 1 some run failed (the others
+# are still reported), 2 usage or missing programs.
+#
+# Two-process runs use private copies of the pair configurations (their own
+# memif socket in the work directory and EAL file prefixes), so they do not
+# disturb the test suite's shared names. Only processes this script started
+# are ever signalled.
+set -u
+
+here=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
+repo=$(cd "$here/.." && pwd)
+build=$repo/build
+out=
+quick=0
+two=0
+progress=inline
+plots=1
+tmo=
+
+usage() { sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--quick) quick=1; shift ;;
+	--two-process) two=1; shift ;;
+	--progress) progress=${2:-}; shift 2 ;;
+	--progress=*) progress=${1#*=}; shift ;;
+	-o) out=${2:-}; shift 2 ;;
+	-b) build=${2:-}; shift 2 ;;
+	--no-plots) plots=0; shift ;;
+	--timeout) tmo=${2:-}; shift 2 ;;
+	-h|--help) usage; exit 0 ;;
+	*) echo "dpv_bench.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
+	esac
+done
+case "$progress" in inline|lcore) ;; *) echo "dpv_bench.sh: --progress inline or lcore" >&2; exit 2 ;; esac
+build=$(cd "$build" 2>/dev/null && pwd) || { echo "dpv_bench.sh: no build directory" >&2; exit 2; }
+perf=$build/apps/dpv_perf
+base=$build/apps/dpv_baseline
+for b in "$perf" "$base"; do
+	[ -x "$b" ] || { echo "dpv_bench.sh: $b not built (ninja -C $build)" >&2; exit 2; }
+done
+command -v python3 >/dev/null || { echo "dpv_bench.sh: needs python3" >&2; exit 2; }
+[ -n "$out" ] || out=$build/bench/$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out/raw" "$out/logs" || exit 2
+out=$(cd "$out" && pwd)
+
+work=$(mktemp -d /tmp/dpv-bench.XXXXXX)
+pids=()
+status=0
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [ "$progress" = lcore ]; then
+	loop_cfg=$repo/config/loopback-lcore.json
+	pair_a=$repo/config/pair-a-lcore.json
+	pair_b=$repo/config/pair-b-lcore.json
+else
+	loop_cfg=
+	pair_a=$repo/config/pair-a.json
+	pair_b=$repo/config/pair-b.json
+fi
+
+# sizes of the runs: quick / full
+[ -n "$tmo" ] || { [ $quick = 1 ] && tmo=30 || tmo=120; }
+if [ $quick = 1 ]; then
+	n_rate=1000000 n_big=20000 n_lat=100000 n_qps=20000 sweep=64:1048576 n_sweep=5000 base_args=--quick
+	pt_lat=2000 pt_bw=50000 pt_big=2000
+else
+	n_rate=2000000 n_big=50000 n_lat=200000 n_qps=200000 sweep=1:1048576 n_sweep=20000 base_args=
+	pt_lat=20000 pt_bw=1000000 pt_big=20000
+fi
+
+log() { printf '%s\n' "$*" >&2; }
+note_fail() { status=1; log "  FAILED: $*"; }
+
+# the dpv_perf tests: NAME|ARGS (the same in both modes)
+tests=(
+	"ud_send_bw_64|-c ud -o send -t bw -s 64 -n $n_rate -l 16 --signal 16"
+	"rc_write_bw_64|-c rc -o write -t bw -s 64 -n $n_rate -l 16 --signal 16"
+	"rc_write_bw_64k|-c rc -o write -t bw -s 65536 -n $n_big"
+	"rc_send_lat_64|-c rc -o send -t lat -s 64 -n $n_lat"
+	"ud_send_lat_64|-c ud -o send -t lat -s 64 -n $n_lat"
+	"rc_write_sweep|-c rc -o write -t bw --sweep $sweep -n $n_sweep"
+	"rc_write_bw_64_q1|-c rc -o write -t bw -s 64 -n $n_qps -q 1"
+	"rc_write_bw_64_q1024|-c rc -o write -t bw -s 64 -n $n_qps -q 1024 --msg-timeout 5000"
+)
+
+run_baseline() {
+	log "[baseline] dpv_baseline $base_args"
+	"$base" $base_args --json --timeout "$tmo" > "$out/raw/baseline.json" 2> "$out/logs/baseline.err" ||
+		note_fail "dpv_baseline (see logs/baseline.err)"
+}
+
+run_loopback() {
+	local t name args
+	for t in "${tests[@]}"; do
+		name=${t%%|*} args=${t#*|}
+		log "[loopback] $name: dpv_perf --loopback $args"
+		# shellcheck disable=SC2086
+		DPVERBS_CONFIG=$loop_cfg timeout $((tmo + 10)) "$perf" --loopback $args --json --timeout "$tmo" \
+			--csv "$out/raw/dpv_perf.csv" > "$out/raw/loop_$name.json" 2> "$out/logs/loop_$name.err" ||
+			note_fail "loop_$name (see logs/loop_$name.err)"
+	done
+}
+
+# ---- two processes over net_memif ----
+
+pick_port() {
+	local p i
+	for i in 0 1 2 3 4 5 6 7 8 9; do
+		p=$(( 20000 + (RANDOM * 7 + i * 131) % 20000 ))
+		ss -Hltn "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
+	done
+	echo 18600
+}
+
+# private copies: their own memif socket and EAL file prefixes
+make_pair_cfgs() {
+	local s src
+	for s in a b; do
+		[ $s = a ] && src=$pair_a || src=$pair_b
+		python3 - "$src" "$work/pair-$s.json" "$work/memif.sock" "dpv-bench-$$-$s" <<'PY' || return 1
+import json, re, sys
+c = json.load(open(sys.argv[1]))
+c['eal']['file_prefix'] = sys.argv[4]
+c['ports'][0]['device']['args'] = re.sub(r'socket=[^,]*', 'socket=' + sys.argv[3], c['ports'][0]['device']['args'])
+json.dump(c, open(sys.argv[2], 'w'), indent=2)
+PY
+	done
+}
+
+# wait_for FILE PID PATTERN: until PATTERN is in FILE (10 s), or PID ended
+wait_for() {
+	local i
+	for i in $(seq 1 200); do
+		grep -q "$3" "$1" 2>/dev/null && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+# run_pair NAME WAIT_PATTERN SERVER_CMD... -- CLIENT_CMD...: output in logs/NAME.srv
+# (server, stdout and stderr), NAME.cli and NAME.err (client stdout, stderr)
+run_pair() {
+	local name=$1 pat=$2 scmd=() rc src
+	shift 2
+	while [ "$1" != -- ]; do scmd+=("$1"); shift; done
+	shift
+	DPVERBS_CONFIG=$work/pair-a.json timeout $((tmo + 10)) "${scmd[@]}" > "$out/logs/$name.srv" 2>&1 &
+	local sp=$!
+	pids+=("$sp")
+	if [ -n "$pat" ]; then wait_for "$out/logs/$name.srv" "$sp" "$pat"; else sleep 1.5; fi
+	DPVERBS_CONFIG=$work/pair-b.json timeout $((tmo + 10)) "$@" > "$out/logs/$name.cli" 2> "$out/logs/$name.err"
+	rc=$?
+	wait "$sp" 2>/dev/null
+	src=$?
+	pids=("${pids[@]/$sp}")
+	rm -f "$work/memif.sock"
+	[ $rc = 0 ] && [ $src = 0 ] || { note_fail "$name: client exit $rc, server exit $src (logs/$name.*)"; return 1; }
+}
+
+run_two_process() {
+	local t name args port
+	make_pair_cfgs || { note_fail "pair configurations"; return; }
+	exec 9>/tmp/dpverbs-pair.lock
+	log "[two-process] waiting for /tmp/dpverbs-pair.lock"
+	flock -w 600 9 || { note_fail "could not get /tmp/dpverbs-pair.lock"; return; }
+	for t in "${tests[@]}"; do
+		name=${t%%|*} args=${t#*|}
+		port=$(pick_port)
+		log "[two-process] $name: dpv_perf --server / dpv_perf $args 127.0.0.1"
+		# shellcheck disable=SC2086
+		run_pair "memif_$name" "waiting for a client" "$perf" --server -p "$port" --timeout "$tmo" -- \
+			"$perf" -p "$port" $args --timeout "$tmo" --json --csv "$out/raw/dpv_perf.csv" 127.0.0.1
+		cp "$out/logs/memif_$name.cli" "$out/raw/memif_$name.json"
+	done
+	run_perftest
+	exec 9>&-
+}
+
+# Debian's perftest on the drop-in; the client's result line goes to raw/pt_NAME.txt
+run_perftest() {
+	local t name args port
+	local -a pt=("ib_send_lat|-s 64 -n $pt_lat" "ib_send_bw|-s 64 -n $pt_bw" "ib_write_bw|-s 65536 -n $pt_big")
+	for t in "${pt[@]}"; do
+		name=${t%%|*} args=${t#*|}
+		command -v "$name" >/dev/null || { log "[perftest] $name not installed: skipped"; continue; }
+		port=$(pick_port)
+		log "[perftest] $name $args (drop-in libibverbs.so.1)"
+		# shellcheck disable=SC2086
+		LD_LIBRARY_PATH=$build/compat run_pair "pt_$name" "" "$name" -d dpv0 -x 1 -p "$port" $args -- \
+			"$name" -d dpv0 -x 1 -p "$port" $args 127.0.0.1
+		grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$out/logs/pt_$name.cli" | tail -1 > "$out/raw/pt_$name.txt"
+	done
+}
+
+t0=$(date +%s)
+log "dpv_bench: results in $out ($([ $quick = 1 ] && echo quick || echo full), progress $progress$([ $two = 1 ] && echo ', two-process'))"
+run_baseline
+run_loopback
+[ $two = 1 ] && run_two_process
+log "dpv_bench: runs took $(( $(date +%s) - t0 )) s"
+
+report_args=(--dir "$out" --build "$build" --progress "$progress")
+[ $quick = 1 ] && report_args+=(--quick)
+[ $plots = 0 ] && report_args+=(--no-plots)
+python3 "$here/dpv_bench_report.py" "${report_args[@]}" || status=1
+exit $status

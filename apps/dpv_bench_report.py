@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""dpv_bench_report.py: the report of a dpv_bench.sh run.
+
+usage: dpv_bench_report.py --dir DIR [--build BUILD] [--progress MODE]
+                           [--quick] [--no-plots]
+
+Reads DIR/raw (baseline.json from dpv_baseline, loop_*.json and
+memif_*.json from dpv_perf --json, pt_*.txt: perftest's result lines) and
+writes into DIR:
+  results.json   meta (machine, build, commit, mode), the baseline, every
+                 run as its tool wrote it, the summary and the size sweep
+  results.csv    the summary: section, metric, dpverbs, unit, baseline,
+                 baseline_value, ratio (dpverbs / baseline), better
+  summary.txt    the table printed on stdout
+  latency_cdf.png, sweep.png   gnuplot plots (their .dat and .gp files too)
+Exit status 1 if a run is missing or did not pass its checks.
+"""
+import argparse
+import csv
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+GBIT = 1e9
+
+
+def load(path):
+    try:
+        with open(path, encoding='utf-8') as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def row0(run):
+    """the first row of a dpv_perf run, or {}"""
+    if not run or not run.get('rows'):
+        return {}
+    return run['rows'][0]
+
+
+def get(d, *keys):
+    for k in keys:
+        if not isinstance(d, dict) or k not in d:
+            return None
+        d = d[k]
+    return d
+
+
+def memcpy_gbit(base, size):
+    for r in get(base, 'memcpy', 'rows') or []:
+        if r.get('size') == size:
+            return r.get('gbit_per_s')
+    return None
+
+
+def perftest(raw, name):
+    """perftest's result line: the numbers, or None"""
+    try:
+        with open(os.path.join(raw, 'pt_%s.txt' % name), encoding='utf-8') as f:
+            line = f.read().split()
+        return [float(x) for x in line] if line else None
+    except (OSError, ValueError):
+        return None
+
+
+class Summary:
+    def __init__(self):
+        self.rows = []
+
+    def add(self, section, metric, value, unit, base_name, base, better):
+        ratio = None
+        if value is not None and base:
+            ratio = value / base
+        self.rows.append({'section': section, 'metric': metric, 'dpverbs': value, 'unit': unit,
+                          'baseline': base_name, 'baseline_value': base, 'ratio': ratio,
+                          'better': better})
+
+
+def add_perf_rows(s, runs, base, prefix, section):
+    """the dpv_perf figures of one mode (loop_ or memif_) next to their baselines"""
+    def r(name):
+        return row0(runs.get(prefix + name))
+    udp_rate = get(base, 'udp_bw', 'msg_per_s')
+    udp_p50 = get(base, 'udp_lat', 'one_way_us', 'p50')
+    udp_p99 = get(base, 'udp_lat', 'one_way_us', 'p99')
+    tcp = get(base, 'tcp_bw', 'gbit_per_s')
+    cl = get(base, 'cacheline', 'one_way_ns_p50')
+    s.add(section, 'UD SEND 64 B rate (post list 16, 1 in 16 signalled)', r('ud_send_bw_64').get('msg_per_s'),
+          'msg/s', 'kernel UDP stream 64 B', udp_rate, 'higher')
+    s.add(section, 'RC WRITE 64 B rate (post list 16)', r('rc_write_bw_64').get('msg_per_s'), 'msg/s',
+          'kernel UDP stream 64 B', udp_rate, 'higher')
+    big = r('rc_write_bw_64k').get('gbit_per_s')
+    s.add(section, 'RC WRITE 64 KiB bandwidth', big, 'Gb/s', 'memcpy 64 KiB, one core',
+          memcpy_gbit(base, 65536), 'higher')
+    s.add(section, 'RC WRITE 64 KiB bandwidth', big, 'Gb/s', 'kernel TCP stream', tcp, 'higher')
+    lat = r('rc_send_lat_64').get('one_way_us') or {}
+    s.add(section, 'RC SEND 64 B latency p50 (one-way)', lat.get('p50'), 'us',
+          'kernel UDP ping-pong p50 (one-way)', udp_p50, 'lower')
+    s.add(section, 'RC SEND 64 B latency p99 (one-way)', lat.get('p99'), 'us',
+          'kernel UDP ping-pong p99 (one-way)', udp_p99, 'lower')
+    s.add(section, 'RC SEND 64 B latency p50 (one-way)', lat.get('p50'), 'us',
+          'cache line between 2 CPUs, one way p50', cl / 1000 if cl else None, 'lower')
+    ud = r('ud_send_lat_64').get('one_way_us') or {}
+    s.add(section, 'UD SEND 64 B latency p50 (one-way)', ud.get('p50'), 'us',
+          'kernel UDP ping-pong p50 (one-way)', udp_p50, 'lower')
+    q1, q1024 = runs.get(prefix + 'rc_write_bw_64_q1'), runs.get(prefix + 'rc_write_bw_64_q1024')
+    s.add(section, 'RC WRITE 64 B rate, 1024 QPs', row0(q1024).get('msg_per_s'), 'msg/s',
+          'the same over 1 QP', row0(q1).get('msg_per_s'), 'higher')
+    s.add(section, 'QP creation, 1024 QPs per side (ibv_create_qp + INIT)', get(q1024, 'setup', 'qp_create_per_s'),
+          'QP/s', '-', None, 'higher')
+    per_qp = get(q1024, 'setup', 'bytes_per_qp')
+    s.add(section, 'memory per QP (RSS + hugepages), 1024 QPs per side', per_qp / 1024 if per_qp else None,
+          'KiB', '-', None, 'lower')
+
+
+def add_perftest_rows(s, raw, base):
+    sec = 'perftest on the drop-in, memif, 2 processes'
+    lat = perftest(raw, 'ib_send_lat')   # bytes iters min max typical avg stdev p99 p99.9
+    bw = perftest(raw, 'ib_send_bw')     # bytes iters peak[MB/s] avg[MB/s] rate[Mpps]
+    wr = perftest(raw, 'ib_write_bw')
+    if lat:
+        s.add(sec, 'ib_send_lat 64 B typical (one-way)', lat[4], 'us', 'kernel UDP ping-pong p50 (one-way)',
+              get(base, 'udp_lat', 'one_way_us', 'p50'), 'lower')
+        if len(lat) > 7:
+            s.add(sec, 'ib_send_lat 64 B p99 (one-way)', lat[7], 'us', 'kernel UDP ping-pong p99 (one-way)',
+                  get(base, 'udp_lat', 'one_way_us', 'p99'), 'lower')
+    if bw and len(bw) > 4:
+        s.add(sec, 'ib_send_bw -s 64 message rate', bw[4] * 1e6, 'msg/s', 'kernel UDP stream 64 B',
+              get(base, 'udp_bw', 'msg_per_s'), 'higher')
+    if wr and len(wr) > 3:
+        s.add(sec, 'ib_write_bw -s 65536 bandwidth', wr[3] * 1e6 * 8 / GBIT, 'Gb/s', 'memcpy 64 KiB, one core',
+              memcpy_gbit(base, 65536), 'higher')
+
+
+def sweep_rows(runs, base, name):
+    out = []
+    for r in (runs.get(name) or {}).get('rows', []):
+        m = memcpy_gbit(base, r['size'])
+        g = r.get('gbit_per_s')
+        out.append({'size': r['size'], 'gbit_per_s': g, 'msg_per_s': r.get('msg_per_s'),
+                    'memcpy_gbit_per_s': m, 'ratio_to_memcpy': g / m if g is not None and m else None,
+                    'status': r.get('status')})
+    return out
+
+
+def fmt(v):
+    if v is None:
+        return '-'
+    if abs(v) >= 1000:
+        return '%.0f' % v
+    if abs(v) >= 10:
+        return '%.1f' % v
+    return '%.3f' % v
+
+
+def table(summary, sweep, meta):
+    lines = ['dpv_bench %s (%s, progress %s) on %s, %s CPUs, %s' % (
+        meta['date'], 'quick' if meta['quick'] else 'full', meta['progress'], meta['host'], meta['cpus'],
+        meta['cpu_model'])]
+    lines.append('ratio = dpverbs / baseline ("better": which way is better); one machine, one sitting')
+    w = [56, 11, 6, 42, 11, 8]
+    head = ('metric', 'dpverbs', 'unit', 'baseline', 'value', 'ratio')
+    section = None
+    for r in summary:
+        if r['section'] != section:
+            section = r['section']
+            lines.append('')
+            lines.append('== ' + section)
+            lines.append('  '.join(h.ljust(w[i]) if i in (0, 2, 3) else h.rjust(w[i]) for i, h in enumerate(head)))
+        ratio = '-' if r['ratio'] is None else '%.3f' % r['ratio']
+        cells = (r['metric'], fmt(r['dpverbs']), r['unit'], r['baseline'], fmt(r['baseline_value']), ratio)
+        lines.append('  '.join(c.ljust(w[i]) if i in (0, 2, 3) else c.rjust(w[i]) for i, c in enumerate(cells))
+                     + ('  (%s is better)' % r['better'] if r['ratio'] is not None else ''))
+    for title, rows in sweep.items():
+        if not rows:
+            continue
+        lines.append('')
+        lines.append('== size sweep: %s (bandwidth vs memcpy of the same size, one core)' % title)
+        lines.append('%10s %12s %12s %12s %8s' % ('size', 'msg/s', 'Gb/s', 'memcpy Gb/s', 'ratio'))
+        for r in rows:
+            lines.append('%10d %12s %12s %12s %8s' % (r['size'], fmt(r['msg_per_s']), fmt(r['gbit_per_s']),
+                                                       fmt(r['memcpy_gbit_per_s']),
+                                                       '-' if r['ratio_to_memcpy'] is None
+                                                       else '%.3f' % r['ratio_to_memcpy']))
+    return '\n'.join(lines) + '\n'
+
+
+def write_dat(path, points):
+    with open(path, 'w', encoding='utf-8') as f:
+        for p in points:
+            f.write(' '.join('nan' if v is None else repr(v) for v in p) + '\n')
+
+
+def plots(d, runs, base, sweep):
+    """latency_cdf.png and sweep.png with gnuplot; returns the files made"""
+    gp = shutil.which('gnuplot')
+    if not gp:
+        print('dpv_bench_report: gnuplot not found (apt-get install gnuplot-nox): no plots', file=sys.stderr)
+        return []
+    curves = []
+    for name, title in (('loop_rc_send_lat_64', 'dpverbs RC SEND 64 B, loopback'),
+                        ('loop_ud_send_lat_64', 'dpverbs UD SEND 64 B, loopback'),
+                        ('memif_rc_send_lat_64', 'dpverbs RC SEND 64 B, memif 2 processes')):
+        cdf = row0(runs.get(name)).get('cdf_us')
+        if cdf:
+            write_dat(os.path.join(d, name + '.cdf.dat'), [(v, p) for p, v in cdf])
+            curves.append((name + '.cdf.dat', title))
+    if get(base, 'udp_lat', 'cdf_us'):
+        write_dat(os.path.join(d, 'udp_lat.cdf.dat'), [(v, p) for p, v in base['udp_lat']['cdf_us']])
+        curves.append(('udp_lat.cdf.dat', 'kernel UDP ping-pong 64 B, 127.0.0.1'))
+    made = []
+    if curves:
+        script = ['set terminal pngcairo size 1000,600 noenhanced', "set output 'latency_cdf.png'",
+                  "set title 'one-way latency (RTT/2), CDF'", 'set logscale x',
+                  "set xlabel 'microseconds'", "set ylabel 'percentile'", 'set key bottom right', 'set grid',
+                  'set yrange [0:100]',
+                  'plot ' + ', '.join("'%s' using 1:2 with lines lw 2 title '%s'" % c for c in curves)]
+        made += run_gp(gp, d, 'latency_cdf', script)
+    made += sweep_plot(gp, d, base, sweep)
+    return made
+
+
+def sweep_plot(gp, d, base, sweep):
+    series = []
+    for title, rows in sweep.items():
+        if rows:
+            fn = 'sweep_%s.dat' % re.sub(r'[^A-Za-z0-9]+', '_', title).strip('_')
+            write_dat(os.path.join(d, fn), [(r['size'], r['gbit_per_s'], r['msg_per_s']) for r in rows])
+            series.append((fn, 'dpverbs ' + title))
+    mem = [(r['size'], r['gbit_per_s'], r['copies_per_s']) for r in get(base, 'memcpy', 'rows') or []]
+    if not series:
+        return []
+    sizes = [r['size'] for rows in sweep.values() for r in rows]
+    write_dat(os.path.join(d, 'memcpy.dat'), mem)
+    plot_bw = ', '.join("'%s' using 1:2 with linespoints lw 2 title '%s'" % s for s in series)
+    plot_rate = ', '.join("'%s' using 1:3 with linespoints lw 2 title '%s'" % s for s in series)
+    if mem:
+        plot_bw += ", 'memcpy.dat' using 1:2 with linespoints dt 2 title 'memcpy, one core'"
+    script = ['set terminal pngcairo size 1000,900 noenhanced', "set output 'sweep.png'",
+              'set multiplot layout 2,1', 'set logscale x 2', 'set logscale y', 'set grid',
+              'set xrange [%d:%d]' % (min(sizes), max(sizes)), "set format x '%.0b%BB'",
+              "set xlabel 'message size'", 'set key below',
+              "set title 'bandwidth vs size'", "set ylabel 'Gb/s'", 'plot ' + plot_bw,
+              "set title 'message rate vs size'", "set ylabel 'messages/s'", 'plot ' + plot_rate,
+              'unset multiplot']
+    return run_gp(gp, d, 'sweep', script)
+
+
+def run_gp(gp, d, name, script):
+    path = os.path.join(d, name + '.gp')
+    with open(path, 'w', encoding='utf-8') as f:
+        f.write('\n'.join(script) + '\n')
+    r = subprocess.run([gp, name + '.gp'], cwd=d, capture_output=True, text=True, check=False)
+    if r.returncode:
+        print('dpv_bench_report: gnuplot %s failed: %s' % (name, r.stderr.strip()), file=sys.stderr)
+        return []
+    return [name + '.png']
+
+
+def meta_of(args):
+    model = '?'
+    try:
+        with open('/proc/cpuinfo', encoding='utf-8') as f:
+            for line in f:
+                if line.startswith('model name'):
+                    model = line.split(':', 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        commit = subprocess.run(['git', '-C', src, 'rev-parse', '--short', 'HEAD'], capture_output=True,
+                                text=True, check=False).stdout.strip()
+    except OSError:
+        commit = ''
+    return {'date': time.strftime('%Y-%m-%d %H:%M:%S'), 'host': platform.node(), 'kernel': platform.release(),
+            'cpus': os.cpu_count(), 'cpu_model': model, 'loadavg': os.getloadavg()[0],
+            'build': args.build, 'commit': commit or None, 'quick': args.quick, 'progress': args.progress,
+            'note': 'one machine, one sitting; other load on the machine shows in every figure'}
+
+
+def main():
+    ap = argparse.ArgumentParser(description='report of a dpv_bench.sh run')
+    ap.add_argument('--dir', required=True)
+    ap.add_argument('--build', default='')
+    ap.add_argument('--progress', default='inline')
+    ap.add_argument('--quick', action='store_true')
+    ap.add_argument('--no-plots', action='store_true')
+    args = ap.parse_args()
+    d = os.path.abspath(args.dir)
+    raw = os.path.join(d, 'raw')
+    base = load(os.path.join(raw, 'baseline.json'))
+    runs = {}
+    for f in sorted(os.listdir(raw)):
+        if f.endswith('.json') and (f.startswith('loop_') or f.startswith('memif_')):
+            runs[f[:-5]] = load(os.path.join(raw, f))
+    meta = meta_of(args)
+    s = Summary()
+    add_perf_rows(s, runs, base, 'loop_', 'dpverbs, one process (loopback dpv0 -> dpv1)')
+    if any(k.startswith('memif_') for k in runs):
+        add_perf_rows(s, runs, base, 'memif_', 'dpverbs, two processes over net_memif')
+        add_perftest_rows(s, raw, base)
+    sweep = {'RC WRITE, loopback': sweep_rows(runs, base, 'loop_rc_write_sweep'),
+             'RC WRITE, memif': sweep_rows(runs, base, 'memif_rc_write_sweep')}
+    failed = [k for k, v in runs.items() if not v or v.get('status') != 'pass']
+    if not base or base.get('status') != 'pass':
+        failed.append('baseline')
+    text = table(s.rows, sweep, meta)
+    if failed:
+        text += '\nruns that failed or are missing: %s (see logs/)\n' % ', '.join(failed)
+    made = [] if args.no_plots else plots(d, runs, base, sweep)
+    result = {'meta': meta, 'summary': s.rows, 'sweep': sweep, 'baseline': base, 'runs': runs,
+              'failed': failed, 'plots': made}
+    with open(os.path.join(d, 'results.json'), 'w', encoding='utf-8') as f:
+        json.dump(result, f, indent=1)
+    with open(os.path.join(d, 'results.csv'), 'w', newline='', encoding='utf-8') as f:
+        w = csv.DictWriter(f, fieldnames=['section', 'metric', 'dpverbs', 'unit', 'baseline', 'baseline_value',
+                                          'ratio', 'better'])
+        w.writeheader()
+        w.writerows(s.rows)
+    with open(os.path.join(d, 'summary.txt'), 'w', encoding='utf-8') as f:
+        f.write(text)
+    sys.stdout.write(text)
+    print('\nresults: %s (results.json, results.csv, summary.txt%s)' % (d, ''.join(', ' + p for p in made)))
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
