@@ -36,6 +36,9 @@
 #define DPV_BURST 32
 #define DPV_MEMIF_WAIT_MS 10000 /* a memif client waits this long for its server */
 #define DPV_RX_BURSTS 4 /* RX bursts per engine turn at most */
-#define DPV_TX_RETRIES 20000 /* tx_burst attempts before a frame is dropped */
+#define DPV_TX_RETRIES 64 /* tx_burst attempts on a full TX queue before giving up
+			     * (the engine stalls the QP and retries after the next
+			     * receive burst: spinning longer while the peer's
+			     * queue is full too deadlocks two processes) */
 
 #endif

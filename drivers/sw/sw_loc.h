@@ -409,6 +409,11 @@ void sw_timer_restart(struct sw_qp *qp);
 void sw_timer_probe_restart(struct sw_qp *qp, bool reset);
 /* The QP's timers and deferred work run from its context's (or TD's) scan. */
 int sw_timer_add(struct sw_qp *qp); /* 0 or -ENOMEM */
+/* The QP's sending stopped on a full TX queue (or loopback ring): queue it
+ * on its context's ring so that the context's next poll turn, after
+ * receiving, runs it again. Not for a thread domain's QPs (their owner's
+ * timer pass does). Must hold the QP lock. */
+void sw_qp_kick(struct sw_qp *qp);
 void sw_timer_del(struct sw_qp *qp);
 
 /* ---- sw_net.c ---- */

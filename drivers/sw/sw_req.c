@@ -105,6 +105,7 @@ static bool tx_stall(struct sw_qp *qp, int r)
 	if (r != -ENOBUFS)
 		return false;
 	qp->req.tx_stalled = true;
+	sw_qp_kick(qp);
 	return true;
 }
 

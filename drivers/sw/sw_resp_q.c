@@ -74,7 +74,8 @@ bool sw_resp_pump(struct sw_qp *qp, unsigned int budget)
 		else
 			done = e->kind == RESP_ATOMIC ? xmit_atomic(qp, e) : xmit_ack(qp, e->syndrome, e->psn, e->msn);
 		if (done == -ENOBUFS) {
-			r->stalled = true; /* the timer scan pumps again */
+			r->stalled = true; /* the context's next turn pumps again */
+			sw_qp_kick(qp);
 			break;
 		}
 		budget--;

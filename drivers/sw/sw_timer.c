@@ -228,7 +228,17 @@ void sw_defer_ack(struct sw_qp *qp, struct dpv_qctx *qc)
 		sw_resp_flush_ack(qp);
 }
 
-/* Service mode: QPs whose doorbell was rung. */
+void sw_qp_kick(struct sw_qp *qp)
+{
+	if (qp->lockless || atomic_exchange(&qp->req.db_pending, true))
+		return;
+	if (rte_ring_mp_enqueue(qp->qc->db_ring, (void *)(uintptr_t)qp->qpn) != 0)
+		atomic_store(&qp->req.db_pending, false); /* the timer scan finds it */
+}
+
+/* QPs queued on the context's ring: rung doorbells (service mode) and QPs
+ * whose sending stopped on a full TX queue (sw_qp_kick): their responses
+ * and requests go out again, right after this turn's receive burst. */
 static void doorbells(struct dpv_qctx *qc)
 {
 	void *db[DPV_BURST];
@@ -239,6 +249,8 @@ static void doorbells(struct dpv_qctx *qc)
 			continue;
 		atomic_store(&qp->req.db_pending, false);
 		sw_qp_lock(qp);
+		if (sw_resp_pending(qp))
+			sw_resp_pump(qp, SW_RESP_BURST);
 		sw_qp_send(qp);
 		sw_qp_unlock(qp);
 	}
@@ -259,7 +271,7 @@ void sw_poll(struct dpv_qctx *qc, uint64_t now)
 		sw_qp_unlock(qp);
 	}
 	qc->n_deferred = 0;
-	if (sw_lcore_mode())
+	if (!rte_ring_empty(qc->db_ring))
 		doorbells(qc);
 	if (now < c->next_timer_tsc && !starved)
 		return;

@@ -91,7 +91,8 @@ void sw_ud_send(struct sw_qp *qp)
 		else if (st != IBV_QPS_RTS)
 			break; /* SQD: nothing new starts */
 		else if ((wc = send_one(qp, w)) == -ENOBUFS) {
-			qp->req.tx_stalled = true; /* the timer scan sends it */
+			qp->req.tx_stalled = true; /* the context's next turn sends it */
+			sw_qp_kick(qp);
 			break;
 		}
 		send_cqe(qp, i, w, (enum ibv_wc_status)wc);

@@ -54,8 +54,9 @@ static int tx_one(struct dpv_qctx *qc, struct rte_mbuf *m)
 	rte_spinlock_lock(&qc->tx_lock);
 	n = rte_eth_tx_burst(p->eth_port, qc->qid, &m, 1);
 	/* a full TX ring drains quickly (af_packet hands frames to the kernel,
-	 * memif to the peer): wait a little before dropping, so that one long
-	 * message does not lose its tail */
+	 * memif to the peer): try a little before giving up; the engine then
+	 * stalls the QP and retries after this context's next receive burst
+	 * (the peer may be waiting for us to drain our side) */
 	for (unsigned int tries = 0; n != 1 && tries < DPV_TX_RETRIES; tries++) {
 		rte_pause();
 		n = rte_eth_tx_burst(p->eth_port, qc->qid, &m, 1);
