@@ -58,6 +58,7 @@ struct pf_opts {
 	uint32_t window, post_list, signal, rx_depth, qps;
 	bool rx_depth_set, max_bytes_set, mode_given;
 	bool verify, no_inline, no_fc, json, hist;
+	bool td;                        /* QPs and CQs in a parent domain with a thread domain */
 	const char *csv;
 	const char *host, *dev, *dev2;
 	int ib_port, gid_idx, tcp_port;
@@ -89,6 +90,8 @@ struct pf_ep {
 	const struct pf_opts *o;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
+	struct ibv_td *td;              /* --td: the thread domain ... */
+	struct ibv_pd *pdom;            /* ... and the parent domain of the QPs and CQs */
 	struct ibv_cq *scq, *rcq;
 	struct ibv_mr *mr;
 	struct ibv_ah *ah;              /* UD: one address handle for the peer */

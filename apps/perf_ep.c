@@ -171,6 +171,32 @@ static int ep_open_xrcd(struct pf_ep *e)
 	return 0;
 }
 
+/* --td: a thread domain and a parent domain on e->pd for the QPs and CQs
+ * (one thread drives them: the provider takes no locks for them). */
+static int ep_thread_domain(struct pf_ep *e)
+{
+	struct ibv_td_init_attr ta = {.comp_mask = 0};
+	e->td = ibv_alloc_td(e->ctx, &ta);
+	struct ibv_parent_domain_init_attr pa = {.pd = e->pd, .td = e->td, .comp_mask = 0};
+	e->pdom = e->td ? ibv_alloc_parent_domain(e->ctx, &pa) : NULL;
+	if (!e->pdom) {
+		fprintf(stderr, "%s: %s: thread/parent domain: %s\n", pf_prog, e->name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* A CQ of n entries, in the parent domain with --td. */
+static struct ibv_cq *ep_cq(struct pf_ep *e, int n)
+{
+	if (!e->pdom)
+		return ibv_create_cq(e->ctx, n, NULL, NULL, 0);
+	struct ibv_cq_init_attr_ex a = {.cqe = (uint32_t)n, .wc_flags = IBV_WC_STANDARD_FLAGS,
+					.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD, .parent_domain = e->pdom};
+	struct ibv_cq_ex *x = ibv_create_cq_ex(e->ctx, &a);
+	return x ? ibv_cq_ex_to_cq(x) : NULL;
+}
+
 /* PD, buffers, MR, CQs and (XRC) the domain, after pf_shape */
 int pf_ep_alloc(struct pf_ep *e)
 {
@@ -193,8 +219,10 @@ int pf_ep_alloc(struct pf_ep *e)
 	}
 	int scqe = (int)(e->nq * ((e->window + e->sig - 1) / e->sig + 2));
 	int rcqe = (int)(e->nq * (e->rx_depth ? e->rx_depth : 1));
-	e->scq = ibv_create_cq(e->ctx, scqe < MIN_CQ ? MIN_CQ : scqe, NULL, NULL, 0);
-	e->rcq = ibv_create_cq(e->ctx, rcqe < MIN_CQ ? MIN_CQ : rcqe, NULL, NULL, 0);
+	if (o->td && ep_thread_domain(e))
+		return -1;
+	e->scq = ep_cq(e, scqe < MIN_CQ ? MIN_CQ : scqe);
+	e->rcq = ep_cq(e, rcqe < MIN_CQ ? MIN_CQ : rcqe);
 	if (!e->scq || !e->rcq) {
 		fprintf(stderr, "%s: %s: ibv_create_cq failed: %s\n", pf_prog, e->name, strerror(errno));
 		return -1;
@@ -240,7 +268,7 @@ static struct ibv_qp *create_send_qp(struct pf_ep *e, bool with_rq)
 	memset(&a, 0, sizeof(a));
 	a.qp_type = types[o->qpt];
 	a.comp_mask = IBV_QP_INIT_ATTR_PD;
-	a.pd = e->pd;
+	a.pd = e->pdom ? e->pdom : e->pd;
 	a.send_cq = e->scq;
 	a.recv_cq = o->qpt == PF_XRC ? e->scq : e->rcq;
 	a.cap.max_send_wr = e->window;
@@ -475,6 +503,10 @@ void pf_ep_close(struct pf_ep *e)
 		ibv_destroy_cq(e->rcq);
 	if (e->mr)
 		ibv_dereg_mr(e->mr);
+	if (e->pdom)
+		ibv_dealloc_pd(e->pdom);
+	if (e->td)
+		ibv_dealloc_td(e->td);
 	if (e->pd)
 		ibv_dealloc_pd(e->pd);
 	if (e->ctx)

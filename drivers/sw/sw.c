@@ -165,11 +165,12 @@ bool sw_lcore_mode(void)
  * contexts); a thread domain's owner also takes the packets deferred to it. */
 static int sw_progress(void *cq)
 {
-	int n = dpv_progress_all();
 	struct sw_cq *c = cq;
+	int n = 0;
+	/* the packets deferred to this thread domain first (they are older) */
 	if (c && c->lockless && c->td && sw_td_claim(c->td))
 		n += sw_td_progress(c->td);
-	return n;
+	return n + dpv_progress_all();
 }
 
 static bool sw_progress_is_background(void)

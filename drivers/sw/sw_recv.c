@@ -74,13 +74,19 @@ void sw_rx(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi)
 		rte_pktmbuf_free(m);
 		return;
 	}
-	if (qp->lockless && !sw_td_is_owner(qp->td)) {
-		/* only the thread domain's thread may touch the QP */
-		if (rte_ring_mp_enqueue(qp->td->rx_ring, m) != 0) {
-			drop(qc, DPV_DROP_TX_FULL);
-			rte_pktmbuf_free(m);
+	if (qp->lockless) {
+		if (!sw_td_is_owner(qp->td)) {
+			/* only the thread domain's thread may touch the QP */
+			if (rte_ring_mp_enqueue(qp->td->rx_ring, m) != 0) {
+				drop(qc, DPV_DROP_TX_FULL);
+				rte_pktmbuf_free(m);
+			}
+			return;
 		}
-		return;
+		/* packets another thread received earlier go first: a QP's
+		 * packets are processed in the order they arrived */
+		if (unlikely(!rte_ring_empty(qp->td->rx_ring)))
+			sw_td_rx(qp->td);
 	}
 	dispatch(qp, qc, m, pi);
 }

@@ -116,7 +116,13 @@ def test_variants(build):
                        (['-t', 'rc_send_lat', '-s', '5', '--verify', '--no-inline', '-n', '300'], 'small verify'),
                        (['-t', 'ud_bw', '-s', '1024', '--verify', '-n', '2000'], 'ud verify'),
                        (['-t', 'rc_write_lat', '-s', '65536', '--verify', '-n', '100'], 'write lat 64k verify'),
-                       (['-c', 'rc', '-o', 'cswap', '-t', 'bw', '-w', '8', '-n', '500'], 'cswap -c -o')):
+                       (['-c', 'rc', '-o', 'cswap', '-t', 'bw', '-w', '8', '-n', '500'], 'cswap -c -o'),
+                       # thread domains: the stream must arrive complete and in order (packets the
+                       # assist thread receives for a TD's QP are handed to the owner thread)
+                       (['-t', 'ud_bw', '--td', '-l', '16', '--signal', '16', '-n', '400000'], 'ud td stream'),
+                       (['-t', 'rc_send_bw', '--td', '-l', '16', '--signal', '16', '-n', '200000'],
+                        'rc td stream'),
+                       (['-t', 'rc_write_lat', '--td', '-n', '2000'], 'rc td lat')):
         d = perf_json(build, args, name)
         if d:
             sane_row(d['rows'][0], 'lat' if 'lat' in ' '.join(args) else 'bw', name)
