@@ -201,6 +201,8 @@ extern const char *pf_prog;
 
 /* perf_wr.c */
 static inline uint64_t pf_stamp(uint64_t round, uint64_t idx) { return round << PF_ROUND_SHIFT | (idx + 1); }
+/* x mod d, without a division when d is a power of two (the usual case) */
+static inline uint64_t pf_mod(uint64_t x, uint64_t d) { return (d & (d - 1)) == 0 ? x & (d - 1) : x % d; }
 void pf_put_stamp(uint8_t *p, uint32_t size, uint64_t v);
 bool pf_stamp_ok(const uint8_t *p, uint32_t size, uint64_t v);
 uint64_t pf_get_stamp(const uint8_t *p, uint32_t size);

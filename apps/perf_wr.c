@@ -75,7 +75,7 @@ bool pf_pattern_ok(const uint8_t *p, uint32_t size, uint64_t v)
 
 uint8_t *pf_tx_slot(struct pf_ep *e, struct pf_qp *q, uint64_t sq_index)
 {
-	return q->tx + (size_t)(sq_index % e->tx_slots) * e->slot;
+	return q->tx + (size_t)pf_mod(sq_index, e->tx_slots) * e->slot;
 }
 
 uint8_t *pf_rx_slot(struct pf_ep *e, struct pf_qp *q, uint32_t slot)
@@ -86,7 +86,7 @@ uint8_t *pf_rx_slot(struct pf_ep *e, struct pf_qp *q, uint32_t slot)
 /* the peer's slot that message k of a round targets (WRITE*, READ) */
 static uint32_t remote_slot(const struct pf_ep *e, uint64_t k)
 {
-	return e->o->kind == PF_LAT ? 0 : (uint32_t)(k % e->rx_slots);
+	return e->o->kind == PF_LAT ? 0 : (uint32_t)pf_mod(k, e->rx_slots);
 }
 
 bool pf_sq_room(const struct pf_ep *e, const struct pf_qp *q, uint32_t n)
@@ -159,12 +159,12 @@ int pf_post(struct pf_ep *e, struct pf_qp *q, uint32_t n, bool force_last_signal
 		g_sge[j].addr = (uintptr_t)buf;
 		g_sge[j].length = len;
 		g_sge[j].lkey = e->mr->lkey;
-		memset(wr, 0, sizeof(*wr));
+		/* g_wr is static: the fields this opcode does not use stay 0 */
 		wr->wr_id = (uint64_t)q->idx << PF_ROUND_SHIFT | (sqi & PF_IDX_MASK);
 		wr->sg_list = &g_sge[j];
 		wr->num_sge = 1;
 		wr->next = &g_wr[j + 1];
-		bool sig = (sqi + 1) % e->sig == 0 || (force_last_signal && j + 1 == n);
+		bool sig = pf_mod(sqi + 1, e->sig) == 0 || (force_last_signal && j + 1 == n);
 		wr->send_flags = (sig ? IBV_SEND_SIGNALED : 0) | inl;
 		if (sig)
 			q->sig_end = sqi + 1;
