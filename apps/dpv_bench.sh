@@ -5,7 +5,8 @@
 #   1. dpv_baseline: memcpy 64 B .. 1 MiB and 64 MiB, a cache line between
 #      two CPUs, kernel UDP ping-pong and stream, kernel TCP stream;
 #   2. dpv_perf in one process (--loopback, dpv0 -> dpv1): UD SEND 64 B rate
-#      (post lists of 16, one signalled WR in 16), RC WRITE 64 B rate,
+#      (post lists of 16, one signalled WR in 16; also with the QPs and CQs
+#      in a thread domain), RC WRITE 64 B rate,
 #      RC WRITE 64 KiB bandwidth, RC and UD SEND 64 B latency, an RC WRITE
 #      size sweep, RC WRITE 64 B rate over 1 QP and over 1024 QPs (with the
 #      QP creation rate and memory per QP);
@@ -112,6 +113,7 @@ note_fail() { status=1; log "  FAILED: $*"; }
 # the dpv_perf tests: NAME|ARGS (the same in both modes)
 tests=(
 	"ud_send_bw_64|-c ud -o send -t bw -s 64 -n $n_rate -l 16 --signal 16"
+	"ud_send_bw_64_td|-c ud -o send -t bw -s 64 -n $n_rate -l 16 --signal 16 --td"
 	"rc_write_bw_64|-c rc -o write -t bw -s 64 -n $n_rate -l 16 --signal 16"
 	"rc_write_bw_64k|-c rc -o write -t bw -s 65536 -n $n_big"
 	"rc_send_lat_64|-c rc -o send -t lat -s 64 -n $n_lat"

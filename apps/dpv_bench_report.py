@@ -94,11 +94,15 @@ def add_perf_rows(s, runs, base, prefix, section):
     cl = get(base, 'cacheline', 'one_way_ns_p50')
     s.add(section, 'UD SEND 64 B rate (post list 16, 1 in 16 signalled)', r('ud_send_bw_64').get('msg_per_s'),
           'msg/s', 'kernel UDP stream 64 B', udp_rate, 'higher')
+    s.add(section, 'UD SEND 64 B rate, thread domain (post list 16, 1 in 16 signalled)',
+          r('ud_send_bw_64_td').get('msg_per_s'), 'msg/s', 'kernel UDP stream 64 B', udp_rate, 'higher')
     s.add(section, 'RC WRITE 64 B rate (post list 16)', r('rc_write_bw_64').get('msg_per_s'), 'msg/s',
           'kernel UDP stream 64 B', udp_rate, 'higher')
     big = r('rc_write_bw_64k').get('gbit_per_s')
     s.add(section, 'RC WRITE 64 KiB bandwidth', big, 'Gb/s', 'memcpy 64 KiB, one core',
           memcpy_gbit(base, 65536), 'higher')
+    s.add(section, 'RC WRITE 64 KiB bandwidth', big, 'Gb/s', 'memcpy 64 MiB (from DRAM), one core',
+          memcpy_gbit(base, 64 << 20), 'higher')
     s.add(section, 'RC WRITE 64 KiB bandwidth', big, 'Gb/s', 'kernel TCP stream', tcp, 'higher')
     lat = r('rc_send_lat_64').get('one_way_us') or {}
     s.add(section, 'RC SEND 64 B latency p50 (one-way)', lat.get('p50'), 'us',
@@ -110,6 +114,8 @@ def add_perf_rows(s, runs, base, prefix, section):
     ud = r('ud_send_lat_64').get('one_way_us') or {}
     s.add(section, 'UD SEND 64 B latency p50 (one-way)', ud.get('p50'), 'us',
           'kernel UDP ping-pong p50 (one-way)', udp_p50, 'lower')
+    s.add(section, 'UD SEND 64 B latency p50 (one-way)', ud.get('p50'), 'us',
+          'cache line between 2 CPUs, one way p50', cl / 1000 if cl else None, 'lower')
     q1, q1024 = runs.get(prefix + 'rc_write_bw_64_q1'), runs.get(prefix + 'rc_write_bw_64_q1024')
     s.add(section, 'RC WRITE 64 B rate, 1024 QPs', row0(q1024).get('msg_per_s'), 'msg/s',
           'the same over 1 QP', row0(q1).get('msg_per_s'), 'higher')
@@ -137,6 +143,12 @@ def add_perftest_rows(s, raw, base):
     if wr and len(wr) > 3:
         s.add(sec, 'ib_write_bw -s 65536 bandwidth', wr[3] * 1e6 * 8 / GBIT, 'Gb/s', 'memcpy 64 KiB, one core',
               memcpy_gbit(base, 65536), 'higher')
+        s.add(sec, 'ib_write_bw -s 65536 bandwidth', wr[3] * 1e6 * 8 / GBIT, 'Gb/s', 'kernel TCP stream',
+              get(base, 'tcp_bw', 'gbit_per_s'), 'higher')
+    if lat:
+        cl = get(base, 'cacheline', 'one_way_ns_p50')
+        s.add(sec, 'ib_send_lat 64 B typical (one-way)', lat[4], 'us', 'cache line between 2 CPUs, one way p50',
+              cl / 1000 if cl else None, 'lower')
 
 
 def sweep_rows(runs, base, name):
