@@ -204,6 +204,7 @@ run_two_process() {
 	exec 9>/tmp/dpverbs-pair.lock
 	log "[two-process] waiting for /tmp/dpverbs-pair.lock"
 	flock -w 600 9 || { note_fail "could not get /tmp/dpverbs-pair.lock"; return; }
+	cacheline_now memif
 	for t in "${tests[@]}"; do
 		name=${t%%|*} args=${t#*|}
 		port=$(pick_port)
@@ -213,8 +214,18 @@ run_two_process() {
 			"$perf" -p "$port" $args --timeout "$tmo" --json --csv "$out/raw/dpv_perf.csv" 127.0.0.1
 		cp "$out/logs/memif_$name.cli" "$out/raw/memif_$name.json"
 	done
+	cacheline_now perftest
 	run_perftest
 	exec 9>&-
+}
+
+# The cache-line round trip between the two CPUs again, just before a part
+# that crosses them (raw/cacheline_PART.json): on a VM it moves with where
+# the hypervisor places the vCPUs (here 40 ns or 200 ns one way, minutes
+# apart), and every two-process figure moves with it.
+cacheline_now() {
+	"$base" -t cacheline --quick --json --timeout "$tmo" > "$out/raw/cacheline_$1.json" 2>> "$out/logs/baseline.err" ||
+		note_fail "dpv_baseline -t cacheline ($1)"
 }
 
 # Debian's perftest on the drop-in; the client's result line goes to raw/pt_NAME.txt

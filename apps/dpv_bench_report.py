@@ -83,15 +83,16 @@ class Summary:
                           'better': better})
 
 
-def add_perf_rows(s, runs, base, prefix, section):
-    """the dpv_perf figures of one mode (loop_ or memif_) next to their baselines"""
+def add_perf_rows(s, runs, base, prefix, section, cl_near=None):
+    """the dpv_perf figures of one mode (loop_ or memif_) next to their baselines;
+    cl_near: the cache-line figures measured just before this part, if any"""
     def r(name):
         return row0(runs.get(prefix + name))
     udp_rate = get(base, 'udp_bw', 'msg_per_s')
     udp_p50 = get(base, 'udp_lat', 'one_way_us', 'p50')
     udp_p99 = get(base, 'udp_lat', 'one_way_us', 'p99')
     tcp = get(base, 'tcp_bw', 'gbit_per_s')
-    cl = get(base, 'cacheline', 'one_way_ns_p50')
+    cl = get(cl_near or base, 'cacheline', 'one_way_ns_p50')
     s.add(section, 'UD SEND 64 B rate (post list 16, 1 in 16 signalled)', r('ud_send_bw_64').get('msg_per_s'),
           'msg/s', 'kernel UDP stream 64 B', udp_rate, 'higher')
     s.add(section, 'UD SEND 64 B rate, thread domain (post list 16, 1 in 16 signalled)',
@@ -126,7 +127,7 @@ def add_perf_rows(s, runs, base, prefix, section):
           'KiB', '-', None, 'lower')
 
 
-def add_perftest_rows(s, raw, base):
+def add_perftest_rows(s, raw, base, cl_near=None):
     sec = 'perftest on the drop-in, memif, 2 processes'
     lat = perftest(raw, 'ib_send_lat')   # bytes iters min max typical avg stdev p99 p99.9
     bw = perftest(raw, 'ib_send_bw')     # bytes iters peak[MB/s] avg[MB/s] rate[Mpps]
@@ -146,7 +147,7 @@ def add_perftest_rows(s, raw, base):
         s.add(sec, 'ib_write_bw -s 65536 bandwidth', wr[3] * 1e6 * 8 / GBIT, 'Gb/s', 'kernel TCP stream',
               get(base, 'tcp_bw', 'gbit_per_s'), 'higher')
     if lat:
-        cl = get(base, 'cacheline', 'one_way_ns_p50')
+        cl = get(cl_near or base, 'cacheline', 'one_way_ns_p50')
         s.add(sec, 'ib_send_lat 64 B typical (one-way)', lat[4], 'us', 'cache line between 2 CPUs, one way p50',
               cl / 1000 if cl else None, 'lower')
 
@@ -317,8 +318,9 @@ def main():
     s = Summary()
     add_perf_rows(s, runs, base, 'loop_', 'dpverbs, one process (loopback dpv0 -> dpv1)')
     if any(k.startswith('memif_') for k in runs):
-        add_perf_rows(s, runs, base, 'memif_', 'dpverbs, two processes over net_memif')
-        add_perftest_rows(s, raw, base)
+        add_perf_rows(s, runs, base, 'memif_', 'dpverbs, two processes over net_memif',
+                      load(os.path.join(raw, 'cacheline_memif.json')))
+        add_perftest_rows(s, raw, base, load(os.path.join(raw, 'cacheline_perftest.json')))
     sweep = {'RC WRITE, loopback': sweep_rows(runs, base, 'loop_rc_write_sweep'),
              'RC WRITE, memif': sweep_rows(runs, base, 'memif_rc_write_sweep')}
     failed = [k for k, v in runs.items() if not v or v.get('status') != 'pass']
