@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # dpverbs: the two commands of the README.
-#   ./dpv.sh run    install what is missing, build, run the main job (UD benchmark
-#                   on the built-in default configuration: no hardware needed)
+#   ./dpv.sh run    install what is missing, build, run the main job: the
+#                   benchmark suite, quick, in one process on the built-in
+#                   default configuration (no hardware needed)
 #   ./dpv.sh bench  install what is missing, build, run the benchmark suite
-#                   (apps/dpv_bench.sh; options are passed on, e.g. --quick)
+#                   (apps/dpv_bench.sh; options are passed on, e.g. --two-process)
 #   ./dpv.sh test   install what is missing, build (plain and ASan+UBSan), run every test
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -65,7 +66,10 @@ run)
   reserve_hugepages
   build build
   shift
-  exec build/apps/dpv_perf --loopback "$@"
+  # the main job: the benchmark suite, quick, in one process on the built-in
+  # default configuration (two net_ring ports), every figure beside its
+  # baseline from the same run (build/bench/<timestamp>/)
+  exec apps/dpv_bench.sh -b build --quick "$@"
   ;;
 bench)
   install_missing
@@ -84,7 +88,7 @@ test)
   exec ./scripts/run_tests.sh "$@"
   ;;
 *)
-  echo "usage: $0 run [dpv_perf options] | bench [dpv_bench.sh options] | test" >&2
+  echo "usage: $0 run [dpv_bench.sh options] | bench [dpv_bench.sh options] | test" >&2
   exit 2
   ;;
 esac
