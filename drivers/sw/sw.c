@@ -32,6 +32,9 @@ static int sw_probe(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsi
 	struct dpv_runtime *rt = dpv_runtime_start(conf);
 	if (!rt)
 		return -(errno ? errno : EIO);
+	int r = sw_tab_init();
+	if (r)
+		return r;
 	unsigned int n = RTE_MIN(rt->n_ports, max);
 	for (unsigned int i = 0; i < n; i++) {
 		g_devs[i].port = &rt->ports[i];
@@ -106,11 +109,6 @@ static void sw_queue_free(void *d, void *ptr)
 	rte_free(ptr);
 }
 
-static void sw_create_ah(void *d, const struct dpv_ah *ah)
-{
-	struct dpv_port *p = ((struct sw_dev *)d)->port;
-	dpv_neigh_prefetch(&p->qctx[0], ah->dgid); /* resolve the MAC now */
-}
 
 /* ---- thread domains ---- */
 
@@ -186,7 +184,10 @@ static const struct dpv_driver_ops sw_ops = {
 	.queue_free = sw_queue_free,
 	.create_td = sw_create_td,
 	.destroy_td = sw_destroy_td,
+	.reg_mr = sw_reg_mr,
+	.dereg_mr = sw_dereg_mr,
 	.create_ah = sw_create_ah,
+	.destroy_ah = sw_destroy_ah,
 	.create_cq = sw_create_cq,
 	.destroy_cq = sw_destroy_cq,
 	.resize_cq = sw_resize_cq,

@@ -304,12 +304,42 @@ static inline uint8_t sw_qp_tr(const struct sw_qp *qp)
 	}
 }
 
+/* ---- the engine's tables (sw_tab.c) ---- */
+
+/* A memory region (the engine's memory protection table entry). */
+struct sw_mr {
+	_Atomic uint32_t key;     /* lkey == rkey; 0: free */
+	uint32_t pd;
+	uint8_t *addr;            /* as the registering process addresses it */
+	uint64_t iova, length;
+	int access;
+	int32_t pid;              /* 0: addr valid here; else that process' address */
+};
+
+/* An address handle's path. */
+struct sw_ah {
+	_Atomic uint32_t handle;  /* 0: free */
+	void *dev;                /* struct sw_dev of the AH's device */
+	uint8_t sgid[16], dgid[16];
+	uint8_t ip_ver, tclass, hop_limit;
+	uint32_t flow_label;
+};
+
+int sw_tab_init(void);
+int sw_tab_qp_set(uint32_t qpn, struct sw_qp *qp);
 /* The engine QP of a QPN, or NULL (not created, or being destroyed). */
-static inline struct sw_qp *sw_qp_lookup(uint32_t qpn)
-{
-	struct dpv_qp *q = dpv_pool_get(DPV_OBJ_QP, qpn);
-	return q ? (struct sw_qp *)__atomic_load_n(&q->drv, __ATOMIC_ACQUIRE) : NULL;
-}
+struct sw_qp *sw_qp_lookup(uint32_t qpn);
+int sw_tab_srq_set(uint32_t srqn, struct sw_srq *s);
+struct sw_srq *sw_srq_lookup(uint32_t srqn);
+int sw_reg_mr(void *dev, const struct dpv_mr_desc *d);
+void sw_dereg_mr(void *dev, uint32_t key);
+/* The MR of an lkey/rkey (its full 32-bit value), or NULL. */
+const struct sw_mr *sw_mr_lookup(uint32_t key);
+/* Is any registered MR in another process' memory (shared mode)? */
+bool sw_any_remote_mr(void);
+int sw_create_ah(void *dev, const struct dpv_ah_desc *d);
+void sw_destroy_ah(void *dev, uint32_t handle);
+const struct sw_ah *sw_ah_lookup(uint32_t handle);
 
 /* ---- thread domains (sw.c) ---- */
 bool sw_td_claim(struct sw_td *td);
@@ -338,6 +368,9 @@ void sw_rq_flush(struct sw_qp *qp);
 /* ---- sw_qp.c ---- */
 void *sw_create_qp(const struct dpv_qp_cfg *cfg);
 void sw_destroy_qp(void *qp);
+/* Wait until no engine context is inside a receive (every rx_lock taken
+ * once): after this, objects removed from the tables are unreachable. */
+void sw_quiesce(void);
 int sw_modify_qp(void *qp, const struct ibv_qp_attr *attr, int mask, enum ibv_qp_state cur, enum ibv_qp_state to);
 enum ibv_qp_state sw_query_qp_state(void *qp);
 void sw_query_qp_counters(void *qp, uint64_t *cnt, unsigned int n);

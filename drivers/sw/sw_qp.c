@@ -59,18 +59,16 @@ void *sw_create_qp(const struct dpv_qp_cfg *cfg)
 		errno = ENOMEM; /* the façade frees the memory */
 		return NULL;
 	}
+	if (sw_tab_qp_set(qp->qpn, qp) != 0) {
+		sw_timer_del(qp);
+		errno = EINVAL;
+		return NULL;
+	}
 	return qp;
 }
 
-/* The QP stops for good: off the timer lists, and no engine context is
- * inside its receive path (each context's rx_lock taken once). */
-void sw_destroy_qp(void *p)
+void sw_quiesce(void)
 {
-	struct sw_qp *qp = p;
-	sw_timer_del(qp);
-	sw_qp_lock(qp);
-	sw_qp_set_state(qp, IBV_QPS_RESET);
-	sw_qp_unlock(qp);
 	struct dpv_runtime *rt = dpv_runtime_peek();
 	for (unsigned int i = 0; rt && i < rt->n_ports; i++) {
 		struct dpv_port *port = &rt->ports[i];
@@ -79,6 +77,19 @@ void sw_destroy_qp(void *p)
 			rte_spinlock_unlock(&port->qctx[q].rx_lock);
 		}
 	}
+}
+
+/* The QP stops for good: out of the engine's table and off the timer
+ * lists, and no engine context is inside its receive path. */
+void sw_destroy_qp(void *p)
+{
+	struct sw_qp *qp = p;
+	sw_tab_qp_set(qp->qpn, NULL);
+	sw_timer_del(qp);
+	sw_qp_lock(qp);
+	sw_qp_set_state(qp, IBV_QPS_RESET);
+	sw_qp_unlock(qp);
+	sw_quiesce();
 }
 
 enum ibv_qp_state sw_query_qp_state(void *p)

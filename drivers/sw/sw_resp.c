@@ -90,7 +90,7 @@ static struct sw_cq *resp_cq(struct sw_qp *qp)
  * request gives it (IBA A14.4.1). Returns the local address or NULL. */
 static uint8_t *rkey_check(struct sw_qp *qp, uint32_t rkey, uint64_t va, uint64_t len, int access)
 {
-	struct dpv_mr *mr = dpv_mr_lookup(rkey);
+	const struct sw_mr *mr = sw_mr_lookup(rkey);
 	uint32_t pd = qp->type == IBV_QPT_XRC_RECV ? (qp->resp.xsrq ? qp->resp.xsrq->pd : 0) : qp->pd;
 	if (!mr || !pd || mr->pd != pd || (mr->access & access) != access)
 		return NULL;
@@ -169,8 +169,7 @@ static enum resp_state chk_xrc_srq(struct sw_qp *qp, struct resp_ctx *x)
 {
 	if (!x->starts && x->kind)
 		return RESPST_CHK_RESOURCE; /* the message's SRQ was checked on its first packet */
-	struct dpv_srq *s = dpv_pool_get(DPV_OBJ_SRQ, x->pi->xrc_srqn);
-	struct sw_srq *ss = s ? (struct sw_srq *)__atomic_load_n(&s->drv, __ATOMIC_ACQUIRE) : NULL;
+	struct sw_srq *ss = sw_srq_lookup(x->pi->xrc_srqn);
 	if (!ss || !ss->xrcd || ss->xrcd != qp->xrcd) {
 		qp->resp.xsrq = NULL;
 		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR);

@@ -26,12 +26,22 @@ void *sw_create_srq(void *dev, const struct dpv_srq_cfg *cfg)
 	s->cq = cfg->cq;
 	s->max_sge = cfg->max_sge;
 	rte_spinlock_init(&s->lock);
+	if (sw_tab_srq_set(s->srqn, s) != 0) {
+		free(s);
+		errno = EINVAL;
+		return NULL;
+	}
 	return s;
 }
 
+/* Out of the engine's table; no context still inside a receive that found
+ * it (XRC target QPs look SRQs up by number). */
 void sw_destroy_srq(void *p)
 {
-	free(p);
+	struct sw_srq *s = p;
+	sw_tab_srq_set(s->srqn, NULL);
+	sw_quiesce();
+	free(s);
 }
 
 /* Copy the WQE at index ci of ring into out; false if it is malformed (a

@@ -23,8 +23,8 @@
 static int send_one(struct sw_qp *qp, struct dpv_send_wqe *w)
 {
 	struct dpv_port *p = qp->port;
-	struct dpv_ah *ah = dpv_ah_lookup(w->ud.ah);
-	if (!ah || ah->dev->drv_dev != qp->dev)
+	const struct sw_ah *ah = sw_ah_lookup(w->ud.ah);
+	if (!ah || ah->dev != qp->dev)
 		return IBV_WC_LOC_QP_OP_ERR; /* destroyed, or of another port */
 	struct dpv_sge one;
 	const struct dpv_sge *sge;

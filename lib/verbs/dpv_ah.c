@@ -64,8 +64,18 @@ DPV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr 
 		return NULL;
 	}
 	ah->ibah.handle = ah->handle;
+	struct dpv_ah_desc d = {.handle = ah->handle, .ip_ver = ah->ip_ver, .tclass = ah->tclass,
+				.hop_limit = ah->hop_limit, .flow_label = ah->flow_label};
+	memcpy(d.sgid, ah->sgid, 16);
+	memcpy(d.dgid, ah->dgid, 16);
+	int r = dpv_ops(ah->dev)->create_ah(ah->dev->drv_dev, &d);
+	if (r) {
+		dpv_pool_del(DPV_OBJ_AH, ah->handle, ah);
+		free(ah);
+		errno = -r;
+		return NULL;
+	}
 	atomic_fetch_add(&ah->pd->users, 1);
-	dpv_ops(ah->dev)->create_ah(ah->dev->drv_dev, ah); /* e.g. resolve the MAC now */
 	return &ah->ibah;
 }
 
@@ -75,6 +85,7 @@ DPV_EXPORT int ibv_destroy_ah(struct ibv_ah *ibah)
 	if (!ibah)
 		return EINVAL;
 	struct dpv_ah *ah = to_dah(ibah);
+	dpv_ops(ah->dev)->destroy_ah(ah->dev->drv_dev, ah->handle);
 	dpv_pool_del(DPV_OBJ_AH, ah->handle, ah);
 	atomic_fetch_sub(&ah->pd->users, 1);
 	free(ah);

@@ -52,7 +52,10 @@ static void *def_queue_alloc(void *dev, size_t size, size_t align) { return NULL
 static void def_queue_free(void *dev, void *p) {}
 static void *def_create_td(void *dev) { return (void *)1; }
 static int def_destroy_td(void *td) { return 0; }
-static void def_create_ah(void *dev, const struct dpv_ah *ah) {}
+static int def_reg_mr(void *dev, const struct dpv_mr_desc *mr) { return 0; }
+static void def_dereg_mr(void *dev, uint32_t key) {}
+static int def_create_ah(void *dev, const struct dpv_ah_desc *ah) { return 0; }
+static void def_destroy_ah(void *dev, uint32_t handle) {}
 static void *def_create_obj(void *dev, const void *cfg) { errno = EOPNOTSUPP; return NULL; }
 static void def_destroy_obj(void *o) {}
 static int def_resize_cq(void *cq, struct dpv_ring_hdr *ring) { return -EOPNOTSUPP; }
@@ -77,7 +80,10 @@ static void ops_fill(const struct dpv_driver_ops *o)
 	DEF(queue_free, def_queue_free);
 	DEF(create_td, def_create_td);
 	DEF(destroy_td, def_destroy_td);
+	DEF(reg_mr, def_reg_mr);
+	DEF(dereg_mr, def_dereg_mr);
 	DEF(create_ah, def_create_ah);
+	DEF(destroy_ah, def_destroy_ah);
 	DEF(create_cq, (void *(*)(void *, const struct dpv_cq_cfg *))def_create_obj);
 	DEF(destroy_cq, def_destroy_obj);
 	DEF(resize_cq, def_resize_cq);

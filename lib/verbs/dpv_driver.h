@@ -49,6 +49,28 @@ struct dpv_dev_info {
 	void *drv;               /**< the driver's device object */
 };
 
+/** A memory region as the engine keeps it (the "register MR" command, as
+ *  an RNIC's memory protection table entry). */
+struct dpv_mr_desc {
+	uint32_t key;                  /**< lkey == rkey: pool index << 8 | 8-bit key */
+	uint32_t pd;                   /**< protection domain number */
+	uint64_t addr;                 /**< the memory, as the registering process addresses it */
+	uint64_t iova;                 /**< address the peer names (rkey space) */
+	uint64_t length;
+	int access;                    /**< IBV_ACCESS_* */
+	int32_t pid;                   /**< 0: addr is valid in the engine's process; else the
+					    process whose address space addr belongs to */
+};
+
+/** An address handle as the engine keeps it (the "create AH" command). */
+struct dpv_ah_desc {
+	uint32_t handle;               /**< the number UD WQEs carry */
+	uint8_t sgid[16], dgid[16];
+	uint8_t ip_ver;                /**< 4 (IPv4-mapped GIDs) or 6 */
+	uint8_t tclass, hop_limit;
+	uint32_t flow_label;
+};
+
 /** Creation parameters of a CQ (the "create CQ" command). */
 struct dpv_cq_cfg {
 	uint32_t handle;               /**< CQ number (events name it) */
@@ -101,9 +123,19 @@ struct dpv_driver_ops {
 	void *(*create_td)(void *dev);
 	int (*destroy_td)(void *td);
 
+	/* ---- memory regions ---- */
+	/** Register (or, same key, re-register) a memory region: after this the
+	 *  engine accepts the key as lkey and rkey. -EINVAL, -EBUSY (the index is
+	 *  another MR's), -EFAULT (memory the engine cannot reach). */
+	int (*reg_mr)(void *dev, const struct dpv_mr_desc *mr);
+	/** The key is no longer valid (packets using it are refused from now). */
+	void (*dereg_mr)(void *dev, uint32_t key);
+
 	/* ---- address handles ---- */
-	/** A new AH is about to be used: resolve its path (optional work). */
-	void (*create_ah)(void *dev, const struct dpv_ah *ah);
+	/** A new AH: the engine keeps its path under its handle (and may start
+	 *  resolving the neighbour). 0 or -errno. */
+	int (*create_ah)(void *dev, const struct dpv_ah_desc *ah);
+	void (*destroy_ah)(void *dev, uint32_t handle);
 
 	/* ---- CQs ---- */
 	void *(*create_cq)(void *dev, const struct dpv_cq_cfg *cfg);
@@ -172,13 +204,6 @@ void dpv_event_async(void *dev, enum ibv_event_type type, uint32_t num);
  *  completion channel. */
 void dpv_event_comp(uint32_t cq_handle);
 
-/** Look an MR up by lkey/rkey (its full 32-bit value), or NULL. */
-static inline struct dpv_mr *dpv_mr_lookup(uint32_t key)
-{
-	struct dpv_mr *mr = dpv_pool_get(DPV_OBJ_MR, key >> 8);
-	return mr && mr->ibmr.lkey == key ? mr : NULL;
-}
-
 /** The completion opcode of a send WQE's opcode (IBV_WR_* to IBV_WC_*). */
 static inline enum ibv_wc_opcode dpv_wc_opcode(uint8_t wr_opcode)
 {
@@ -198,9 +223,5 @@ static inline enum ibv_wc_opcode dpv_wc_opcode(uint8_t wr_opcode)
 }
 
 /** Look an AH up by handle, or NULL. */
-static inline struct dpv_ah *dpv_ah_lookup(uint32_t handle)
-{
-	return dpv_pool_get(DPV_OBJ_AH, handle);
-}
 
 #endif /* DPV_DRIVER_H */

@@ -22,6 +22,21 @@
 static rte_spinlock_t g_mr_lock = RTE_SPINLOCK_INITIALIZER;
 static _Atomic uint8_t g_key_seq;
 
+/* The "register MR" command for the engine: mr as it stands now. */
+static int mr_to_engine(struct dpv_mr *mr)
+{
+	struct dpv_device *d = to_dctx(mr->ibmr.context)->dev;
+	struct dpv_mr_desc desc = {.key = mr->ibmr.lkey, .pd = mr->pd, .addr = (uintptr_t)mr->addr,
+				   .iova = mr->iova, .length = mr->length, .access = mr->access};
+	return dpv_ops(d)->reg_mr(d->drv_dev, &desc);
+}
+
+static void mr_from_engine(struct dpv_mr *mr)
+{
+	struct dpv_device *d = to_dctx(mr->ibmr.context)->dev;
+	dpv_ops(d)->dereg_mr(d->drv_dev, mr->ibmr.lkey);
+}
+
 /* IBA 10.6.3.1 (C10-18): remote write or atomic access needs local write. */
 static bool access_ok(unsigned int acc)
 {
@@ -75,6 +90,13 @@ DPV_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *ibpd, void *addr, size
 	mr->ibmr.handle = mr->index;
 	__atomic_store_n(&mr->ibmr.lkey, mr->index << 8 | key, __ATOMIC_RELEASE);
 	mr->ibmr.rkey = mr->ibmr.lkey;
+	int r = mr_to_engine(mr);
+	if (r) {
+		dpv_pool_del(DPV_OBJ_MR, mr->index, mr);
+		free(mr);
+		errno = -r;
+		return NULL;
+	}
 	atomic_fetch_add(&mr->upd->users, 1);
 	return &mr->ibmr;
 }
@@ -105,6 +127,7 @@ DPV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 		rte_spinlock_unlock(&g_mr_lock);
 		return EINVAL;
 	}
+	mr_from_engine(mr);
 	dpv_pool_del(DPV_OBJ_MR, mr->index, mr);
 	rte_spinlock_unlock(&g_mr_lock);
 	atomic_fetch_sub(&mr->upd->users, 1);
@@ -152,6 +175,11 @@ DPV_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, v
 	}
 	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
 		mr->access = (int)acc;
+	int r = mr_to_engine(mr);
 	rte_spinlock_unlock(&g_mr_lock);
+	if (r) {
+		errno = -r;
+		return IBV_REREG_MR_ERR_CMD;
+	}
 	return 0;
 }

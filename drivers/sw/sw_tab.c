@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The engine's own object tables, as an RNIC keeps its QP context table,
+ * memory protection table and address vectors: filled by the commands of
+ * the driver interface (create_qp, create_srq, reg_mr, create_ah), looked
+ * up by number on the data path without a lock (release/acquire
+ * publication). The engine never reads a façade object, so it can run in
+ * another process than the façade (shared mode: the daemon).
+ *
+ * Sizes follow the façade's object pool (dpv_pool_range): the numbers the
+ * engine is given come from it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_spinlock.h>
+
+#include "sw_loc.h"
+
+struct sw_tab {
+	uint32_t n_qp, n_srq, n_mr, n_ah;
+	_Atomic(struct sw_qp *) *qp;
+	_Atomic(struct sw_srq *) *srq;
+	struct sw_mr *mr;
+	struct sw_ah *ah;
+	rte_spinlock_t lock; /* writers of mr[] and ah[] */
+	_Atomic uint32_t remote_mrs; /* MRs whose memory is in another process */
+};
+
+static struct sw_tab g_tab = {.lock = RTE_SPINLOCK_INITIALIZER};
+
+static uint32_t tab_len(enum dpv_obj_type t)
+{
+	uint32_t first, last;
+	dpv_pool_range(t, &first, &last);
+	return last ? last + 1 : 0;
+}
+
+int sw_tab_init(void)
+{
+	if (g_tab.qp)
+		return 0;
+	g_tab.n_qp = tab_len(DPV_OBJ_QP);
+	g_tab.n_srq = tab_len(DPV_OBJ_SRQ);
+	g_tab.n_mr = tab_len(DPV_OBJ_MR);
+	g_tab.n_ah = tab_len(DPV_OBJ_AH);
+	g_tab.qp = calloc(g_tab.n_qp ? g_tab.n_qp : 1, sizeof(*g_tab.qp));
+	g_tab.srq = calloc(g_tab.n_srq ? g_tab.n_srq : 1, sizeof(*g_tab.srq));
+	g_tab.mr = calloc(g_tab.n_mr ? g_tab.n_mr : 1, sizeof(*g_tab.mr));
+	g_tab.ah = calloc(g_tab.n_ah ? g_tab.n_ah : 1, sizeof(*g_tab.ah));
+	if (!g_tab.qp || !g_tab.srq || !g_tab.mr || !g_tab.ah) {
+		free(g_tab.qp);
+		free(g_tab.srq);
+		free(g_tab.mr);
+		free(g_tab.ah);
+		memset(&g_tab, 0, sizeof(g_tab));
+		rte_spinlock_init(&g_tab.lock);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ---- QPs and SRQs ---- */
+
+int sw_tab_qp_set(uint32_t qpn, struct sw_qp *qp)
+{
+	if (qpn >= g_tab.n_qp)
+		return -EINVAL;
+	atomic_store_explicit(&g_tab.qp[qpn], qp, memory_order_release);
+	return 0;
+}
+
+struct sw_qp *sw_qp_lookup(uint32_t qpn)
+{
+	if (qpn >= g_tab.n_qp)
+		return NULL;
+	return atomic_load_explicit(&g_tab.qp[qpn], memory_order_acquire);
+}
+
+int sw_tab_srq_set(uint32_t srqn, struct sw_srq *s)
+{
+	if (srqn >= g_tab.n_srq)
+		return -EINVAL;
+	atomic_store_explicit(&g_tab.srq[srqn], s, memory_order_release);
+	return 0;
+}
+
+struct sw_srq *sw_srq_lookup(uint32_t srqn)
+{
+	if (srqn >= g_tab.n_srq)
+		return NULL;
+	return atomic_load_explicit(&g_tab.srq[srqn], memory_order_acquire);
+}
+
+/* ---- memory regions (the "MPT") ---- */
+
+int sw_reg_mr(void *dev, const struct dpv_mr_desc *d)
+{
+	uint32_t i = d->key >> 8;
+	if (!d->key || i >= g_tab.n_mr || (d->addr + d->length < d->addr))
+		return -EINVAL;
+	struct sw_mr *m = &g_tab.mr[i];
+	rte_spinlock_lock(&g_tab.lock);
+	uint32_t old = atomic_load_explicit(&m->key, memory_order_relaxed);
+	if (old && old != d->key) {
+		rte_spinlock_unlock(&g_tab.lock);
+		return -EBUSY; /* another MR holds this index */
+	}
+	if (old && m->pid)
+		atomic_fetch_sub(&g_tab.remote_mrs, 1);
+	/* a new registration is published by its key, after its fields; a
+	 * re-registration (same key) changes the fields in place */
+	m->pd = d->pd;
+	m->addr = (uint8_t *)(uintptr_t)d->addr;
+	m->iova = d->iova;
+	m->length = d->length;
+	m->access = d->access;
+	m->pid = d->pid;
+	if (d->pid)
+		atomic_fetch_add(&g_tab.remote_mrs, 1);
+	atomic_store_explicit(&m->key, d->key, memory_order_release);
+	rte_spinlock_unlock(&g_tab.lock);
+	return 0;
+}
+
+void sw_dereg_mr(void *dev, uint32_t key)
+{
+	uint32_t i = key >> 8;
+	if (!key || i >= g_tab.n_mr)
+		return;
+	struct sw_mr *m = &g_tab.mr[i];
+	rte_spinlock_lock(&g_tab.lock);
+	if (atomic_load_explicit(&m->key, memory_order_relaxed) == key) {
+		atomic_store_explicit(&m->key, 0, memory_order_release);
+		if (m->pid)
+			atomic_fetch_sub(&g_tab.remote_mrs, 1);
+	}
+	rte_spinlock_unlock(&g_tab.lock);
+}
+
+const struct sw_mr *sw_mr_lookup(uint32_t key)
+{
+	uint32_t i = key >> 8;
+	if (!key || i >= g_tab.n_mr)
+		return NULL;
+	const struct sw_mr *m = &g_tab.mr[i];
+	return atomic_load_explicit(&m->key, memory_order_acquire) == key ? m : NULL;
+}
+
+bool sw_any_remote_mr(void)
+{
+	return atomic_load_explicit(&g_tab.remote_mrs, memory_order_relaxed) != 0;
+}
+
+/* ---- address handles ---- */
+
+int sw_create_ah(void *dev, const struct dpv_ah_desc *d)
+{
+	if (!d->handle || d->handle >= g_tab.n_ah)
+		return -EINVAL;
+	struct sw_ah *a = &g_tab.ah[d->handle];
+	rte_spinlock_lock(&g_tab.lock);
+	a->dev = dev;
+	memcpy(a->sgid, d->sgid, DPV_GID_LEN);
+	memcpy(a->dgid, d->dgid, DPV_GID_LEN);
+	a->ip_ver = d->ip_ver;
+	a->tclass = d->tclass;
+	a->hop_limit = d->hop_limit;
+	a->flow_label = d->flow_label;
+	atomic_store_explicit(&a->handle, d->handle, memory_order_release);
+	rte_spinlock_unlock(&g_tab.lock);
+	struct sw_dev *sd = dev;
+	dpv_neigh_prefetch(&sd->port->qctx[0], d->dgid); /* resolve the MAC now */
+	return 0;
+}
+
+void sw_destroy_ah(void *dev, uint32_t handle)
+{
+	if (!handle || handle >= g_tab.n_ah)
+		return;
+	atomic_store_explicit(&g_tab.ah[handle].handle, 0, memory_order_release);
+}
+
+const struct sw_ah *sw_ah_lookup(uint32_t handle)
+{
+	if (!handle || handle >= g_tab.n_ah)
+		return NULL;
+	const struct sw_ah *a = &g_tab.ah[handle];
+	return atomic_load_explicit(&a->handle, memory_order_acquire) == handle ? a : NULL;
+}
