@@ -36,6 +36,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_log.h>
 #include <rte_ring.h>
@@ -143,7 +144,8 @@ struct sw_resp_ent {
 	uint8_t syndrome;         /* RESP_ACK: ACK or NAK syndrome */
 	uint32_t psn;             /* first PSN of the response(s) */
 	uint32_t msn;
-	const uint8_t *src;       /* RESP_READ: data, len bytes */
+	const uint8_t *src;       /* RESP_READ: data, len bytes ... */
+	uint32_t rkey;            /* ... in the MR of this rkey */
 	uint32_t len, sent;
 	uint32_t req_psn;         /* RESP_READ: first PSN of the READ it answers */
 	uint64_t orig;            /* RESP_ATOMIC */
@@ -198,6 +200,7 @@ struct sw_resp {
 	struct sw_rwqe rwqe;
 	uint32_t recv_off;        /* bytes placed in the current receive WQE */
 	uint8_t *wr_addr;         /* RDMA WRITE cursor */
+	uint32_t wr_rkey;         /* ... in the MR of this rkey */
 	uint32_t wr_left, wr_total;
 	bool ack_pending;         /* coalesced ACK to send after this burst */
 	uint32_t ack_psn;
@@ -336,7 +339,11 @@ void sw_dereg_mr(void *dev, uint32_t key);
 /* The MR of an lkey/rkey (its full 32-bit value), or NULL. */
 const struct sw_mr *sw_mr_lookup(uint32_t key);
 /* Is any registered MR in another process' memory (shared mode)? */
-bool sw_any_remote_mr(void);
+extern _Atomic uint32_t sw_remote_mrs;
+static inline bool sw_any_remote_mr(void)
+{
+	return atomic_load_explicit(&sw_remote_mrs, memory_order_relaxed) != 0;
+}
 int sw_create_ah(void *dev, const struct dpv_ah_desc *d);
 void sw_destroy_ah(void *dev, uint32_t handle);
 const struct sw_ah *sw_ah_lookup(uint32_t handle);
@@ -413,7 +420,8 @@ void sw_resp_nak(struct sw_qp *qp, uint8_t syndrome, uint32_t psn);
 /* Remember an ACK to send at the end of the burst (coalesced). */
 void sw_resp_queue_ack(struct sw_qp *qp, uint32_t psn);
 void sw_resp_flush_ack(struct sw_qp *qp);
-void sw_resp_read(struct sw_qp *qp, const uint8_t *src, uint32_t len, uint32_t psn, uint32_t req_psn);
+void sw_resp_read(struct sw_qp *qp, const uint8_t *src, uint32_t rkey, uint32_t len, uint32_t psn,
+		  uint32_t req_psn);
 void sw_resp_atomic(struct sw_qp *qp, uint32_t psn, uint64_t orig);
 /* Send up to budget queued response packets; true if some remain. */
 bool sw_resp_pump(struct sw_qp *qp, unsigned int budget);
@@ -453,6 +461,13 @@ void sw_timer_del(struct sw_qp *qp);
 void sw_build_init(struct sw_qp *qp, struct dpv_pkt_build *b, uint8_t opcode, uint32_t psn);
 /* Build and send one packet; payload from SGEs at byte off, or from flat.
  * 0, -ENOBUFS (TX queue full: nothing sent, try later), other -errno (dropped). */
+/* Copies between the engine and memory of this or another process
+ * (sw_mem.c): 0 or -errno (the process or the mapping is gone). */
+int sw_mem_write(int32_t pid, void *dst, const void *src, uint32_t len);
+int sw_mem_read(int32_t pid, void *dst, const void *src, uint32_t len);
+/* A 64-bit atomic (compare-and-swap, else fetch-and-add) at p of process
+ * pid; *orig gets the value before. */
+int sw_mem_atomic(int32_t pid, uint64_t *p, bool cmp_swap, uint64_t cmp, uint64_t val, uint64_t *orig);
 int sw_xmit(struct sw_qp *qp, struct dpv_pkt_build *b, const struct dpv_sge *sge, uint32_t nsge,
 	    uint32_t off, uint32_t len, const void *flat);
 uint16_t sw_udp_sport(uint32_t sqpn, uint32_t dqpn, uint32_t flow_label);
@@ -460,8 +475,27 @@ uint16_t sw_udp_sport(uint32_t sqpn, uint32_t dqpn, uint32_t flow_label);
  * IBV_WC_LOC_PROT_ERR. */
 int sw_sge_check(uint32_t pd, const struct dpv_sge *sge, uint32_t n, int access);
 uint32_t sw_sge_total(const struct dpv_sge *sge, uint32_t n);
-void sw_sge_copy_in(const struct dpv_sge *sge, uint32_t n, uint32_t off, const void *src, uint32_t len);
-void sw_sge_copy_out(const struct dpv_sge *sge, uint32_t n, uint32_t off, void *dst, uint32_t len);
+void sw_sge_copy_in_slow(const struct dpv_sge *sge, uint32_t n, uint32_t off, const void *src, uint32_t len);
+void sw_sge_copy_out_slow(const struct dpv_sge *sge, uint32_t n, uint32_t off, void *dst, uint32_t len);
+/* Copy len bytes into the memory the SGE list describes, from offset off
+ * of it (or out of it): one memcpy for the common case (one SGE, memory of
+ * this process), sw_mem.c for lists and memory of another process. */
+static inline void sw_sge_copy_in(const struct dpv_sge *sge, uint32_t n, uint32_t off, const void *src,
+				  uint32_t len)
+{
+	if (likely(len && n == 1 && off + len <= sge[0].length && !sw_any_remote_mr()))
+		memcpy((uint8_t *)(uintptr_t)sge[0].addr + off, src, len);
+	else if (len)
+		sw_sge_copy_in_slow(sge, n, off, src, len);
+}
+static inline void sw_sge_copy_out(const struct dpv_sge *sge, uint32_t n, uint32_t off, void *dst,
+				   uint32_t len)
+{
+	if (likely(len && n == 1 && off + len <= sge[0].length && !sw_any_remote_mr()))
+		memcpy(dst, (const uint8_t *)(uintptr_t)sge[0].addr + off, len);
+	else if (len)
+		sw_sge_copy_out_slow(sge, n, off, dst, len);
+}
 /* The payload of a send WQE: its SGEs, or one SGE over its inline data. */
 uint32_t sw_wqe_sges(struct dpv_send_wqe *w, struct dpv_sge *one, const struct dpv_sge **sge);
 

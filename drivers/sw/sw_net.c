@@ -106,50 +106,6 @@ int sw_sge_check(uint32_t pd, const struct dpv_sge *sge, uint32_t n, int access)
 	return IBV_WC_SUCCESS;
 }
 
-void sw_sge_copy_in(const struct dpv_sge *sge, uint32_t n, uint32_t off, const void *src, uint32_t len)
-{
-	const uint8_t *s = src;
-	if (!len)
-		return;
-	if (likely(n == 1 && off + len <= sge[0].length)) {
-		memcpy((uint8_t *)(uintptr_t)sge[0].addr + off, s, len);
-		return;
-	}
-	for (uint32_t i = 0; i < n && len; i++) {
-		if (off >= sge[i].length) {
-			off -= sge[i].length;
-			continue;
-		}
-		uint32_t chunk = RTE_MIN(sge[i].length - off, len);
-		memcpy((uint8_t *)(uintptr_t)sge[i].addr + off, s, chunk);
-		s += chunk;
-		len -= chunk;
-		off = 0;
-	}
-}
-
-void sw_sge_copy_out(const struct dpv_sge *sge, uint32_t n, uint32_t off, void *dst, uint32_t len)
-{
-	uint8_t *d = dst;
-	if (!len)
-		return;
-	if (likely(n == 1 && off + len <= sge[0].length)) {
-		memcpy(d, (const uint8_t *)(uintptr_t)sge[0].addr + off, len);
-		return;
-	}
-	for (uint32_t i = 0; i < n && len; i++) {
-		if (off >= sge[i].length) {
-			off -= sge[i].length;
-			continue;
-		}
-		uint32_t chunk = RTE_MIN(sge[i].length - off, len);
-		memcpy(d, (const uint8_t *)(uintptr_t)sge[i].addr + off, chunk);
-		d += chunk;
-		len -= chunk;
-		off = 0;
-	}
-}
-
 uint32_t sw_wqe_sges(struct dpv_send_wqe *w, struct dpv_sge *one, const struct dpv_sge **sge)
 {
 	if (w->flags & DPV_WQE_F_INLINE) {

@@ -87,8 +87,10 @@ static struct sw_cq *resp_cq(struct sw_qp *qp)
 
 /* Remote access check (IBA 10.6.3.2, 9.7.4.1.5): rkey, PD, access right of
  * the MR and of the QP, bounds. An XRC target has no PD: the SRQ named by the
- * request gives it (IBA A14.4.1). Returns the local address or NULL. */
-static uint8_t *rkey_check(struct sw_qp *qp, uint32_t rkey, uint64_t va, uint64_t len, int access)
+ * request gives it (IBA A14.4.1). Returns the address (in the MR owner's
+ * address space: *pid, 0 for this process) or NULL. */
+static uint8_t *rkey_check(struct sw_qp *qp, uint32_t rkey, uint64_t va, uint64_t len, int access,
+			   int32_t *pid)
 {
 	const struct sw_mr *mr = sw_mr_lookup(rkey);
 	uint32_t pd = qp->type == IBV_QPT_XRC_RECV ? (qp->resp.xsrq ? qp->resp.xsrq->pd : 0) : qp->pd;
@@ -98,6 +100,7 @@ static uint8_t *rkey_check(struct sw_qp *qp, uint32_t rkey, uint64_t va, uint64_
 		return NULL;
 	if (va < mr->iova || va + len > mr->iova + mr->length || va + len < va)
 		return NULL;
+	*pid = mr->pid;
 	return mr->addr + (va - mr->iova);
 }
 
@@ -221,11 +224,13 @@ static enum resp_state chk_rkey(struct sw_qp *qp, struct resp_ctx *x)
 	struct sw_resp *r = &qp->resp;
 	struct dpv_pkt_info *pi = x->pi;
 	/* a zero-length WRITE needs no rkey (IBA 9.4.3) */
+	int32_t pid;
 	uint8_t *dst = pi->reth_len ? rkey_check(qp, pi->reth_rkey, pi->reth_va, pi->reth_len,
-						 IBV_ACCESS_REMOTE_WRITE) : (uint8_t *)1;
+						 IBV_ACCESS_REMOTE_WRITE, &pid) : (uint8_t *)1;
 	if (!dst)
 		return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR);
 	r->wr_addr = dst;
+	r->wr_rkey = pi->reth_rkey;
 	r->wr_left = pi->reth_len;
 	r->wr_total = pi->reth_len;
 	return RESPST_EXEC_WRITE;
@@ -236,8 +241,12 @@ static enum resp_state exec_write(struct sw_qp *qp, struct resp_ctx *x)
 	struct sw_resp *r = &qp->resp;
 	if (x->plen > r->wr_left || (x->ends && x->plen != r->wr_left))
 		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR);
-	if (x->plen)
-		memcpy(r->wr_addr, x->pay, x->plen);
+	if (x->plen) {
+		/* the placement is a one-element SGE in the MR of the rkey (lkey
+		 * == rkey): memory of this process or, shared mode, another's */
+		struct dpv_sge s = {.addr = (uintptr_t)r->wr_addr, .length = x->plen, .lkey = r->wr_rkey};
+		sw_sge_copy_in(&s, 1, 0, x->pay, x->plen);
+	}
 	r->wr_addr += x->plen;
 	r->wr_left -= x->plen;
 	r->in_msg = x->ends ? MSG_NONE : MSG_WRITE;
@@ -260,15 +269,16 @@ static enum resp_state read_reply(struct sw_qp *qp, struct resp_ctx *x)
 	struct sw_resp *r = &qp->resp;
 	struct dpv_pkt_info *pi = x->pi;
 	uint32_t mtu = sw_qp_mtu(qp);
+	int32_t pid;
 	const uint8_t *src = pi->reth_len ? rkey_check(qp, pi->reth_rkey, pi->reth_va, pi->reth_len,
-						       IBV_ACCESS_REMOTE_READ) : (const uint8_t *)"";
+						       IBV_ACCESS_REMOTE_READ, &pid) : (const uint8_t *)"";
 	if (!src)
 		return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR);
 	uint32_t n = pi->reth_len ? (pi->reth_len + mtu - 1) / mtu : 1;
 	r->msn = dpv_psn_add(r->msn, 1);
 	save_res(qp, false, pi->psn, dpv_psn_add(pi->psn, n - 1), 0);
 	sw_resp_flush_ack(qp);
-	sw_resp_read(qp, src, pi->reth_len, pi->psn, pi->psn);
+	sw_resp_read(qp, src, pi->reth_rkey, pi->reth_len, pi->psn, pi->psn);
 	r->psn = dpv_psn_add(pi->psn, n); /* the responses take the READ's PSN range */
 	r->nak_sent = false;
 	return RESPST_DONE;
@@ -280,16 +290,11 @@ static enum resp_state atomic_reply(struct sw_qp *qp, struct resp_ctx *x)
 	struct dpv_pkt_info *pi = x->pi;
 	if (pi->atm_va & 7)
 		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR); /* IBA 9.4.5: 8-byte aligned */
-	uint64_t *p = (uint64_t *)rkey_check(qp, pi->atm_rkey, pi->atm_va, 8, IBV_ACCESS_REMOTE_ATOMIC);
-	if (!p)
-		return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR);
+	int32_t pid;
+	uint64_t *p = (uint64_t *)rkey_check(qp, pi->atm_rkey, pi->atm_va, 8, IBV_ACCESS_REMOTE_ATOMIC, &pid);
 	uint64_t orig;
-	if (x->op == DPV_OPC_CMP_SWAP) {
-		orig = pi->atm_cmp;
-		__atomic_compare_exchange_n(p, &orig, pi->atm_swap_add, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-	} else {
-		orig = __atomic_fetch_add(p, pi->atm_swap_add, __ATOMIC_SEQ_CST);
-	}
+	if (!p || sw_mem_atomic(pid, p, x->op == DPV_OPC_CMP_SWAP, pi->atm_cmp, pi->atm_swap_add, &orig) != 0)
+		return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR);
 	r->msn = dpv_psn_add(r->msn, 1);
 	save_res(qp, true, pi->psn, pi->psn, orig);
 	sw_resp_flush_ack(qp);
@@ -353,11 +358,12 @@ static enum resp_state duplicate(struct sw_qp *qp, struct resp_ctx *x)
 			}
 			/* replay: responses for the (possibly shortened) range asked,
 			 * with the rkey checked again */
+			int32_t pid;
 			const uint8_t *src = pi->reth_len ? rkey_check(qp, pi->reth_rkey, pi->reth_va,
-								       pi->reth_len, IBV_ACCESS_REMOTE_READ)
+								       pi->reth_len, IBV_ACCESS_REMOTE_READ, &pid)
 							  : (const uint8_t *)"";
 			if (src)
-				sw_resp_read(qp, src, pi->reth_len, pi->psn, res->first_psn);
+				sw_resp_read(qp, src, pi->reth_rkey, pi->reth_len, pi->psn, res->first_psn);
 			return RESPST_DONE;
 		}
 		SW_DBG_QP(qp, "duplicate %s psn %#x: no saved resource (epsn %#x)", atomic ? "atomic" : "READ",

@@ -45,7 +45,9 @@ static int xmit_read(struct sw_qp *qp, struct sw_resp_ent *e)
 	sw_build_init(qp, &b, sw_qp_tr(qp) | op, dpv_psn_add(e->psn, i));
 	b.aeth_syndrome = DPV_AETH_CREDIT_INVALID;
 	b.aeth_msn = e->msn;
-	int r = sw_xmit(qp, &b, NULL, 0, 0, chunk, chunk ? e->src + e->sent : NULL);
+	/* the data is a one-element SGE in the MR of the rkey (lkey == rkey) */
+	struct dpv_sge s = {.addr = (uintptr_t)e->src, .length = e->len, .lkey = e->rkey};
+	int r = sw_xmit(qp, &b, chunk ? &s : NULL, chunk ? 1 : 0, e->sent, chunk, NULL);
 	if (r == -ENOBUFS)
 		return r;
 	e->sent += chunk; /* sent, or lost like on a wire: the requester asks again */
@@ -162,7 +164,8 @@ void sw_resp_nak(struct sw_qp *qp, uint8_t syndrome, uint32_t psn)
  * the rest of it only). IBA 9.9.2.2: a duplicate READ restarts its
  * responses, so those of the same READ still queued are superseded (sending
  * them would only push back the ones the requester waits for). */
-void sw_resp_read(struct sw_qp *qp, const uint8_t *src, uint32_t len, uint32_t psn, uint32_t req_psn)
+void sw_resp_read(struct sw_qp *qp, const uint8_t *src, uint32_t rkey, uint32_t len, uint32_t psn,
+		  uint32_t req_psn)
 {
 	struct sw_resp *r = &qp->resp;
 	uint32_t w = r->q_head;
@@ -175,7 +178,7 @@ void sw_resp_read(struct sw_qp *qp, const uint8_t *src, uint32_t len, uint32_t p
 		w++;
 	}
 	r->q_tail = w;
-	struct sw_resp_ent e = {.kind = RESP_READ, .psn = psn, .msn = r->msn, .src = src, .len = len,
+	struct sw_resp_ent e = {.kind = RESP_READ, .psn = psn, .msn = r->msn, .src = src, .rkey = rkey, .len = len,
 				.req_psn = req_psn};
 	enqueue(qp, &e);
 }

@@ -25,8 +25,9 @@ struct sw_tab {
 	struct sw_mr *mr;
 	struct sw_ah *ah;
 	rte_spinlock_t lock; /* writers of mr[] and ah[] */
-	_Atomic uint32_t remote_mrs; /* MRs whose memory is in another process */
 };
+
+_Atomic uint32_t sw_remote_mrs; /* MRs whose memory is in another process */
 
 static struct sw_tab g_tab = {.lock = RTE_SPINLOCK_INITIALIZER};
 
@@ -108,7 +109,7 @@ int sw_reg_mr(void *dev, const struct dpv_mr_desc *d)
 		return -EBUSY; /* another MR holds this index */
 	}
 	if (old && m->pid)
-		atomic_fetch_sub(&g_tab.remote_mrs, 1);
+		atomic_fetch_sub(&sw_remote_mrs, 1);
 	/* a new registration is published by its key, after its fields; a
 	 * re-registration (same key) changes the fields in place */
 	m->pd = d->pd;
@@ -118,7 +119,7 @@ int sw_reg_mr(void *dev, const struct dpv_mr_desc *d)
 	m->access = d->access;
 	m->pid = d->pid;
 	if (d->pid)
-		atomic_fetch_add(&g_tab.remote_mrs, 1);
+		atomic_fetch_add(&sw_remote_mrs, 1);
 	atomic_store_explicit(&m->key, d->key, memory_order_release);
 	rte_spinlock_unlock(&g_tab.lock);
 	return 0;
@@ -134,7 +135,7 @@ void sw_dereg_mr(void *dev, uint32_t key)
 	if (atomic_load_explicit(&m->key, memory_order_relaxed) == key) {
 		atomic_store_explicit(&m->key, 0, memory_order_release);
 		if (m->pid)
-			atomic_fetch_sub(&g_tab.remote_mrs, 1);
+			atomic_fetch_sub(&sw_remote_mrs, 1);
 	}
 	rte_spinlock_unlock(&g_tab.lock);
 }
@@ -146,11 +147,6 @@ const struct sw_mr *sw_mr_lookup(uint32_t key)
 		return NULL;
 	const struct sw_mr *m = &g_tab.mr[i];
 	return atomic_load_explicit(&m->key, memory_order_acquire) == key ? m : NULL;
-}
-
-bool sw_any_remote_mr(void)
-{
-	return atomic_load_explicit(&g_tab.remote_mrs, memory_order_relaxed) != 0;
 }
 
 /* ---- address handles ---- */
