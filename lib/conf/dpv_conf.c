@@ -229,6 +229,30 @@ static int parse_fault(struct ctx *x, json_t *f)
 	return 0;
 }
 
+/* "shared": {"socket": "/absolute/path"}: where dpverbsd listens. */
+static int parse_shared(struct ctx *x, json_t *sh)
+{
+	static const char *const keys[] = { "socket", NULL };
+	const char *path = "shared", *s;
+	char p[CONF_PATH_LEN];
+
+	if (conf_check_keys(x, sh, path, keys, NULL))
+		return -1;
+	int r = conf_get_str(x, sh, path, "socket", &s);
+	if (r < 0)
+		return -1;
+	if (r == 1) {
+		conf_pjoin(p, path, "socket");
+		if (s[0] != '/')
+			return conf_fail(x, p, "must be an absolute path (got \"%s\")", s);
+		if (strlen(s) >= sizeof(x->c->shared_socket))
+			return conf_fail(x, p, "at most %zu characters (a Unix socket path)",
+					 sizeof(x->c->shared_socket) - 1);
+		snprintf(x->c->shared_socket, sizeof(x->c->shared_socket), "%s", s);
+	}
+	return 0;
+}
+
 /* "log": {"pmd.dpv.sw": 8, "lib.dpv.*": 7}: levels of DPDK log types. */
 static int parse_log(struct ctx *x, json_t *lg)
 {
@@ -259,6 +283,7 @@ static void set_defaults(struct dpv_conf *c)
 {
 	snprintf(c->driver, sizeof(c->driver), "sw");
 	c->mode = DPV_MODE_EMBEDDED;
+	snprintf(c->shared_socket, sizeof(c->shared_socket), "%s", DPV_CONF_DEF_SHARED_SOCKET);
 	c->progress = DPV_PROGRESS_INLINE;
 	c->sw_loopback = true;
 	c->huge = true;
@@ -281,8 +306,8 @@ static void set_defaults(struct dpv_conf *c)
 
 static int parse_root(struct ctx *x, json_t *root)
 {
-	static const char *const keys[] = { "driver", "mode", "progress", "software_loopback", "eal",
-					    "ports", "limits", "fault", "log", NULL };
+	static const char *const keys[] = { "driver", "mode", "shared", "progress", "software_loopback",
+					    "eal", "ports", "limits", "fault", "log", NULL };
 	static const char *const drivers[] = { "sw", "null", NULL };
 	static const char *const modes[] = { "embedded", "shared", NULL };
 	static const char *const progs[] = { "inline", "lcore", NULL };
@@ -326,6 +351,9 @@ static int parse_root(struct ctx *x, json_t *root)
 		return -1;
 	r = conf_get_obj(x, root, "", "log", &o);
 	if (r < 0 || (r == 1 && parse_log(x, o) < 0))
+		return -1;
+	r = conf_get_obj(x, root, "", "shared", &o);
+	if (r < 0 || (r == 1 && parse_shared(x, o) < 0))
 		return -1;
 	return 0;
 }

@@ -23,6 +23,7 @@ extern "C" {
 
 /* Defaults and ranges of the per-port and EAL fields (config/README.md). */
 #define DPV_CONF_DEF_MTU 1500
+#define DPV_CONF_DEF_SHARED_SOCKET "/run/dpverbs/dpverbsd.sock" /* "shared.socket" */
 #define DPV_CONF_MIN_MTU 256
 #define DPV_CONF_MAX_MTU 9000
 #define DPV_CONF_DEF_DESC 1024          /* rx_desc, tx_desc */
@@ -116,6 +117,7 @@ struct dpv_conf {
 	char source[DPV_PATH_MAX];       /* file name or "<built-in default>" */
 	char driver[DPV_NAME_MAX];       /* transport driver: "sw" (default), "null" */
 	enum dpv_mode mode;
+	char shared_socket[108];         /* shared mode: dpverbsd's socket ("shared.socket") */
 	enum dpv_progress progress;
 	bool sw_loopback;                /* loop local GIDs in software */
 	/* EAL */

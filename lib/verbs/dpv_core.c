@@ -48,6 +48,12 @@ static int def_query_gid(void *dev, uint32_t index, struct dpv_gid *g)
 	memset(g, 0, sizeof(*g));
 	return index < DPV_GID_TABLE_LEN ? 0 : -EINVAL;
 }
+static int def_ctx_open(void *dev, int async_wfd) { return 1; }
+static void def_ctx_close(void *dev, uint32_t ctx) {}
+static int def_alloc_pd(void *dev, uint32_t pdn) { return 0; }
+static void def_dealloc_pd(void *dev, uint32_t pdn) {}
+static int def_shpd_alloc(void *dev, uint32_t pdn, uint64_t key, uint64_t *id) { return -EOPNOTSUPP; }
+static int def_shpd_share(void *dev, uint64_t id, uint64_t key, uint32_t *pdn) { return -EOPNOTSUPP; }
 static void *def_queue_alloc(void *dev, size_t size, size_t align) { return NULL; }
 static void def_queue_free(void *dev, void *p) {}
 static void *def_create_td(void *dev) { return (void *)1; }
@@ -76,6 +82,12 @@ static void ops_fill(const struct dpv_driver_ops *o)
 #define DEF(f, fn) if (!g_ops.f) g_ops.f = (fn)
 	DEF(query_port, def_query_port);
 	DEF(query_gid, def_query_gid);
+	DEF(ctx_open, def_ctx_open);
+	DEF(ctx_close, def_ctx_close);
+	DEF(alloc_pd, def_alloc_pd);
+	DEF(dealloc_pd, def_dealloc_pd);
+	DEF(shpd_alloc, def_shpd_alloc);
+	DEF(shpd_share, def_shpd_share);
 	DEF(queue_alloc, def_queue_alloc);
 	DEF(queue_free, def_queue_free);
 	DEF(create_td, def_create_td);
@@ -156,6 +168,13 @@ static void dev_init(struct dpv_device *d, const struct dpv_driver_ops *ops, con
 	memcpy(&d->guid, g, 8);
 }
 
+static enum dpv_role g_role = DPV_ROLE_APP;
+
+void dpv_core_set_role(enum dpv_role role)
+{
+	g_role = role;
+}
+
 static void core_init(void)
 {
 	struct dpv_core *c = &g_core;
@@ -169,6 +188,9 @@ static void core_init(void)
 	const char *dn = getenv("DPVERBS_DRIVER");
 	if (dn && *dn)
 		snprintf(c->conf.driver, sizeof(c->conf.driver), "%s", dn);
+	/* shared mode: applications reach the engine in dpverbsd */
+	if (c->conf.mode == DPV_MODE_SHARED && g_role == DPV_ROLE_APP)
+		snprintf(c->conf.driver, sizeof(c->conf.driver), "%s", "remote");
 	set_log_levels(&c->conf);
 	dpv_params_init(&c->params, &c->conf);
 	if (dpv_pool_init(&c->params) != 0) {
@@ -234,8 +256,19 @@ static struct dpv_device *dev_of(void *drv_dev)
 	return NULL;
 }
 
+static const struct dpv_event_sink *g_sink;
+
+void dpv_event_set_sink(const struct dpv_event_sink *sink)
+{
+	g_sink = sink;
+}
+
 void dpv_event_async(void *drv_dev, enum ibv_event_type type, uint32_t num)
 {
+	if (g_sink) {
+		g_sink->async(drv_dev, type, num);
+		return;
+	}
 	struct ibv_async_event ev = {.event_type = type};
 	struct dpv_context *ctx = NULL;
 
@@ -290,6 +323,10 @@ void dpv_event_async(void *drv_dev, enum ibv_event_type type, uint32_t num)
 
 void dpv_event_comp(uint32_t cq_handle)
 {
+	if (g_sink) {
+		g_sink->comp(cq_handle);
+		return;
+	}
 	struct dpv_cq *cq = dpv_pool_get(DPV_OBJ_CQ, cq_handle);
 	if (!cq || !cq->chan)
 		return;

@@ -87,7 +87,8 @@ static struct dpv_cq *cq_new(struct ibv_context *context, int cqe, void *cq_cont
 	cq->upd = upd;
 	cq->lockless = upd && upd->td;
 	struct dpv_cq_cfg cfg = {.handle = cq->handle, .ring = cq->ring, .td = cq->lockless ? upd->td->drv : NULL,
-				 .timestamps = timestamps};
+				 .timestamps = timestamps, .ctx = to_dctx(context)->drv_ctx,
+				 .cookie = (uintptr_t)dcq_ib(cq), .chan_fd = channel ? to_dch(channel)->wfd : -1};
 	cq->drv = dpv_ops(d)->create_cq(d->drv_dev, &cfg);
 	if (!cq->drv) {
 		int e = errno ? errno : ENOMEM;

@@ -353,6 +353,17 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	dpv_context_ops_init(ctx);
 	ctx->vctx.query_port = vctx_query_port;
 	ctx->vctx.query_device_ex = vctx_query_device_ex;
+	int id = d->ops->ctx_open(d->drv_dev, fds[1]);
+	if (id < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		close(c->cmd_fd);
+		pthread_mutex_destroy(&c->mutex);
+		free(ctx);
+		errno = -id;
+		return NULL;
+	}
+	ctx->drv_ctx = (uint32_t)id;
 	rte_spinlock_lock(&d->ctx_lock);
 	LIST_INSERT_HEAD(&d->ctxs, ctx, next);
 	rte_spinlock_unlock(&d->ctx_lock);
@@ -368,6 +379,7 @@ DPV_EXPORT int ibv_close_device(struct ibv_context *context)
 	rte_spinlock_lock(&ctx->dev->ctx_lock);
 	LIST_REMOVE(ctx, next);
 	rte_spinlock_unlock(&ctx->dev->ctx_lock);
+	ctx->dev->ops->ctx_close(ctx->dev->drv_dev, ctx->drv_ctx);
 	close(context->async_fd);
 	if (context->cmd_fd >= 0)
 		close(context->cmd_fd);

@@ -77,6 +77,9 @@ struct dpv_cq_cfg {
 	struct dpv_ring_hdr *ring;     /**< CQ ring, initialised */
 	void *td;                      /**< driver TD object, or NULL */
 	bool timestamps;               /**< write dpv_cqe.ts (else 0): an extended CQ asked for them */
+	uint32_t ctx;                  /**< the driver's context id (ctx_open) */
+	uint64_t cookie;               /**< the application's struct ibv_cq * (events carry it) */
+	int chan_fd;                   /**< completion channel (pipe write end), -1: none */
 };
 
 /** Creation parameters of an SRQ. */
@@ -87,6 +90,8 @@ struct dpv_srq_cfg {
 	uint32_t xrcd;                 /**< XRC domain number, 0 for a basic SRQ */
 	void *cq;                      /**< XRC SRQ: driver CQ of its completions */
 	uint32_t max_sge;
+	uint32_t ctx;                  /**< the driver's context id (ctx_open) */
+	uint64_t cookie;               /**< the application's struct ibv_srq * */
 };
 
 /** Creation parameters of a QP. */
@@ -103,6 +108,8 @@ struct dpv_qp_cfg {
 	bool sq_sig_all;
 	struct dpv_pd *alloc_pd;       /**< allocate engine state with dpv_buf_alloc(alloc_pd, bufs, ...) */
 	struct dpv_bufs *bufs;
+	uint32_t ctx;                  /**< the driver's context id (ctx_open) */
+	uint64_t cookie;               /**< the application's struct ibv_qp * */
 };
 
 /** A driver: implements every op (struct dpv_driver_ops' defaults fill gaps). */
@@ -115,6 +122,12 @@ struct dpv_driver_ops {
 	int (*query_port)(void *dev, struct ibv_port_attr *attr);
 	/** GID table entry index (0 .. DPV_GID_TABLE_LEN-1). -EINVAL out of range. */
 	int (*query_gid)(void *dev, uint32_t index, struct dpv_gid *gid);
+	/** A context of dev was opened; its asynchronous events may also be
+	 *  written to async_wfd (the pipe behind async_fd) as struct
+	 *  ibv_async_event records. @return the driver's context id (> 0), or
+	 *  -errno. ctx_close: the context is gone. */
+	int (*ctx_open)(void *dev, int async_wfd);
+	void (*ctx_close)(void *dev, uint32_t ctx);
 	/** Memory for rings that the engine can reach (NULL: use the C heap). */
 	void *(*queue_alloc)(void *dev, size_t size, size_t align);
 	void (*queue_free)(void *dev, void *p);
@@ -122,6 +135,19 @@ struct dpv_driver_ops {
 	/* ---- thread domains ---- */
 	void *(*create_td)(void *dev);
 	int (*destroy_td)(void *td);
+
+	/* ---- protection domains ---- */
+	/** A PD with this number now exists / no longer exists (the engine
+	 *  compares numbers; shared mode tracks who may use them). */
+	int (*alloc_pd)(void *dev, uint32_t pdn);
+	void (*dealloc_pd)(void *dev, uint32_t pdn);
+	/** ibv_alloc_shpd: make PD pdn shareable with key; *id: its share id.
+	 *  -EOPNOTSUPP where PDs cannot be shared (embedded mode), -EBUSY when
+	 *  the PD is shared already. */
+	int (*shpd_alloc)(void *dev, uint32_t pdn, uint64_t key, uint64_t *id);
+	/** ibv_share_pd: the PD behind (id, key), usable by this process from
+	 *  now on. -ENOENT (unknown id), -EACCES (wrong key), -EOPNOTSUPP. */
+	int (*shpd_share)(void *dev, uint64_t id, uint64_t key, uint32_t *pdn);
 
 	/* ---- memory regions ---- */
 	/** Register (or, same key, re-register) a memory region: after this the
@@ -194,6 +220,16 @@ void dpv_driver_register(struct dpv_driver *drv);
 /** The configuration the façade was started with. */
 const struct dpv_conf *dpv_core_conf(void);
 const struct dpv_params *dpv_core_params(void);
+
+/**
+ * Where the events of the engine go instead of the façade's own objects
+ * (dpverbsd: to the application that owns the object). NULL: the façade.
+ */
+struct dpv_event_sink {
+	void (*async)(void *dev, enum ibv_event_type type, uint32_t num);
+	void (*comp)(uint32_t cq_handle);
+};
+void dpv_event_set_sink(const struct dpv_event_sink *sink);
 
 /** Deliver an asynchronous event. For QP events `num` is the QPN, for
  *  SRQ_LIMIT_REACHED the SRQ number, for CQ_ERR the CQ handle; for port

@@ -49,6 +49,7 @@ struct dpv_context {
 	struct verbs_context vctx;
 	struct dpv_device *dev;
 	int async_wfd;               /* write end of the async event pipe */
+	uint32_t drv_ctx;            /* the driver's id of this context (ctx_open) */
 	rte_spinlock_t async_lock;
 	LIST_ENTRY(dpv_context) next;
 };

@@ -32,6 +32,14 @@ DPV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 		errno = ENOMEM; /* limits.max_pd PDs exist */
 		return NULL;
 	}
+	struct dpv_device *d = to_dctx(context)->dev;
+	int r = dpv_ops(d)->alloc_pd(d->drv_dev, pd->handle);
+	if (r) {
+		dpv_pool_del(DPV_OBJ_PD, pd->handle, pd);
+		free(pd);
+		errno = -r;
+		return NULL;
+	}
 	pd->ibpd.context = context;
 	pd->ibpd.handle = pd->handle;
 	pd->base = pd;
@@ -55,6 +63,8 @@ DPV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 		if (pd->td)
 			atomic_fetch_sub(&pd->td->users, 1);
 	} else {
+		struct dpv_device *d = to_dctx(ibpd->context)->dev;
+		dpv_ops(d)->dealloc_pd(d->drv_dev, pd->handle);
 		dpv_pool_del(DPV_OBJ_PD, pd->handle, pd);
 	}
 	free(pd);

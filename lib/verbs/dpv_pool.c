@@ -22,6 +22,13 @@ struct dpv_pool {
 	_Atomic(void *) *table;  /* last + 1 entries */
 };
 
+static const struct dpv_pool_source *g_source;
+
+void dpv_pool_set_source(const struct dpv_pool_source *src)
+{
+	g_source = src;
+}
+
 static struct dpv_pool g_pools[DPV_OBJ_NR] = {
 	[DPV_OBJ_PD] = {.name = "pd", .first = 1, .last = DPV_OBJ_INDEX_LAST},
 	[DPV_OBJ_MR] = {.name = "mr", .first = 1, .last = DPV_MR_INDEX_LAST},
@@ -54,11 +61,54 @@ int dpv_pool_init(const struct dpv_params *p)
 	return 0;
 }
 
+/* Add obj at a number the source gave (shared mode). */
+static int pool_add_sourced(struct dpv_pool *pl, enum dpv_obj_type t, void *obj, uint32_t *index)
+{
+	uint32_t num;
+	int r = g_source->reserve(t, &num);
+	if (r)
+		return r;
+	if (!pl->table || num < pl->first || num > pl->last) {
+		g_source->release(t, num);
+		return -ERANGE; /* the daemon's number spaces differ from ours */
+	}
+	rte_spinlock_lock(&pl->lock);
+	if (atomic_load_explicit(&pl->table[num], memory_order_relaxed)) {
+		rte_spinlock_unlock(&pl->lock);
+		g_source->release(t, num);
+		return -EEXIST;
+	}
+	atomic_store_explicit(&pl->table[num], obj, memory_order_release);
+	pl->count++;
+	rte_spinlock_unlock(&pl->lock);
+	*index = num;
+	return 0;
+}
+
+int dpv_pool_add_at(enum dpv_obj_type t, void *obj, uint32_t index)
+{
+	struct dpv_pool *pl = &g_pools[t];
+	if (!pl->table || index < pl->first || index > pl->last)
+		return -ERANGE;
+	int r = -EEXIST;
+	rte_spinlock_lock(&pl->lock);
+	if (!atomic_load_explicit(&pl->table[index], memory_order_relaxed)) {
+		atomic_store_explicit(&pl->table[index], obj, memory_order_release);
+		pl->count++;
+		r = 0;
+	}
+	rte_spinlock_unlock(&pl->lock);
+	return r;
+}
+
 int dpv_pool_add(enum dpv_obj_type t, void *obj, uint32_t *index)
 {
 	struct dpv_pool *pl = &g_pools[t];
 	uint32_t span = pl->last - pl->first + 1;
 	int ret = -ENOMEM;
+
+	if (g_source)
+		return pool_add_sourced(pl, t, obj, index);
 
 	rte_spinlock_lock(&pl->lock);
 	if (pl->table && pl->count < pl->limit) {
@@ -83,12 +133,16 @@ void dpv_pool_del(enum dpv_obj_type t, uint32_t index, void *obj)
 	struct dpv_pool *pl = &g_pools[t];
 	if (!pl->table || index < pl->first || index > pl->last)
 		return;
+	bool gone = false;
 	rte_spinlock_lock(&pl->lock);
 	if (atomic_load_explicit(&pl->table[index], memory_order_relaxed) == obj) {
 		atomic_store_explicit(&pl->table[index], NULL, memory_order_release);
 		pl->count--;
+		gone = true;
 	}
 	rte_spinlock_unlock(&pl->lock);
+	if (gone && g_source)
+		g_source->release(t, index);
 }
 
 void *dpv_pool_get(enum dpv_obj_type t, uint32_t index)

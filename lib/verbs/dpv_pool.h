@@ -28,6 +28,19 @@ enum dpv_obj_type {
 	DPV_OBJ_NR,
 };
 
+/**
+ * Where numbers come from when they are not this process' to give (shared
+ * mode: dpverbsd numbers every object of every application, because the
+ * engine's tables are one for all). reserve() returns 0 and a free number of
+ * type t that this process may use, or -errno; release() gives it back.
+ */
+struct dpv_pool_source {
+	int (*reserve)(enum dpv_obj_type t, uint32_t *num);
+	void (*release)(enum dpv_obj_type t, uint32_t num);
+};
+/** Take numbers from src from now on (NULL: the pool's own next-fit). */
+void dpv_pool_set_source(const struct dpv_pool_source *src);
+
 /** Set the ranges and limits from the parameters (once, before any add). */
 int dpv_pool_init(const struct dpv_params *p);
 
@@ -36,6 +49,13 @@ int dpv_pool_init(const struct dpv_params *p);
  * @return 0, -ENOMEM when the limit is reached or the range is full.
  */
 int dpv_pool_add(enum dpv_obj_type t, void *obj, uint32_t *index);
+
+/**
+ * Add obj under a number given elsewhere (shared mode: a PD another
+ * process shares with this one). No number is reserved from the source.
+ * @return 0, -ERANGE (outside the table), -EEXIST (the number is in use).
+ */
+int dpv_pool_add_at(enum dpv_obj_type t, void *obj, uint32_t index);
 
 /** Remove the object with this number (nothing if it is not obj). */
 void dpv_pool_del(enum dpv_obj_type t, uint32_t index, void *obj);

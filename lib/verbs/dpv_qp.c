@@ -179,6 +179,7 @@ static void *engine_qp(struct dpv_qp *qp, struct dpv_bufs *bs)
 		.srq = qp->srq ? qp->srq->drv : NULL, .td = qp->lockless ? qp->upd->td->drv : NULL,
 		.pd = qp->pd ? qp->pd->handle : 0, .xrcd = qp->xrcd ? qp->xrcd->dom->num : 0,
 		.cap = qp->cap, .sq_sig_all = qp->sq_sig_all, .alloc_pd = qp->upd, .bufs = bs,
+		.ctx = qp->ctx->drv_ctx, .cookie = (uintptr_t)dqp_ib(qp),
 	};
 	return dpv_ops(d)->create_qp(&cfg);
 }

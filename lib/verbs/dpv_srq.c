@@ -47,7 +47,8 @@ static struct dpv_srq *srq_new(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 	rte_spinlock_init(&s->lock);
 	struct dpv_srq_cfg cfg = {.srqn = s->srqn, .ring = s->ring, .pd = s->pd->handle,
 				  .xrcd = xrcd ? xrcd->dom->num : 0, .cq = cq ? cq->drv : NULL,
-				  .max_sge = s->max_sge};
+				  .max_sge = s->max_sge, .ctx = to_dctx(pd->context)->drv_ctx,
+				  .cookie = (uintptr_t)&s->ibsrq};
 	s->drv = dpv_ops(d)->create_srq(d->drv_dev, &cfg);
 	if (!s->drv) {
 		int e = errno ? errno : ENOMEM;

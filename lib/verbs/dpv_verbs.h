@@ -35,6 +35,16 @@ struct dpv_core {
 	unsigned int n_devs;
 };
 
+/* Who this process is in shared mode ("mode": "shared"): an application
+ * (the default: its driver is "remote", which reaches dpverbsd) or the
+ * daemon itself (its driver is the configuration's, it owns the ports). Set
+ * before the core comes up. */
+enum dpv_role {
+	DPV_ROLE_APP = 0,
+	DPV_ROLE_DAEMON,
+};
+void dpv_core_set_role(enum dpv_role role);
+
 /* The core, brought up on first use (configuration, driver probe); NULL with
  * errno set if it could not start. */
 struct dpv_core *dpv_core_get(void);

@@ -106,6 +106,40 @@ int dpv_is_hugepage_memory(const void *ptr);
 void dpv_hugepage_parent_domain_attr(struct dpv_hugepage_allocator *a, struct ibv_pd *pd,
 				     struct ibv_td *td, struct ibv_parent_domain_init_attr *attr);
 
+/* ------------------------------------------------------------------------
+ * Shared protection domains (shared mode: dpverbsd), as MLNX_OFED's
+ * ibv_alloc_shpd(3) / ibv_share_pd(3).
+ */
+
+/**
+ * The identity of a shared PD: plain bytes that one process may hand to
+ * another (pipe, socket, file) together with the share key.
+ */
+struct ibv_shpd {
+	uint64_t id;              /**< the share id dpverbsd gave the PD */
+	uint64_t rsvd[3];
+};
+
+/**
+ * Make pd shareable with another process: writes the PD's unique id into
+ * *shpd. Only once per PD.
+ * @return shpd, or NULL with errno: EINVAL (NULL pd or shpd, a parent
+ * domain), EBUSY (the PD is shared already), EOPNOTSUPP (embedded mode: no
+ * daemon to share through), EIO (the daemon is gone).
+ */
+struct ibv_shpd *ibv_alloc_shpd(struct ibv_pd *pd, uint64_t share_key, struct ibv_shpd *shpd);
+
+/**
+ * A PD of context that is the protection domain another process made
+ * shareable with ibv_alloc_shpd (id in *shpd, the same share_key). Each
+ * process deallocates its own handle (ibv_dealloc_pd); the domain lives
+ * until the last handle is gone.
+ * @return the PD, or NULL with errno: EINVAL (NULL context or shpd),
+ * ENOENT (no shared PD with that id, or on another device), EACCES (wrong
+ * key), EOPNOTSUPP (embedded mode), ENOMEM, EIO.
+ */
+struct ibv_pd *ibv_share_pd(struct ibv_context *context, struct ibv_shpd *shpd, uint64_t share_key);
+
 #ifdef __cplusplus
 }
 #endif

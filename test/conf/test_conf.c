@@ -77,11 +77,17 @@ static const struct bad bad_table[] = {
 	{ "[]", "t: (root): must be a JSON object (got [])" },
 	/* top level */
 	{ "{'port':[]}",
-	  "t: port: unknown field (expected one of: driver, mode, progress, software_loopback, eal, "
+	  "t: port: unknown field (expected one of: driver, mode, shared, progress, software_loopback, eal, "
 	  "ports, limits, fault, log)" },
 	{ T(",'_comment':'x'"),
-	  "t: _comment: unknown field (expected one of: driver, mode, progress, software_loopback, eal, "
+	  "t: _comment: unknown field (expected one of: driver, mode, shared, progress, software_loopback, eal, "
 	  "ports, limits, fault, log)" },
+	{ T(",'shared':{'socket':'rel/x.sock'}"),
+	  "t: shared.socket: must be an absolute path (got \"rel/x.sock\")" },
+	{ T(",'shared':{'sock':'/x'}"),
+	  "t: shared.sock: unknown field (expected one of: socket)" },
+	{ T(",'shared':{'socket':5}"),
+	  "t: shared.socket: must be a string (got 5)" },
 	{ T(",'driver':'hw'"),
 	  "t: driver: must be \"sw\" or \"null\" (got \"hw\")" },
 	{ T(",'log':{'pmd.dpv.sw':9}"),
