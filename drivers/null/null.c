@@ -117,13 +117,13 @@ static void null_destroy(void *p)
 	free(p);
 }
 
-static int null_resize_cq(void *p, struct dpv_ring_hdr *ring)
+static int null_resize_cq(void *p, struct dpv_ring_hdr *ring, uint32_t size)
 {
 	struct null_cq *cq = p;
 	rte_spinlock_lock(&cq->lock);
 	struct dpv_ring_hdr *old = cq->ring;
 	uint32_t ci = atomic_load(&old->ci), n = atomic_load(&old->pi) - ci;
-	if (n > ring->size - 1) {
+	if (n > size - 1) {
 		rte_spinlock_unlock(&cq->lock);
 		return -EINVAL;
 	}
@@ -139,7 +139,7 @@ static int null_resize_cq(void *p, struct dpv_ring_hdr *ring)
 static void cq_push(struct null_cq *cq, const struct dpv_cqe *e)
 {
 	rte_spinlock_lock(&cq->lock);
-	int r = dpv_cq_ring_put(cq->ring, e, now_ns());
+	int r = dpv_cq_ring_put(cq->ring, cq->ring->size, e, now_ns());
 	bool overrun = r < 0 && !cq->overrun;
 	if (r < 0)
 		cq->overrun = true;

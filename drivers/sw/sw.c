@@ -202,6 +202,10 @@ static const struct dpv_driver_ops sw_ops = {
 	.rq_doorbell = sw_rq_doorbell,
 	.progress = sw_progress,
 	.progress_is_background = sw_progress_is_background,
+	.db_count = sw_db_count,
+	.db_attach = sw_db_attach,
+	.db_detach = sw_db_detach,
+	.qp_db_index = sw_qp_db_index,
 };
 
 DPV_DRIVER_REGISTER(sw, sw_ops);

@@ -251,7 +251,11 @@ static enum comp_state read_resp(struct sw_qp *qp, struct comp_ctx *x)
 		x->status = IBV_WC_BAD_RESP_ERR;
 		return COMPST_ERROR;
 	}
-	sw_sge_copy_in(dpv_wqe_sge(w), w->num_sge, s->read_recv, x->frame + pi->payload_off, pi->payload_len);
+	const struct dpv_sge *sge;
+	const uint8_t *inl;
+	uint32_t inl_len;
+	uint32_t nsge = sw_wqe_payload(qp, w, &sge, &inl, &inl_len);
+	sw_sge_copy_in(qp->pd, sge, nsge, s->read_recv, x->frame + pi->payload_off, pi->payload_len);
 	s->read_recv += pi->payload_len;
 	if (s->read_recv >= w->length) {
 		c->psn = dpv_psn_add(s->last_psn, 1);
@@ -273,7 +277,11 @@ static enum comp_state atomic_ack(struct sw_qp *qp, struct comp_ctx *x)
 	    x->pi->psn != s->first_psn)
 		return COMPST_DUPLICATE;
 	uint64_t orig = x->pi->atmack_orig;
-	sw_sge_copy_in(dpv_wqe_sge(w), w->num_sge, 0, &orig, sizeof(orig));
+	const struct dpv_sge *sge;
+	const uint8_t *inl;
+	uint32_t inl_len;
+	uint32_t nsge = sw_wqe_payload(qp, w, &sge, &inl, &inl_len);
+	sw_sge_copy_in(qp->pd, sge, nsge, 0, &orig, sizeof(orig));
 	qp->comp.psn = dpv_psn_add(s->first_psn, 1);
 	sw_comp_wqe_done(qp, i, IBV_WC_SUCCESS);
 	return COMPST_UPDATE;

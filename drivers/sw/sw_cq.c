@@ -23,6 +23,12 @@ void *sw_create_cq(void *dev, const struct dpv_cq_cfg *cfg)
 	}
 	cq->handle = cfg->handle;
 	cq->ring = cfg->ring;
+	cq->size = cfg->ring_size;
+	if (cq->size < 2 || (cq->size & (cq->size - 1))) {
+		free(cq);
+		errno = EINVAL;
+		return NULL;
+	}
 	cq->td = cfg->td;
 	cq->lockless = cfg->td != NULL;
 	cq->timestamps = cfg->timestamps;
@@ -37,26 +43,30 @@ void sw_destroy_cq(void *p)
 
 /* Move the CQEs not consumed yet to a new ring (the façade holds its
  * consumer lock, so the consumer index does not move meanwhile). */
-int sw_resize_cq(void *p, struct dpv_ring_hdr *ring)
+int sw_resize_cq(void *p, struct dpv_ring_hdr *ring, uint32_t size)
 {
 	struct sw_cq *cq = p;
+	if (size < 2 || (size & (size - 1)))
+		return -EINVAL;
 	if (!cq->lockless)
 		rte_spinlock_lock(&cq->lock);
 	struct dpv_ring_hdr *old = cq->ring;
 	uint32_t ci = atomic_load_explicit(&old->ci, memory_order_acquire);
 	uint32_t pi = atomic_load_explicit(&old->pi, memory_order_relaxed);
 	uint32_t n = pi - ci;
-	if (n > ring->size - 1) {
+	if (n > size - 1 || n > cq->size) {
 		if (!cq->lockless)
 			rte_spinlock_unlock(&cq->lock);
 		return -EINVAL;
 	}
 	for (uint32_t i = 0; i < n; i++)
-		memcpy(dpv_ring_entry(ring, i), dpv_ring_entry(old, ci + i), sizeof(struct dpv_cqe));
+		memcpy(dpv_ring_slot(ring, i, size, sizeof(struct dpv_cqe)),
+		       dpv_ring_slot(old, ci + i, cq->size, sizeof(struct dpv_cqe)), sizeof(struct dpv_cqe));
 	atomic_store_explicit(&ring->arm, atomic_load(&old->arm), memory_order_relaxed);
 	atomic_store_explicit(&ring->ci, 0, memory_order_relaxed);
 	atomic_store_explicit(&ring->pi, n, memory_order_release);
 	cq->ring = ring;
+	cq->size = size;
 	if (!cq->lockless)
 		rte_spinlock_unlock(&cq->lock);
 	return 0;
@@ -67,7 +77,7 @@ void sw_cq_push(struct sw_cq *cq, const struct dpv_cqe *cqe)
 	bool overrun = false;
 	if (!cq->lockless)
 		rte_spinlock_lock(&cq->lock);
-	int r = dpv_cq_ring_put(cq->ring, cqe, cq->timestamps ? rte_get_tsc_cycles() : 0);
+	int r = dpv_cq_ring_put(cq->ring, cq->size, cqe, cq->timestamps ? rte_get_tsc_cycles() : 0);
 	if (r < 0) {
 		overrun = !cq->overrun; /* IBA 11.4.2.1: CQ_ERR, once */
 		cq->overrun = true;

@@ -93,6 +93,7 @@ struct sw_td {
 struct sw_cq {
 	uint32_t handle;
 	struct dpv_ring_hdr *ring;
+	uint32_t size;            /* entries of ring (never re-read from its header) */
 	rte_spinlock_t lock;      /* producer lock (engine threads) */
 	bool lockless;            /* thread domain: one thread writes */
 	struct sw_td *td;
@@ -103,6 +104,7 @@ struct sw_cq {
 struct sw_srq {
 	uint32_t srqn;
 	struct dpv_ring_hdr *ring;
+	uint32_t size, stride;    /* geometry of ring */
 	rte_spinlock_t lock;      /* consumer lock: QPs of several contexts pop */
 	uint32_t ci;
 	uint32_t pd, xrcd;
@@ -225,7 +227,10 @@ struct sw_qp {
 	struct sw_cq *scq, *rcq;
 	struct sw_srq *srq;
 	struct dpv_ring_hdr *sq, *rq;
-	struct sw_wqe *wqe;       /* sq->size entries */
+	uint32_t sq_size, sq_stride, rq_size, rq_stride; /* their geometry: the headers'
+				     fields are never re-read (another process can write them) */
+	uint32_t owner;           /* shared mode: whose doorbells may name it (0: any) */
+	struct sw_wqe *wqe;       /* sq_size entries */
 	uint32_t rq_ci;
 	struct ibv_qp_attr attr;  /* the QP context as last modified */
 	struct ibv_qp_cap cap;
@@ -284,11 +289,18 @@ static inline bool sw_is_rd_atomic(uint8_t op)
 
 static inline struct dpv_send_wqe *sw_sq_wqe(struct sw_qp *qp, uint32_t i)
 {
-	return dpv_ring_entry(qp->sq, i);
+	return dpv_ring_slot(qp->sq, i, qp->sq_size, qp->sq_stride);
 }
 static inline struct sw_wqe *sw_sq_state(struct sw_qp *qp, uint32_t i)
 {
-	return &qp->wqe[i & (qp->sq->size - 1)];
+	return &qp->wqe[i & (qp->sq_size - 1)];
+}
+/* The SQ producer index, never more than a ring ahead of the oldest WQE
+ * (a producer in another process cannot make the engine loop for long). */
+static inline uint32_t sw_sq_pi(struct sw_qp *qp)
+{
+	uint32_t pi = atomic_load_explicit(&qp->sq->pi, memory_order_acquire);
+	return pi - qp->req.sq_head > qp->sq_size ? qp->req.sq_head + qp->sq_size : pi;
 }
 
 /* Transport bits of the opcodes this QP sends and accepts. */
@@ -316,7 +328,8 @@ struct sw_mr {
 	uint8_t *addr;            /* as the registering process addresses it */
 	uint64_t iova, length;
 	int access;
-	int32_t pid;              /* 0: addr valid here; else that process' address */
+	int32_t pid;              /* 0: the engine reaches it at addr + delta; else that process' address */
+	int64_t delta;            /* pid 0: engine address - addr (shared memory mapped elsewhere) */
 };
 
 /* An address handle's path. */
@@ -338,7 +351,8 @@ int sw_reg_mr(void *dev, const struct dpv_mr_desc *d);
 void sw_dereg_mr(void *dev, uint32_t key);
 /* The MR of an lkey/rkey (its full 32-bit value), or NULL. */
 const struct sw_mr *sw_mr_lookup(uint32_t key);
-/* Is any registered MR in another process' memory (shared mode)? */
+/* Is any registered MR in another process' memory, or mapped at another
+ * address (shared mode)? Then every SGE is resolved through its MR. */
 extern _Atomic uint32_t sw_remote_mrs;
 static inline bool sw_any_remote_mr(void)
 {
@@ -361,7 +375,7 @@ bool sw_lcore_mode(void);
 void sw_cq_push(struct sw_cq *cq, const struct dpv_cqe *cqe);
 void *sw_create_cq(void *dev, const struct dpv_cq_cfg *cfg);
 void sw_destroy_cq(void *cq);
-int sw_resize_cq(void *cq, struct dpv_ring_hdr *ring);
+int sw_resize_cq(void *cq, struct dpv_ring_hdr *ring, uint32_t size);
 
 /* ---- sw_srq.c ---- */
 void *sw_create_srq(void *dev, const struct dpv_srq_cfg *cfg);
@@ -439,9 +453,18 @@ int sw_td_rx(struct sw_td *td);
 void sw_ud_send(struct sw_qp *qp);
 void sw_ud_rx(struct sw_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi);
 
+/* ---- sw_db.c (doorbell rings of applications, shared mode) ---- */
+unsigned int sw_db_count(void *dev);
+unsigned int sw_qp_db_index(void *qp);
+void *sw_db_attach(void *dev, unsigned int index, struct dpv_db_ring *ring, uint32_t size, uint32_t owner);
+void sw_db_detach(void *db);
+/* Take the doorbells rung on the context's attached rings: how many. */
+int sw_db_poll(struct dpv_qctx *qc);
+
 /* ---- sw_timer.c ---- */
-/* The per-context tasks after each RX burst (poll hook of the port layer). */
-void sw_poll(struct dpv_qctx *qc, uint64_t now);
+/* The per-context tasks after each RX burst (poll hook of the port layer):
+ * returns the doorbells it took (work the caller did not see as packets). */
+int sw_poll(struct dpv_qctx *qc, uint64_t now);
 int sw_td_progress(struct sw_td *td);
 /* Queue a QP with ACKs to coalesce at the end of this burst (or send now). */
 void sw_defer_ack(struct sw_qp *qp, struct dpv_qctx *qc);
@@ -468,36 +491,45 @@ int sw_mem_read(int32_t pid, void *dst, const void *src, uint32_t len);
 /* A 64-bit atomic (compare-and-swap, else fetch-and-add) at p of process
  * pid; *orig gets the value before. */
 int sw_mem_atomic(int32_t pid, uint64_t *p, bool cmp_swap, uint64_t cmp, uint64_t val, uint64_t *orig);
-int sw_xmit(struct sw_qp *qp, struct dpv_pkt_build *b, const struct dpv_sge *sge, uint32_t nsge,
+int sw_xmit(struct sw_qp *qp, struct dpv_pkt_build *b, uint32_t pd, const struct dpv_sge *sge, uint32_t nsge,
 	    uint32_t off, uint32_t len, const void *flat);
 uint16_t sw_udp_sport(uint32_t sqpn, uint32_t dqpn, uint32_t flow_label);
 /* Check an SGE list against MRs of protection domain pd: IBV_WC_SUCCESS or
  * IBV_WC_LOC_PROT_ERR. */
 int sw_sge_check(uint32_t pd, const struct dpv_sge *sge, uint32_t n, int access);
 uint32_t sw_sge_total(const struct dpv_sge *sge, uint32_t n);
-void sw_sge_copy_in_slow(const struct dpv_sge *sge, uint32_t n, uint32_t off, const void *src, uint32_t len);
-void sw_sge_copy_out_slow(const struct dpv_sge *sge, uint32_t n, uint32_t off, void *dst, uint32_t len);
+void sw_sge_copy_in_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off, const void *src,
+			 uint32_t len);
+void sw_sge_copy_out_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off, void *dst,
+			  uint32_t len);
 /* Copy len bytes into the memory the SGE list describes, from offset off
  * of it (or out of it): one memcpy for the common case (one SGE, memory of
- * this process), sw_mem.c for lists and memory of another process. */
-static inline void sw_sge_copy_in(const struct dpv_sge *sge, uint32_t n, uint32_t off, const void *src,
-				  uint32_t len)
+ * this process), sw_mem.c for lists and memory of another process. The
+ * slow path resolves every SGE through its MR again (bounds and, unless pd
+ * is SW_PD_CHECKED, the protection domain): SGEs read from a ring that
+ * another process writes are checked where they are used. */
+#define SW_PD_CHECKED 0u /* an SGE the engine built from a key it checked */
+static inline void sw_sge_copy_in(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off,
+				  const void *src, uint32_t len)
 {
 	if (likely(len && n == 1 && off + len <= sge[0].length && !sw_any_remote_mr()))
 		memcpy((uint8_t *)(uintptr_t)sge[0].addr + off, src, len);
 	else if (len)
-		sw_sge_copy_in_slow(sge, n, off, src, len);
+		sw_sge_copy_in_slow(pd, sge, n, off, src, len);
 }
-static inline void sw_sge_copy_out(const struct dpv_sge *sge, uint32_t n, uint32_t off, void *dst,
-				   uint32_t len)
+static inline void sw_sge_copy_out(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off,
+				   void *dst, uint32_t len)
 {
 	if (likely(len && n == 1 && off + len <= sge[0].length && !sw_any_remote_mr()))
 		memcpy(dst, (const uint8_t *)(uintptr_t)sge[0].addr + off, len);
 	else if (len)
-		sw_sge_copy_out_slow(sge, n, off, dst, len);
+		sw_sge_copy_out_slow(pd, sge, n, off, dst, len);
 }
-/* The payload of a send WQE: its SGEs, or one SGE over its inline data. */
-uint32_t sw_wqe_sges(struct dpv_send_wqe *w, struct dpv_sge *one, const struct dpv_sge **sge);
+/* The payload of a send WQE: its SGEs (at most the QP's max_send_sge), or
+ * (returned *inl non-NULL) its inline bytes, *inl_len of them (at most
+ * what the SQ's stride holds). Returns the SGE count. */
+uint32_t sw_wqe_payload(const struct sw_qp *qp, struct dpv_send_wqe *w, const struct dpv_sge **sge,
+			const uint8_t **inl, uint32_t *inl_len);
 
 /* ---- sw_stats.c ---- */
 void sw_stats_publish(uint64_t now);

@@ -4,8 +4,9 @@
  * application registers ordinary heap memory, which the daemon cannot map;
  * the engine moves those bytes with process_vm_readv/process_vm_writev
  * (CAP_SYS_PTRACE over the process, or the same user with ptrace allowed).
- * Memory in DPDK's shared hugepage memory (rings, the hugepage allocator)
- * is at the same address in both processes and is copied directly.
+ * Memory the daemon gave the application (memfd regions both processes
+ * map: rings, the hugepage allocator's buffers) is copied directly, at the
+ * daemon's address of it (the MR's delta).
  *
  * Atomics on such memory are a read and a write under one lock: atomic
  * against every other RDMA atomic the engine executes, not against the
@@ -71,18 +72,25 @@ int sw_mem_atomic(int32_t pid, uint64_t *p, bool cmp_swap, uint64_t cmp, uint64_
 	return r;
 }
 
-/* The process owning the memory an SGE names: its MR's, 0 for this
- * process. -1 if the key names no MR any more (deregistered meanwhile):
- * then nothing may be touched. Only asked when some MR is remote. */
-static int32_t sge_pid(const struct dpv_sge *s)
+/* Where the engine finds the bytes [addr, addr + len) an SGE names: its
+ * MR (by key) must still be registered, cover them and, unless pd is
+ * SW_PD_CHECKED, belong to protection domain pd. *pid gets the process
+ * (0: this one) and the return value the address to copy at; NULL when the
+ * SGE names nothing the engine may touch. */
+static uint8_t *sge_resolve(uint32_t pd, uint32_t key, uint64_t addr, uint32_t len, int32_t *pid)
 {
-	if (!s->lkey)
-		return 0; /* inline data in the WQE: ring memory */
-	const struct sw_mr *m = sw_mr_lookup(s->lkey);
-	return m ? m->pid : -1;
+	const struct sw_mr *m = sw_mr_lookup(key);
+	if (!m || (pd != SW_PD_CHECKED && m->pd != pd))
+		return NULL;
+	uint64_t start = (uint64_t)(uintptr_t)m->addr;
+	if (addr < start || addr + len > start + m->length || addr + len < addr)
+		return NULL;
+	*pid = m->pid;
+	return (uint8_t *)(uintptr_t)(addr + (uint64_t)m->delta);
 }
 
-void sw_sge_copy_in_slow(const struct dpv_sge *sge, uint32_t n, uint32_t off, const void *src, uint32_t len)
+void sw_sge_copy_in_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off, const void *src,
+			 uint32_t len)
 {
 	const uint8_t *s = src;
 	bool remote = sw_any_remote_mr();
@@ -92,16 +100,19 @@ void sw_sge_copy_in_slow(const struct dpv_sge *sge, uint32_t n, uint32_t off, co
 			continue;
 		}
 		uint32_t chunk = RTE_MIN(sge[i].length - off, len);
-		int32_t pid = remote ? sge_pid(&sge[i]) : 0;
-		if (pid >= 0)
-			sw_mem_write(pid, (uint8_t *)(uintptr_t)sge[i].addr + off, s, chunk);
+		uint64_t a = sge[i].addr + off;
+		int32_t pid = 0;
+		uint8_t *p = remote ? sge_resolve(pd, sge[i].lkey, a, chunk, &pid) : (uint8_t *)(uintptr_t)a;
+		if (p)
+			sw_mem_write(pid, p, s, chunk);
 		s += chunk;
 		len -= chunk;
 		off = 0;
 	}
 }
 
-void sw_sge_copy_out_slow(const struct dpv_sge *sge, uint32_t n, uint32_t off, void *dst, uint32_t len)
+void sw_sge_copy_out_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off, void *dst,
+			  uint32_t len)
 {
 	uint8_t *d = dst;
 	bool remote = sw_any_remote_mr();
@@ -111,11 +122,15 @@ void sw_sge_copy_out_slow(const struct dpv_sge *sge, uint32_t n, uint32_t off, v
 			continue;
 		}
 		uint32_t chunk = RTE_MIN(sge[i].length - off, len);
-		int32_t pid = remote ? sge_pid(&sge[i]) : 0;
-		if (pid < 0 || sw_mem_read(pid, d, (const uint8_t *)(uintptr_t)sge[i].addr + off, chunk) != 0)
+		uint64_t a = sge[i].addr + off;
+		int32_t pid = 0;
+		const uint8_t *p = remote ? sge_resolve(pd, sge[i].lkey, a, chunk, &pid) : (const uint8_t *)(uintptr_t)a;
+		if (!p || sw_mem_read(pid, d, p, chunk) != 0)
 			memset(d, 0, chunk); /* gone: send zeroes rather than stale bytes */
 		d += chunk;
 		len -= chunk;
 		off = 0;
 	}
+	if (len)
+		memset(d, 0, len); /* the SGEs changed under us: never old frame bytes */
 }

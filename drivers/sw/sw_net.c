@@ -44,7 +44,7 @@ void sw_build_init(struct sw_qp *qp, struct dpv_pkt_build *b, uint8_t opcode, ui
 	b->psn = psn & DPV_PSN_MASK;
 }
 
-int sw_xmit(struct sw_qp *qp, struct dpv_pkt_build *b, const struct dpv_sge *sge, uint32_t nsge,
+int sw_xmit(struct sw_qp *qp, struct dpv_pkt_build *b, uint32_t pd, const struct dpv_sge *sge, uint32_t nsge,
 	    uint32_t off, uint32_t len, const void *flat)
 {
 	struct dpv_port *p = qp->port;
@@ -68,7 +68,7 @@ int sw_xmit(struct sw_qp *qp, struct dpv_pkt_build *b, const struct dpv_sge *sge
 		if (flat)
 			memcpy(f + poff, flat, len);
 		else
-			sw_sge_copy_out(sge, nsge, off, f + poff, len);
+			sw_sge_copy_out(pd, sge, nsge, off, f + poff, len);
 	}
 	if (trusted)
 		m->ol_flags |= dpv_lo_trusted_flag;
@@ -106,15 +106,16 @@ int sw_sge_check(uint32_t pd, const struct dpv_sge *sge, uint32_t n, int access)
 	return IBV_WC_SUCCESS;
 }
 
-uint32_t sw_wqe_sges(struct dpv_send_wqe *w, struct dpv_sge *one, const struct dpv_sge **sge)
+uint32_t sw_wqe_payload(const struct sw_qp *qp, struct dpv_send_wqe *w, const struct dpv_sge **sge,
+			const uint8_t **inl, uint32_t *inl_len)
 {
-	if (w->flags & DPV_WQE_F_INLINE) {
-		one->addr = (uintptr_t)dpv_wqe_inline(w);
-		one->length = w->length;
-		one->lkey = 0;
-		*sge = one;
-		return 1;
-	}
 	*sge = dpv_wqe_sge(w);
-	return w->num_sge;
+	if (w->flags & DPV_WQE_F_INLINE) {
+		*inl = dpv_wqe_inline(w);
+		*inl_len = RTE_MIN(w->length, qp->sq_stride - (uint32_t)sizeof(*w));
+		return 0;
+	}
+	*inl = NULL;
+	*inl_len = 0;
+	return RTE_MIN((uint32_t)w->num_sge, qp->cap.max_send_sge);
 }

@@ -26,7 +26,16 @@ void sw_qp_event(struct sw_qp *qp, enum ibv_event_type type)
 
 void *sw_create_qp(const struct dpv_qp_cfg *cfg)
 {
-	uint32_t sq_size = cfg->sq ? cfg->sq->size : 0;
+	uint32_t sq_size = cfg->sq ? cfg->sq_size : 0;
+	/* the geometry comes from the creator, who checked it against the
+	 * memory (dpverbsd: against what the application mapped) */
+	if ((cfg->sq && (!sq_size || (sq_size & (sq_size - 1)) ||
+			 cfg->sq_stride < sizeof(struct dpv_send_wqe) + RTE_MAX(cfg->cap.max_send_sge, 1u) * sizeof(struct dpv_sge))) ||
+	    (cfg->rq && (!cfg->rq_size || (cfg->rq_size & (cfg->rq_size - 1)) ||
+			 cfg->rq_stride < sizeof(struct dpv_recv_wqe) + RTE_MAX(cfg->cap.max_recv_sge, 1u) * sizeof(struct dpv_sge)))) {
+		errno = EINVAL;
+		return NULL;
+	}
 	size_t off_wqe = RTE_ALIGN_CEIL(sizeof(struct sw_qp), 64);
 	size_t off_res = off_wqe + RTE_ALIGN_CEIL((size_t)sq_size * sizeof(struct sw_wqe), 64);
 	size_t total = off_res + (size_t)DPV_MAX_QP_RD_ATOM * sizeof(struct sw_rd_res);
@@ -51,6 +60,11 @@ void *sw_create_qp(const struct dpv_qp_cfg *cfg)
 	qp->srq = cfg->srq;
 	qp->sq = cfg->sq;
 	qp->rq = cfg->rq;
+	qp->sq_size = sq_size;
+	qp->sq_stride = cfg->sq_stride;
+	qp->rq_size = cfg->rq ? cfg->rq_size : 0;
+	qp->rq_stride = cfg->rq_stride;
+	qp->owner = cfg->owner;
 	qp->cap = cfg->cap;
 	qp->wqe = sq_size ? (struct sw_wqe *)(mem + off_wqe) : NULL;
 	qp->resp.res = (struct sw_rd_res *)(mem + off_res);
@@ -115,7 +129,7 @@ static void qp_reset(struct sw_qp *qp)
 	qp->resp.res = res;
 	memset(res, 0, DPV_MAX_QP_RD_ATOM * sizeof(*res));
 	if (qp->wqe)
-		memset(qp->wqe, 0, qp->sq->size * sizeof(*qp->wqe));
+		memset(qp->wqe, 0, qp->sq_size * sizeof(*qp->wqe));
 	qp->rq_ci = 0;
 	qp->ud_psn = 0;
 }

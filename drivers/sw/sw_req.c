@@ -73,7 +73,7 @@ static int wqe_start(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w)
 	uint32_t mtu = sw_qp_mtu(qp);
 	int access = sw_is_rd_atomic(w->opcode) ? IBV_ACCESS_LOCAL_WRITE : 0;
 	if (!(w->flags & DPV_WQE_F_INLINE)) {
-		if (w->num_sge > qp->cap.max_send_sge)
+		if (w->num_sge > qp->cap.max_send_sge || w->num_sge * sizeof(struct dpv_sge) > qp->sq_stride - sizeof(*w))
 			return IBV_WC_LOC_QP_OP_ERR; /* a malformed WQE: never trusted */
 		int st = sw_sge_check(qp->pd, dpv_wqe_sge(w), w->num_sge, access);
 		if (st != IBV_WC_SUCCESS)
@@ -121,7 +121,7 @@ static int send_read(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w,
 	b.reth_va = w->remote_addr + off;
 	b.reth_rkey = w->rkey;
 	b.reth_len = len;
-	return sw_xmit(qp, &b, NULL, 0, 0, 0, NULL);
+	return sw_xmit(qp, &b, SW_PD_CHECKED, NULL, 0, 0, 0, NULL);
 }
 
 /* READ: the request for what has not arrived. Part of the READ has arrived,
@@ -155,7 +155,7 @@ static bool atomic_send(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe 
 	b.atm_rkey = w->rkey;
 	b.atm_swap_add = cas ? w->atomic.swap : w->atomic.compare_add;
 	b.atm_cmp = cas ? w->atomic.compare_add : 0;
-	if (tx_stall(qp, sw_xmit(qp, &b, NULL, 0, 0, 0, NULL)))
+	if (tx_stall(qp, sw_xmit(qp, &b, SW_PD_CHECKED, NULL, 0, 0, 0, NULL)))
 		return false;
 	qp->req.psn = dpv_psn_add(s->first_psn, 1);
 	return true;
@@ -167,9 +167,10 @@ static bool msg_send(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w)
 {
 	uint32_t mtu = sw_qp_mtu(qp);
 	bool uc = qp->type == IBV_QPT_UC;
-	struct dpv_sge one;
 	const struct dpv_sge *sge;
-	uint32_t nsge = sw_wqe_sges(w, &one, &sge);
+	const uint8_t *inl;
+	uint32_t inl_len;
+	uint32_t nsge = sw_wqe_payload(qp, w, &sge, &inl, &inl_len);
 	for (;;) {
 		if (!uc && window_full(qp))
 			return false;
@@ -194,7 +195,13 @@ static bool msg_send(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w)
 		}
 		b.immdt = be32toh(w->imm_data);
 		b.ieth_rkey = w->inv_rkey;
-		if (tx_stall(qp, sw_xmit(qp, &b, sge, nsge, s->next_off, len, NULL)))
+		const uint8_t *flat = NULL;
+		if (inl) {
+			/* never past the slot, whatever the length field says now */
+			len = s->next_off < inl_len ? RTE_MIN(len, inl_len - s->next_off) : 0;
+			flat = inl + s->next_off;
+		}
+		if (tx_stall(qp, sw_xmit(qp, &b, qp->pd, sge, nsge, s->next_off, len, flat)))
 			return false;
 		s->next_off += len;
 		s->next_psn = dpv_psn_add(s->next_psn, 1);
@@ -225,7 +232,7 @@ void sw_req_read_more(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w
 /* Give every WQE posted since the last run its engine state. */
 void sw_req_fetch(struct sw_qp *qp)
 {
-	uint32_t pi = atomic_load_explicit(&qp->sq->pi, memory_order_acquire);
+	uint32_t pi = sw_sq_pi(qp);
 	for (; qp->req.sq_fetched != pi; qp->req.sq_fetched++)
 		memset(sw_sq_state(qp, qp->req.sq_fetched), 0, sizeof(struct sw_wqe));
 }

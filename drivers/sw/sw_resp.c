@@ -90,7 +90,7 @@ static struct sw_cq *resp_cq(struct sw_qp *qp)
  * request gives it (IBA A14.4.1). Returns the address (in the MR owner's
  * address space: *pid, 0 for this process) or NULL. */
 static uint8_t *rkey_check(struct sw_qp *qp, uint32_t rkey, uint64_t va, uint64_t len, int access,
-			   int32_t *pid)
+			   const struct sw_mr **mrp)
 {
 	const struct sw_mr *mr = sw_mr_lookup(rkey);
 	uint32_t pd = qp->type == IBV_QPT_XRC_RECV ? (qp->resp.xsrq ? qp->resp.xsrq->pd : 0) : qp->pd;
@@ -100,7 +100,7 @@ static uint8_t *rkey_check(struct sw_qp *qp, uint32_t rkey, uint64_t va, uint64_
 		return NULL;
 	if (va < mr->iova || va + len > mr->iova + mr->length || va + len < va)
 		return NULL;
-	*pid = mr->pid;
+	*mrp = mr;
 	return mr->addr + (va - mr->iova);
 }
 
@@ -209,7 +209,7 @@ static enum resp_state exec_send(struct sw_qp *qp, struct resp_ctx *x)
 		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_LOC_LEN_ERR);
 	if (x->starts && sw_sge_check(r->rwqe.pd, r->rwqe.sge, r->rwqe.num_sge, IBV_ACCESS_LOCAL_WRITE))
 		return fail(x, DPV_AETH_NAK_REM_OP, IBV_WC_LOC_PROT_ERR);
-	sw_sge_copy_in(r->rwqe.sge, r->rwqe.num_sge, r->recv_off, x->pay, x->plen);
+	sw_sge_copy_in(r->rwqe.pd, r->rwqe.sge, r->rwqe.num_sge, r->recv_off, x->pay, x->plen);
 	r->recv_off += x->plen;
 	r->in_msg = x->ends ? MSG_NONE : MSG_SEND;
 	if (!x->ends)
@@ -224,9 +224,9 @@ static enum resp_state chk_rkey(struct sw_qp *qp, struct resp_ctx *x)
 	struct sw_resp *r = &qp->resp;
 	struct dpv_pkt_info *pi = x->pi;
 	/* a zero-length WRITE needs no rkey (IBA 9.4.3) */
-	int32_t pid;
+	const struct sw_mr *mr;
 	uint8_t *dst = pi->reth_len ? rkey_check(qp, pi->reth_rkey, pi->reth_va, pi->reth_len,
-						 IBV_ACCESS_REMOTE_WRITE, &pid) : (uint8_t *)1;
+						 IBV_ACCESS_REMOTE_WRITE, &mr) : (uint8_t *)1;
 	if (!dst)
 		return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR);
 	r->wr_addr = dst;
@@ -245,7 +245,7 @@ static enum resp_state exec_write(struct sw_qp *qp, struct resp_ctx *x)
 		/* the placement is a one-element SGE in the MR of the rkey (lkey
 		 * == rkey): memory of this process or, shared mode, another's */
 		struct dpv_sge s = {.addr = (uintptr_t)r->wr_addr, .length = x->plen, .lkey = r->wr_rkey};
-		sw_sge_copy_in(&s, 1, 0, x->pay, x->plen);
+		sw_sge_copy_in(SW_PD_CHECKED, &s, 1, 0, x->pay, x->plen);
 	}
 	r->wr_addr += x->plen;
 	r->wr_left -= x->plen;
@@ -269,9 +269,9 @@ static enum resp_state read_reply(struct sw_qp *qp, struct resp_ctx *x)
 	struct sw_resp *r = &qp->resp;
 	struct dpv_pkt_info *pi = x->pi;
 	uint32_t mtu = sw_qp_mtu(qp);
-	int32_t pid;
+	const struct sw_mr *mr;
 	const uint8_t *src = pi->reth_len ? rkey_check(qp, pi->reth_rkey, pi->reth_va, pi->reth_len,
-						       IBV_ACCESS_REMOTE_READ, &pid) : (const uint8_t *)"";
+						       IBV_ACCESS_REMOTE_READ, &mr) : (const uint8_t *)"";
 	if (!src)
 		return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR);
 	uint32_t n = pi->reth_len ? (pi->reth_len + mtu - 1) / mtu : 1;
@@ -290,10 +290,11 @@ static enum resp_state atomic_reply(struct sw_qp *qp, struct resp_ctx *x)
 	struct dpv_pkt_info *pi = x->pi;
 	if (pi->atm_va & 7)
 		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR); /* IBA 9.4.5: 8-byte aligned */
-	int32_t pid;
-	uint64_t *p = (uint64_t *)rkey_check(qp, pi->atm_rkey, pi->atm_va, 8, IBV_ACCESS_REMOTE_ATOMIC, &pid);
+	const struct sw_mr *mr;
+	uint8_t *a = rkey_check(qp, pi->atm_rkey, pi->atm_va, 8, IBV_ACCESS_REMOTE_ATOMIC, &mr);
+	uint64_t *p = a ? (uint64_t *)(uintptr_t)((uint64_t)(uintptr_t)a + (uint64_t)mr->delta) : NULL;
 	uint64_t orig;
-	if (!p || sw_mem_atomic(pid, p, x->op == DPV_OPC_CMP_SWAP, pi->atm_cmp, pi->atm_swap_add, &orig) != 0)
+	if (!p || sw_mem_atomic(mr->pid, p, x->op == DPV_OPC_CMP_SWAP, pi->atm_cmp, pi->atm_swap_add, &orig) != 0)
 		return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR);
 	r->msn = dpv_psn_add(r->msn, 1);
 	save_res(qp, true, pi->psn, pi->psn, orig);
@@ -358,9 +359,9 @@ static enum resp_state duplicate(struct sw_qp *qp, struct resp_ctx *x)
 			}
 			/* replay: responses for the (possibly shortened) range asked,
 			 * with the rkey checked again */
-			int32_t pid;
+			const struct sw_mr *mr;
 			const uint8_t *src = pi->reth_len ? rkey_check(qp, pi->reth_rkey, pi->reth_va,
-								       pi->reth_len, IBV_ACCESS_REMOTE_READ, &pid)
+								       pi->reth_len, IBV_ACCESS_REMOTE_READ, &mr)
 							  : (const uint8_t *)"";
 			if (src)
 				sw_resp_read(qp, src, pi->reth_rkey, pi->reth_len, pi->psn, res->first_psn);

@@ -24,7 +24,7 @@ static int xmit_ack(struct sw_qp *qp, uint8_t syndrome, uint32_t psn, uint32_t m
 	sw_build_init(qp, &b, sw_qp_tr(qp) | DPV_OPC_ACK, psn);
 	b.aeth_syndrome = syndrome;
 	b.aeth_msn = msn;
-	int r = sw_xmit(qp, &b, NULL, 0, 0, 0, NULL);
+	int r = sw_xmit(qp, &b, SW_PD_CHECKED, NULL, 0, 0, 0, NULL);
 	if (r == 0 && (syndrome & DPV_AETH_TYPE_MASK) == DPV_AETH_ACK)
 		sw_cnt(qp, DPV_CNT_ACK_SENT);
 	return r;
@@ -47,7 +47,7 @@ static int xmit_read(struct sw_qp *qp, struct sw_resp_ent *e)
 	b.aeth_msn = e->msn;
 	/* the data is a one-element SGE in the MR of the rkey (lkey == rkey) */
 	struct dpv_sge s = {.addr = (uintptr_t)e->src, .length = e->len, .lkey = e->rkey};
-	int r = sw_xmit(qp, &b, chunk ? &s : NULL, chunk ? 1 : 0, e->sent, chunk, NULL);
+	int r = sw_xmit(qp, &b, SW_PD_CHECKED, chunk ? &s : NULL, chunk ? 1 : 0, e->sent, chunk, NULL);
 	if (r == -ENOBUFS)
 		return r;
 	e->sent += chunk; /* sent, or lost like on a wire: the requester asks again */
@@ -61,7 +61,7 @@ static int xmit_atomic(struct sw_qp *qp, const struct sw_resp_ent *e)
 	b.aeth_syndrome = DPV_AETH_CREDIT_INVALID;
 	b.aeth_msn = e->msn;
 	b.atmack_orig = e->orig;
-	return sw_xmit(qp, &b, NULL, 0, 0, 0, NULL);
+	return sw_xmit(qp, &b, SW_PD_CHECKED, NULL, 0, 0, 0, NULL);
 }
 
 bool sw_resp_pump(struct sw_qp *qp, unsigned int budget)

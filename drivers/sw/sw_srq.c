@@ -21,6 +21,14 @@ void *sw_create_srq(void *dev, const struct dpv_srq_cfg *cfg)
 	}
 	s->srqn = cfg->srqn;
 	s->ring = cfg->ring;
+	s->size = cfg->ring_size;
+	s->stride = cfg->ring_stride;
+	if (!s->size || (s->size & (s->size - 1)) ||
+	    s->stride < sizeof(struct dpv_recv_wqe) + RTE_MAX(cfg->max_sge, 1u) * sizeof(struct dpv_sge)) {
+		free(s);
+		errno = EINVAL;
+		return NULL;
+	}
 	s->pd = cfg->pd;
 	s->xrcd = cfg->xrcd;
 	s->cq = cfg->cq;
@@ -46,9 +54,10 @@ void sw_destroy_srq(void *p)
 
 /* Copy the WQE at index ci of ring into out; false if it is malformed (a
  * façade bug or a corrupted ring: its SGE count is checked, never trusted). */
-static bool rwqe_copy(struct dpv_ring_hdr *ring, uint32_t ci, uint32_t max_sge, struct sw_rwqe *out)
+static bool rwqe_copy(struct dpv_ring_hdr *ring, uint32_t size, uint32_t stride, uint32_t ci, uint32_t max_sge,
+		      struct sw_rwqe *out)
 {
-	const struct dpv_recv_wqe *w = dpv_ring_entry(ring, ci);
+	const struct dpv_recv_wqe *w = dpv_ring_slot(ring, ci, size, stride);
 	out->wr_id = w->wr_id;
 	out->num_sge = w->num_sge;
 	if (out->num_sge > max_sge || out->num_sge > DPV_MAX_SGE_LIMIT)
@@ -66,7 +75,7 @@ bool sw_srq_pop(struct sw_srq *s, struct sw_rwqe *out)
 		rte_spinlock_unlock(&s->lock);
 		return false;
 	}
-	rwqe_copy(s->ring, s->ci, s->max_sge, out);
+	rwqe_copy(s->ring, s->size, s->stride, s->ci, s->max_sge, out);
 	out->pd = s->pd;
 	s->ci++;
 	atomic_store_explicit(&s->ring->ci, s->ci, memory_order_release);
@@ -89,7 +98,7 @@ bool sw_rq_pop(struct sw_qp *qp, struct sw_rwqe *out)
 	uint32_t pi = atomic_load_explicit(&qp->rq->pi, memory_order_acquire);
 	if (pi == qp->rq_ci)
 		return false;
-	rwqe_copy(qp->rq, qp->rq_ci, qp->cap.max_recv_sge, out);
+	rwqe_copy(qp->rq, qp->rq_size, qp->rq_stride, qp->rq_ci, qp->cap.max_recv_sge, out);
 	out->pd = qp->pd;
 	qp->rq_ci++;
 	atomic_store_explicit(&qp->rq->ci, qp->rq_ci, memory_order_release);

@@ -108,7 +108,7 @@ int sw_reg_mr(void *dev, const struct dpv_mr_desc *d)
 		rte_spinlock_unlock(&g_tab.lock);
 		return -EBUSY; /* another MR holds this index */
 	}
-	if (old && m->pid)
+	if (old && (m->pid || m->delta))
 		atomic_fetch_sub(&sw_remote_mrs, 1);
 	/* a new registration is published by its key, after its fields; a
 	 * re-registration (same key) changes the fields in place */
@@ -118,7 +118,8 @@ int sw_reg_mr(void *dev, const struct dpv_mr_desc *d)
 	m->length = d->length;
 	m->access = d->access;
 	m->pid = d->pid;
-	if (d->pid)
+	m->delta = !d->pid && d->engine_addr ? (int64_t)(d->engine_addr - d->addr) : 0;
+	if (m->pid || m->delta)
 		atomic_fetch_add(&sw_remote_mrs, 1);
 	atomic_store_explicit(&m->key, d->key, memory_order_release);
 	rte_spinlock_unlock(&g_tab.lock);
@@ -134,7 +135,7 @@ void sw_dereg_mr(void *dev, uint32_t key)
 	rte_spinlock_lock(&g_tab.lock);
 	if (atomic_load_explicit(&m->key, memory_order_relaxed) == key) {
 		atomic_store_explicit(&m->key, 0, memory_order_release);
-		if (m->pid)
+		if (m->pid || m->delta)
 			atomic_fetch_sub(&sw_remote_mrs, 1);
 	}
 	rte_spinlock_unlock(&g_tab.lock);

@@ -239,7 +239,7 @@ void sw_qp_kick(struct sw_qp *qp)
 /* QPs queued on the context's ring: rung doorbells (service mode) and QPs
  * whose sending stopped on a full TX queue (sw_qp_kick): their responses
  * and requests go out again, right after this turn's receive burst. */
-static void doorbells(struct dpv_qctx *qc)
+static int doorbells(struct dpv_qctx *qc)
 {
 	void *db[DPV_BURST];
 	unsigned int n = rte_ring_sc_dequeue_burst(qc->db_ring, db, DPV_BURST, NULL);
@@ -254,11 +254,13 @@ static void doorbells(struct dpv_qctx *qc)
 		sw_qp_send(qp);
 		sw_qp_unlock(qp);
 	}
+	return (int)n;
 }
 
 /* Engine hook after each RX burst of a context. Runs with qc->rx_lock held. */
-void sw_poll(struct dpv_qctx *qc, uint64_t now)
+int sw_poll(struct dpv_qctx *qc, uint64_t now)
 {
+	int work = 0;
 	struct sw_ctx *c = ctx_of(qc);
 	bool starved = c->last_poll_tsc && now - c->last_poll_tsc > sw_us_cycles * SW_STARVED_US;
 	c->last_poll_tsc = now;
@@ -272,13 +274,14 @@ void sw_poll(struct dpv_qctx *qc, uint64_t now)
 	}
 	qc->n_deferred = 0;
 	if (!rte_ring_empty(qc->db_ring))
-		doorbells(qc);
+		work += doorbells(qc);
+	work += sw_db_poll(qc);
 	if (now < c->next_timer_tsc && !starved)
-		return;
+		return work;
 	c->next_timer_tsc = now + sw_us_cycles * SW_TIMER_US;
 	sw_debug_on = rte_log_can_log(sw_logtype, RTE_LOG_DEBUG);
 	if (!c->n)
-		return;
+		return work;
 	bool trouble = starved || qc->rx_backlog;
 	rte_spinlock_lock(&c->lock);
 	unsigned int k = RTE_MIN(c->n, (unsigned int)SW_TIMER_SLICE);
@@ -292,6 +295,7 @@ void sw_poll(struct dpv_qctx *qc, uint64_t now)
 		sw_qp_unlock(qp);
 	}
 	rte_spinlock_unlock(&c->lock);
+	return work;
 }
 
 /* A thread domain's owner: the packets other threads received for its QPs,

@@ -26,17 +26,19 @@ static int send_one(struct sw_qp *qp, struct dpv_send_wqe *w)
 	const struct sw_ah *ah = sw_ah_lookup(w->ud.ah);
 	if (!ah || ah->dev != qp->dev)
 		return IBV_WC_LOC_QP_OP_ERR; /* destroyed, or of another port */
-	struct dpv_sge one;
 	const struct dpv_sge *sge;
-	uint32_t nsge = sw_wqe_sges(w, &one, &sge);
-	if (!(w->flags & DPV_WQE_F_INLINE)) {
-		if (nsge > qp->cap.max_send_sge)
+	const uint8_t *inl;
+	uint32_t inl_len;
+	uint32_t nsge = sw_wqe_payload(qp, w, &sge, &inl, &inl_len);
+	uint32_t len = inl ? inl_len : w->length; /* read once */
+	if (!inl) {
+		if (w->num_sge > nsge)
 			return IBV_WC_LOC_QP_OP_ERR;
 		int st = sw_sge_check(qp->pd, sge, nsge, 0);
 		if (st != IBV_WC_SUCCESS)
 			return st;
 	}
-	if (w->length > p->path_mtu_bytes)
+	if (len > p->path_mtu_bytes)
 		return IBV_WC_LOC_LEN_ERR; /* IBA 9.8.2: a UD message is one packet */
 
 	struct dpv_pkt_build b;
@@ -58,7 +60,7 @@ static int send_one(struct sw_qp *qp, struct dpv_send_wqe *w)
 	b.deth_qkey = (w->ud.remote_qkey & 0x80000000u) ? qp->attr.qkey : w->ud.remote_qkey;
 	b.deth_sqpn = qp->qpn;
 	b.immdt = be32toh(w->imm_data);
-	int r = sw_xmit(qp, &b, sge, nsge, 0, w->length, NULL);
+	int r = sw_xmit(qp, &b, qp->pd, sge, nsge, 0, len, inl);
 	if (r == -ENOBUFS)
 		return r;
 	qp->ud_psn = dpv_psn_add(qp->ud_psn, 1);
@@ -79,7 +81,7 @@ static void send_cqe(struct sw_qp *qp, uint32_t i, struct dpv_send_wqe *w, enum 
 /* Send (or, in ERR and SQE, flush) what is posted. Must hold the QP lock. */
 void sw_ud_send(struct sw_qp *qp)
 {
-	uint32_t pi = atomic_load_explicit(&qp->sq->pi, memory_order_acquire);
+	uint32_t pi = sw_sq_pi(qp);
 	qp->req.tx_stalled = false;
 	while (qp->req.sq_head != pi) {
 		uint32_t i = qp->req.sq_head;
@@ -156,8 +158,8 @@ void sw_ud_rx(struct sw_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, struct 
 	if (st == IBV_WC_SUCCESS) {
 		uint8_t grh[DPV_GRH_LEN];
 		build_grh(grh, frame, pi);
-		sw_sge_copy_in(rw.sge, rw.num_sge, 0, grh, DPV_GRH_LEN);
-		sw_sge_copy_in(rw.sge, rw.num_sge, DPV_GRH_LEN, frame + pi->payload_off, pi->payload_len);
+		sw_sge_copy_in(rw.pd, rw.sge, rw.num_sge, 0, grh, DPV_GRH_LEN);
+		sw_sge_copy_in(rw.pd, rw.sge, rw.num_sge, DPV_GRH_LEN, frame + pi->payload_off, pi->payload_len);
 	}
 	e.status = (uint8_t)st;
 	sw_ctr(qp, &qp->rx_pkts);

@@ -240,7 +240,7 @@ static int qctx_poll_locked(struct dpv_qctx *qc, uint64_t now)
 	}
 	dpv_neigh_timer(qc, now);
 	if (g_poll_fn)
-		g_poll_fn(qc, now);
+		total += g_poll_fn(qc, now);
 	return total;
 }
 

@@ -211,8 +211,9 @@ typedef void (*dpv_roce_rx_fn)(struct dpv_qctx *qc, struct rte_mbuf *m, struct d
 void dpv_port_set_rx_handler(dpv_roce_rx_fn fn);
 
 /* Per-poll hook run by each engine context after RX (timers, doorbells);
- * now is the TSC read once for the poll turn. */
-typedef void (*dpv_poll_fn)(struct dpv_qctx *qc, uint64_t now);
+ * now is the TSC read once for the poll turn. Returns the work it did
+ * besides packets (doorbells taken), counted with them by the poll. */
+typedef int (*dpv_poll_fn)(struct dpv_qctx *qc, uint64_t now);
 void dpv_port_set_poll_handler(dpv_poll_fn fn);
 
 /*

@@ -14,15 +14,19 @@
 
 #define BODY(field) sizeof(((struct dpv_shm_msg *)0)->u.field)
 
-size_t dpv_shm_req_len(uint16_t op)
+_Static_assert(sizeof(struct dpv_shm_msg) == DPV_SHM_MAX_MSG, "message buffer");
+_Static_assert(sizeof(struct dpv_shm_hello) + sizeof(struct dpv_shm_hdr) <= DPV_SHM_MAX_MSG, "welcome fits");
+
+size_t dpv_shm_body_len(uint16_t op)
 {
 	static const size_t len[DPV_SHM_OP_NR] = {
 		[DPV_SHM_HELLO] = BODY(hello),
-		[DPV_SHM_QUERY_PORT] = BODY(dev),
+		[DPV_SHM_QUERY_PORT] = BODY(port),
 		[DPV_SHM_CTX_OPEN] = BODY(dev),
 		[DPV_SHM_CTX_CLOSE] = BODY(dev),
-		[DPV_SHM_QUEUE_ALLOC] = BODY(queue),
-		[DPV_SHM_QUEUE_FREE] = BODY(queue),
+		[DPV_SHM_CTX_IMPORT] = BODY(dev),
+		[DPV_SHM_MEM_ADD] = BODY(mem),
+		[DPV_SHM_MEM_DEL] = BODY(mem),
 		[DPV_SHM_NUM_RESERVE] = BODY(num),
 		[DPV_SHM_NUM_RELEASE] = BODY(num),
 		[DPV_SHM_PD_ALLOC] = BODY(pd),
@@ -46,27 +50,39 @@ size_t dpv_shm_req_len(uint16_t op)
 		[DPV_SHM_IMPORT_MR] = BODY(imp),
 		[DPV_SHM_XRCD_OPEN] = BODY(xrcd),
 		[DPV_SHM_XRCD_CLOSE] = BODY(xrcd),
+		[DPV_SHM_OPEN_QP] = BODY(oqp),
 	};
 	return op < DPV_SHM_OP_NR ? len[op] : 0;
 }
 
-int dpv_shm_send(int sock, const struct dpv_shm_msg *msg, int fd)
+void dpv_shm_close_fds(int fds[DPV_SHM_MAX_FDS])
+{
+	for (unsigned int i = 0; i < DPV_SHM_MAX_FDS; i++)
+		if (fds[i] >= 0) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+}
+
+int dpv_shm_send(int sock, const struct dpv_shm_msg *msg, const int *fds, unsigned int nfd)
 {
 	struct iovec iov = {.iov_base = (void *)msg, .iov_len = msg->h.len};
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(DPV_SHM_MAX_FDS * sizeof(int))];
 		struct cmsghdr align;
 	} c;
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-	if (fd >= 0) {
+	if (nfd > DPV_SHM_MAX_FDS)
+		return -EINVAL;
+	if (nfd) {
 		memset(&c, 0, sizeof(c));
 		mh.msg_control = c.buf;
-		mh.msg_controllen = sizeof(c.buf);
+		mh.msg_controllen = CMSG_SPACE(nfd * sizeof(int));
 		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
 		cm->cmsg_level = SOL_SOCKET;
 		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+		cm->cmsg_len = CMSG_LEN(nfd * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, nfd * sizeof(int));
 	}
 	for (;;) {
 		ssize_t n = sendmsg(sock, &mh, MSG_NOSIGNAL);
@@ -78,9 +94,10 @@ int dpv_shm_send(int sock, const struct dpv_shm_msg *msg, int fd)
 	}
 }
 
-/* Close every descriptor a message brought but the first (kept in *fd). */
-static void take_fds(struct msghdr *mh, int *fd)
+/* Keep the first DPV_SHM_MAX_FDS descriptors a message brought, close the rest. */
+static void take_fds(struct msghdr *mh, int fds[DPV_SHM_MAX_FDS])
 {
+	unsigned int k = 0;
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
 		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
 			continue;
@@ -88,17 +105,18 @@ static void take_fds(struct msghdr *mh, int *fd)
 		for (size_t i = 0; i < n; i++) {
 			int f;
 			memcpy(&f, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-			if (*fd < 0)
-				*fd = f;
+			if (k < DPV_SHM_MAX_FDS)
+				fds[k++] = f;
 			else
 				close(f);
 		}
 	}
 }
 
-int dpv_shm_recv(int sock, struct dpv_shm_msg *msg, int *fd, int timeout_ms)
+int dpv_shm_recv(int sock, struct dpv_shm_msg *msg, int fds[DPV_SHM_MAX_FDS], int timeout_ms)
 {
-	*fd = -1;
+	for (unsigned int i = 0; i < DPV_SHM_MAX_FDS; i++)
+		fds[i] = -1;
 	struct pollfd pf = {.fd = sock, .events = POLLIN};
 	for (;;) {
 		int r = poll(&pf, 1, timeout_ms);
@@ -112,25 +130,22 @@ int dpv_shm_recv(int sock, struct dpv_shm_msg *msg, int *fd, int timeout_ms)
 	}
 	struct iovec iov = {.iov_base = msg, .iov_len = sizeof(*msg)};
 	union {
-		char buf[CMSG_SPACE(4 * sizeof(int))];
+		char buf[CMSG_SPACE(8 * sizeof(int))];
 		struct cmsghdr align;
 	} c;
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.buf, .msg_controllen = sizeof(c.buf)};
 	ssize_t n;
 	do
-		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return -errno;
-	take_fds(&mh, fd);
+		return errno == EAGAIN ? -EAGAIN : -errno;
+	take_fds(&mh, fds);
 	if (n == 0)
 		return 0;
 	if ((size_t)n < sizeof(msg->h) || msg->h.magic != DPV_SHM_MAGIC || msg->h.len != (size_t)n ||
 	    (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-		if (*fd >= 0) {
-			close(*fd);
-			*fd = -1;
-		}
+		dpv_shm_close_fds(fds);
 		return -EPROTO;
 	}
 	return (int)n;

@@ -10,9 +10,12 @@
  * the reference; the daemon checks every field (size of the message,
  * numbers owned by the sender, addresses of memory it gave the sender).
  *
- * The data path never crosses the socket: rings and doorbells live in DPDK
- * shared hugepage memory, which the application maps at the same addresses
- * as the daemon (it is a DPDK secondary process of the daemon).
+ * The data path never crosses the socket: rings, doorbell rings and the
+ * hugepage allocator's buffers live in memfd regions that the application
+ * creates, seals against resizing and hands to the daemon (MEM_ADD), which
+ * maps them too (at another address: every address in a command is the
+ * application's, the daemon translates). The doorbell rings come the other
+ * way, with the welcome. The application does not run EAL.
  */
 #ifndef DPV_SHM_PROTO_H
 #define DPV_SHM_PROTO_H
@@ -20,20 +23,24 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
-#define DPV_SHM_VERSION 1
+#define DPV_SHM_VERSION 2
 #define DPV_SHM_MAGIC 0x64707673u /* "dpvs" */
 #define DPV_SHM_MAX_DEVS 8
 #define DPV_SHM_NAME_MAX 64
-#define DPV_SHM_MAX_MSG 1024      /* bytes of any message */
+#define DPV_SHM_MAX_MSG 4096      /* bytes of any message */
 #define DPV_SHM_GIDS 16
+#define DPV_SHM_MAX_FDS 2         /* descriptors one message carries */
 
 enum dpv_shm_op {
-	DPV_SHM_HELLO = 1,
+	DPV_SHM_HELLO = 1,        /* answer fd: the doorbell rings (memfd) */
 	DPV_SHM_QUERY_PORT,
-	DPV_SHM_CTX_OPEN,         /* fd: the context's async-event pipe (write end) */
+	DPV_SHM_CTX_OPEN,         /* fd: the context's async-event pipe (write end);
+				     answer fd: the context's command descriptor */
 	DPV_SHM_CTX_CLOSE,
-	DPV_SHM_QUEUE_ALLOC,      /* ring memory in shared hugepage memory */
-	DPV_SHM_QUEUE_FREE,
+	DPV_SHM_CTX_IMPORT,       /* fds: another context's command descriptor, the
+				     async-event pipe; answer fd: a command descriptor */
+	DPV_SHM_MEM_ADD,          /* fd: a sealed memfd the application mapped */
+	DPV_SHM_MEM_DEL,
 	DPV_SHM_NUM_RESERVE,      /* an object number (QPN, MR index, ...) */
 	DPV_SHM_NUM_RELEASE,
 	DPV_SHM_PD_ALLOC,
@@ -53,10 +60,11 @@ enum dpv_shm_op {
 	DPV_SHM_QP_QUERY,         /* state and transport counters */
 	DPV_SHM_SHPD_ALLOC,       /* ibv_alloc_shpd */
 	DPV_SHM_SHPD_SHARE,       /* ibv_share_pd */
-	DPV_SHM_IMPORT_PD,        /* ibv_import_pd: a PD handle of this connection */
+	DPV_SHM_IMPORT_PD,        /* ibv_import_pd */
 	DPV_SHM_IMPORT_MR,        /* ibv_import_mr */
 	DPV_SHM_XRCD_OPEN,        /* fd: the file naming the domain (or none) */
 	DPV_SHM_XRCD_CLOSE,
+	DPV_SHM_OPEN_QP,          /* ibv_open_qp */
 	DPV_SHM_OP_NR,
 };
 
@@ -71,26 +79,27 @@ struct dpv_shm_hdr {
 };
 
 /* ---- HELLO ---- */
-struct dpv_shm_hello {
-	uint32_t version;         /**< DPV_SHM_VERSION */
-	int32_t pid;              /**< informational: the daemon trusts SO_PEERCRED */
-};
-
 struct dpv_shm_dev {
 	char name[DPV_SHM_NAME_MAX];
 	uint8_t mac[6];
 	uint8_t rsvd[2];
+	uint32_t db_first;        /**< its doorbell rings: index of the first ... */
+	uint32_t n_db;            /**< ... and how many (one per engine context) */
 	uint8_t gid[DPV_SHM_GIDS][16];
 	uint8_t gid_valid[DPV_SHM_GIDS];
 	uint8_t gid_ip_ver[DPV_SHM_GIDS];
 };
 
-struct dpv_shm_welcome {
-	uint32_t version;
-	uint32_t client_id;       /**< the daemon's number for this connection */
-	char file_prefix[DPV_SHM_NAME_MAX]; /**< EAL prefix to attach to (secondary) */
+struct dpv_shm_hello {
+	uint32_t version;         /**< request: DPV_SHM_VERSION; answer: the daemon's */
+	int32_t pid;              /**< request, informational (the daemon trusts SO_PEERCRED);
+				       answer: the daemon's pid */
+	uint32_t client_id;       /**< answer: the daemon's number for this connection */
 	uint32_t n_devs;
-	uint32_t pool_last[8];    /**< the number spaces (enum dpv_obj_type): must match */
+	uint32_t pool_last[8];    /**< answer: the number spaces (enum dpv_obj_type) */
+	uint64_t tsc_hz;          /**< answer: the TSC frequency the engine uses */
+	uint32_t db_size;         /**< answer: slots of each doorbell ring */
+	uint32_t n_db;            /**< answer: doorbell rings in the memfd (dpv_db_ring_bytes each) */
 	struct dpv_shm_dev devs[DPV_SHM_MAX_DEVS];
 };
 
@@ -100,22 +109,27 @@ struct dpv_shm_dev_ref {
 	uint32_t ctx;             /**< context id (CTX_OPEN's answer), 0 when none */
 };
 
+struct dpv_shm_port {
+	uint32_t dev, rsvd;
+	struct ibv_port_attr attr; /**< answer */
+};
+
 struct dpv_shm_num {
 	uint32_t type;            /**< enum dpv_obj_type */
 	uint32_t num;
 };
 
-struct dpv_shm_queue {
-	uint32_t dev;
-	uint32_t rsvd;
-	uint64_t size, align;     /**< request */
-	uint64_t addr;            /**< answer; QUEUE_FREE: the address */
+struct dpv_shm_mem {
+	uint64_t addr;            /**< where the application mapped the memfd */
+	uint64_t size;            /**< bytes (the memfd's size) */
 };
 
 struct dpv_shm_pd {
 	uint32_t dev;
 	uint32_t pdn;             /**< a number this connection reserved (PD_ALLOC), or holds */
 };
+/* PD_DEALLOC drops one handle of the connection on the PD: one it got by
+ * SHPD_SHARE or IMPORT_PD if it has one, else its creator's handle. */
 
 struct dpv_shm_mr {
 	uint32_t dev;
@@ -123,7 +137,8 @@ struct dpv_shm_mr {
 	uint32_t pd;
 	int32_t access;
 	uint64_t addr, iova, length;
-	uint32_t pid;             /**< answer: 0 = direct (shared memory), else the process read/written */
+	uint32_t pid;             /**< answer: 0 = direct (memory given with MEM_ADD), else the
+				       process read/written */
 	uint32_t rsvd;
 };
 
@@ -141,11 +156,11 @@ struct dpv_shm_cq {
 	uint32_t handle;          /**< reserved by this connection */
 	uint32_t ctx;
 	uint32_t timestamps;
-	uint64_t ring;            /**< from QUEUE_ALLOC */
+	uint64_t ring;            /**< in memory given with MEM_ADD */
+	uint32_t ring_size;       /**< entries */
+	uint32_t has_channel;     /**< an fd comes with the message */
 	uint64_t cookie;          /**< written to the channel on a completion event (the
 				       client's struct ibv_cq *) and in async events */
-	uint32_t has_channel;     /**< an fd comes with the message */
-	uint32_t rsvd;
 };
 
 struct dpv_shm_srq {
@@ -153,9 +168,10 @@ struct dpv_shm_srq {
 	uint32_t srqn;
 	uint32_t ctx;
 	uint32_t pd;
-	uint32_t xrcd;
+	uint32_t xrcd;            /**< XRC SRQ: domain number (XRCD_OPEN's answer) */
 	uint32_t cq;              /**< XRC SRQ: CQ handle */
 	uint32_t max_sge;
+	uint32_t ring_size, ring_stride;
 	uint32_t rsvd;
 	uint64_t ring;
 	uint64_t cookie;          /**< the client's struct ibv_srq * */
@@ -167,13 +183,14 @@ struct dpv_shm_qp {
 	uint32_t ctx;
 	uint32_t type;            /**< enum ibv_qp_type */
 	uint64_t sq, rq;          /**< rings (0: none) */
+	uint32_t sq_size, sq_stride, rq_size, rq_stride;
 	uint32_t scq, rcq;        /**< CQ handles (0: none) */
 	uint32_t srq;             /**< SRQ number (0: none) */
 	uint32_t pd, xrcd;
 	uint32_t sq_sig_all;
 	struct ibv_qp_cap cap;
+	uint32_t db;              /**< answer: the doorbell ring that serves the QP */
 	uint64_t cookie;          /**< the client's struct ibv_qp * */
-	char db_ring[32];         /**< answer: the engine context's doorbell ring */
 };
 
 struct dpv_shm_qp_modify {
@@ -199,20 +216,25 @@ struct dpv_shm_shpd {
 
 struct dpv_shm_import {
 	uint32_t dev;
-	uint32_t handle;          /**< PD handle / MR handle (index) */
-	uint32_t pdn;             /**< answer (IMPORT_MR: the MR's PD) */
+	uint32_t ctx;             /**< the importing context (CTX_IMPORT's answer) */
+	uint32_t handle;          /**< PD number / MR index */
+	uint32_t pdn;             /**< IMPORT_MR answer: the MR's PD */
 	uint32_t key;             /**< IMPORT_MR answer: lkey == rkey */
 	int32_t access;           /**< IMPORT_MR answer */
-	uint32_t rsvd;
-	uint64_t addr, length;    /**< IMPORT_MR answer */
+	uint64_t addr, iova, length; /**< IMPORT_MR answer */
 };
 
 struct dpv_shm_xrcd {
 	uint32_t dev;
 	int32_t oflags;           /**< open(2) flags given to ibv_open_xrcd */
-	uint32_t has_fd;          /**< an fd comes with the message */
+	uint32_t has_fd;          /**< an fd comes with the message (else anonymous) */
 	uint32_t num;             /**< answer: the domain's number; CLOSE: request */
-	uint32_t handle;          /**< answer: this opening's handle; CLOSE: request */
+};
+
+struct dpv_shm_open_qp {
+	uint32_t dev;
+	uint32_t xrcd;            /**< domain number */
+	uint32_t qpn;
 	uint32_t rsvd;
 };
 
@@ -221,10 +243,10 @@ struct dpv_shm_msg {
 	struct dpv_shm_hdr h;
 	union {
 		struct dpv_shm_hello hello;
-		struct dpv_shm_welcome welcome;
 		struct dpv_shm_dev_ref dev;
+		struct dpv_shm_port port;
 		struct dpv_shm_num num;
-		struct dpv_shm_queue queue;
+		struct dpv_shm_mem mem;
 		struct dpv_shm_pd pd;
 		struct dpv_shm_mr mr;
 		struct dpv_shm_ah ah;
@@ -236,27 +258,33 @@ struct dpv_shm_msg {
 		struct dpv_shm_shpd shpd;
 		struct dpv_shm_import imp;
 		struct dpv_shm_xrcd xrcd;
-		struct ibv_port_attr port;
+		struct dpv_shm_open_qp oqp;
 		uint8_t raw[DPV_SHM_MAX_MSG - sizeof(struct dpv_shm_hdr)];
 	} u;
 };
 
-/** Bytes of the body a request of op carries (0 if op is unknown). */
-size_t dpv_shm_req_len(uint16_t op);
+/** Bytes of the body of op (request and answer have one layout); 0 if op
+ *  is unknown. */
+size_t dpv_shm_body_len(uint16_t op);
 
 /**
- * Send msg (msg->h.len bytes) on sock, with fd (>= 0) attached.
+ * Send msg (msg->h.len bytes) on sock with the nfd descriptors of fds
+ * attached (nfd <= DPV_SHM_MAX_FDS).
  * @return 0 or -errno.
  */
-int dpv_shm_send(int sock, const struct dpv_shm_msg *msg, int fd);
+int dpv_shm_send(int sock, const struct dpv_shm_msg *msg, const int *fds, unsigned int nfd);
 
 /**
- * Receive one message into msg; *fd gets a descriptor that came with it
- * (-1 if none; the caller owns it). Waits at most timeout_ms (-1: forever).
+ * Receive one message into msg; fds[0..DPV_SHM_MAX_FDS-1] get the
+ * descriptors that came with it (-1 where none; the caller owns them).
+ * Waits at most timeout_ms (-1: forever).
  * @return its length, 0 when the peer closed, -ETIMEDOUT or -errno; -EPROTO
  * for a message that is not a dpverbs message (bad magic or length).
  */
-int dpv_shm_recv(int sock, struct dpv_shm_msg *msg, int *fd, int timeout_ms);
+int dpv_shm_recv(int sock, struct dpv_shm_msg *msg, int fds[DPV_SHM_MAX_FDS], int timeout_ms);
+
+/** Close the descriptors of fds that are set (>= 0) and mark them -1. */
+void dpv_shm_close_fds(int fds[DPV_SHM_MAX_FDS]);
 
 /** Default socket of the daemon when the configuration names none. */
 #define DPV_SHM_DEFAULT_SOCKET "/run/dpverbs/dpverbsd.sock"

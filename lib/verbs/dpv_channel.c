@@ -73,7 +73,7 @@ DPV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq 
 	bool nonblock = fl >= 0 && (fl & O_NONBLOCK);
 	bool background = ops->progress_is_background();
 	uint64_t start = rte_get_tsc_cycles();
-	uint64_t spin = rte_get_tsc_hz() / 10000; /* 100 us of busy progress */
+	uint64_t spin = dpv_tsc_hz() / 10000; /* 100 us of busy progress */
 	struct pollfd pfd = {.fd = channel->fd, .events = POLLIN};
 	for (;;) {
 		int r = poll(&pfd, 1, 0);

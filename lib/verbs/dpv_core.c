@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_log.h>
 
 #include "dpv_verbs.h"
@@ -48,7 +49,7 @@ static int def_query_gid(void *dev, uint32_t index, struct dpv_gid *g)
 	memset(g, 0, sizeof(*g));
 	return index < DPV_GID_TABLE_LEN ? 0 : -EINVAL;
 }
-static int def_ctx_open(void *dev, int async_wfd) { return 1; }
+static int def_ctx_open(void *dev, int async_wfd, int *cmd_fd) { *cmd_fd = -1; return 1; }
 static void def_ctx_close(void *dev, uint32_t ctx) {}
 static int def_alloc_pd(void *dev, uint32_t pdn) { return 0; }
 static void def_dealloc_pd(void *dev, uint32_t pdn) {}
@@ -64,7 +65,7 @@ static int def_create_ah(void *dev, const struct dpv_ah_desc *ah) { return 0; }
 static void def_destroy_ah(void *dev, uint32_t handle) {}
 static void *def_create_obj(void *dev, const void *cfg) { errno = EOPNOTSUPP; return NULL; }
 static void def_destroy_obj(void *o) {}
-static int def_resize_cq(void *cq, struct dpv_ring_hdr *ring) { return -EOPNOTSUPP; }
+static int def_resize_cq(void *cq, struct dpv_ring_hdr *ring, uint32_t size) { return -EOPNOTSUPP; }
 static void *def_create_qp(const struct dpv_qp_cfg *cfg) { errno = EOPNOTSUPP; return NULL; }
 static int def_modify_qp(void *qp, const struct ibv_qp_attr *a, int mask, enum ibv_qp_state cur,
 			 enum ibv_qp_state to) { return -EOPNOTSUPP; }
@@ -73,6 +74,20 @@ static void def_query_qp_counters(void *qp, uint64_t *cnt, unsigned int n) { mem
 static void def_doorbell(void *qp) {}
 static int def_progress(void *cq) { return 0; }
 static bool def_background(void) { return false; }
+static int def_xrcd_open(void *dev, int fd, int oflags, uint32_t *num) { return -EOPNOTSUPP; }
+static void def_xrcd_close(void *dev, uint32_t num) {}
+static int def_open_qp(void *dev, uint32_t xrcd, uint32_t qpn) { return -ENOENT; }
+static int def_ctx_import(int cmd_fd, unsigned int *dev_index, int async_wfd, int *new_cmd_fd) { return -EOPNOTSUPP; }
+static int def_import_pd(void *dev, uint32_t ctx, uint32_t pdn) { return -EOPNOTSUPP; }
+static int def_import_mr(void *dev, uint32_t ctx, uint32_t index, struct dpv_mr_desc *mr) { return -EOPNOTSUPP; }
+static unsigned int def_db_count(void *dev) { return 0; }
+static void *def_db_attach(void *dev, unsigned int index, struct dpv_db_ring *ring, uint32_t size, uint32_t owner)
+{
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+static void def_db_detach(void *db) {}
+static unsigned int def_qp_db_index(void *qp) { return 0; }
 
 static struct dpv_driver_ops g_ops;
 
@@ -110,6 +125,16 @@ static void ops_fill(const struct dpv_driver_ops *o)
 	DEF(rq_doorbell, def_doorbell);
 	DEF(progress, def_progress);
 	DEF(progress_is_background, def_background);
+	DEF(xrcd_open, def_xrcd_open);
+	DEF(xrcd_close, def_xrcd_close);
+	DEF(open_qp, def_open_qp);
+	DEF(ctx_import, def_ctx_import);
+	DEF(import_pd, def_import_pd);
+	DEF(import_mr, def_import_mr);
+	DEF(db_count, def_db_count);
+	DEF(db_attach, def_db_attach);
+	DEF(db_detach, def_db_detach);
+	DEF(qp_db_index, def_qp_db_index);
 #undef DEF
 }
 
@@ -231,6 +256,19 @@ struct dpv_core *dpv_core_get(void)
 struct dpv_core *dpv_core_peek(void)
 {
 	return atomic_load(&g_core_ready);
+}
+
+static uint64_t g_tsc_hz;
+
+void dpv_core_set_tsc_hz(uint64_t hz)
+{
+	g_tsc_hz = hz;
+}
+
+uint64_t dpv_tsc_hz(void)
+{
+	uint64_t hz = rte_get_tsc_hz();
+	return hz ? hz : g_tsc_hz;
 }
 
 const struct dpv_conf *dpv_core_conf(void)

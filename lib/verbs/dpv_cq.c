@@ -86,7 +86,7 @@ static struct dpv_cq *cq_new(struct ibv_context *context, int cqe, void *cq_cont
 	}
 	cq->upd = upd;
 	cq->lockless = upd && upd->td;
-	struct dpv_cq_cfg cfg = {.handle = cq->handle, .ring = cq->ring, .td = cq->lockless ? upd->td->drv : NULL,
+	struct dpv_cq_cfg cfg = {.handle = cq->handle, .ring = cq->ring, .ring_size = size, .td = cq->lockless ? upd->td->drv : NULL,
 				 .timestamps = timestamps, .ctx = to_dctx(context)->drv_ctx,
 				 .cookie = (uintptr_t)dcq_ib(cq), .chan_fd = channel ? to_dch(channel)->wfd : -1};
 	cq->drv = dpv_ops(d)->create_cq(d->drv_dev, &cfg);
@@ -163,7 +163,7 @@ DPV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 	if (!ring)
 		return ENOMEM;
 	cq_lock(cq);
-	int r = -ctx_ops(ibcq->context)->resize_cq(cq->drv, ring);
+	int r = -ctx_ops(ibcq->context)->resize_cq(cq->drv, ring, ring->size);
 	if (r) {
 		cq_unlock(cq);
 		dpv_buf_free(&cq->bufs, ring);
@@ -334,7 +334,7 @@ static uint64_t cqx_completion_wallclock_ns(struct ibv_cq_ex *c)
 		clock_gettime(CLOCK_REALTIME, &ts);
 		tsc0 = rte_get_tsc_cycles();
 		ns0 = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-		ns_per_tick = 1e9 / (double)rte_get_tsc_hz();
+		ns_per_tick = 1e9 / (double)dpv_tsc_hz();
 	}
 	int64_t d = (int64_t)(cqx(c)->cur->ts - tsc0);
 	return ns0 + (uint64_t)((double)d * ns_per_tick);

@@ -138,7 +138,7 @@ static int vctx_query_device_ex(struct ibv_context *c, const struct ibv_query_de
 	memset(&full, 0, sizeof(full));
 	fill_device_attr(to_dctx(c)->dev, &full.orig_attr);
 	full.completion_timestamp_mask = UINT64_MAX; /* 64-bit TSC */
-	full.hca_core_clock = rte_get_tsc_hz() / 1000; /* kHz */
+	full.hca_core_clock = dpv_tsc_hz() / 1000; /* kHz */
 	full.device_cap_flags_ex = full.orig_attr.device_cap_flags;
 	full.phys_port_cnt_ex = DPV_PHYS_PORT_CNT;
 	memcpy(attr, &full, attr_size < sizeof(full) ? attr_size : sizeof(full));
@@ -329,17 +329,6 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		return NULL;
 	}
 	struct ibv_context *c = &ctx->vctx.context;
-	/* no kernel command channel; an eventfd stands in so that code which
-	 * dup()s or polls cmd_fd finds a valid descriptor */
-	c->cmd_fd = eventfd(0, EFD_CLOEXEC);
-	if (c->cmd_fd < 0) {
-		int e = errno;
-		close(fds[0]);
-		close(fds[1]);
-		free(ctx);
-		errno = e;
-		return NULL;
-	}
 	ctx->dev = d;
 	ctx->async_wfd = fds[1];
 	rte_spinlock_init(&ctx->async_lock);
@@ -353,16 +342,24 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	dpv_context_ops_init(ctx);
 	ctx->vctx.query_port = vctx_query_port;
 	ctx->vctx.query_device_ex = vctx_query_device_ex;
-	int id = d->ops->ctx_open(d->drv_dev, fds[1]);
+	int cmd_fd = -1;
+	int id = d->ops->ctx_open(d->drv_dev, fds[1], &cmd_fd);
+	/* no kernel command channel in embedded mode: an eventfd stands in so
+	 * that code which dup()s or polls cmd_fd finds a valid descriptor */
+	if (id > 0 && cmd_fd < 0 && (cmd_fd = eventfd(0, EFD_CLOEXEC)) < 0) {
+		int e = errno;
+		d->ops->ctx_close(d->drv_dev, (uint32_t)id);
+		id = -e;
+	}
 	if (id < 0) {
 		close(fds[0]);
 		close(fds[1]);
-		close(c->cmd_fd);
 		pthread_mutex_destroy(&c->mutex);
 		free(ctx);
 		errno = -id;
 		return NULL;
 	}
+	c->cmd_fd = cmd_fd;
 	ctx->drv_ctx = (uint32_t)id;
 	rte_spinlock_lock(&d->ctx_lock);
 	LIST_INSERT_HEAD(&d->ctxs, ctx, next);

@@ -58,8 +58,12 @@ struct dpv_mr_desc {
 	uint64_t iova;                 /**< address the peer names (rkey space) */
 	uint64_t length;
 	int access;                    /**< IBV_ACCESS_* */
-	int32_t pid;                   /**< 0: addr is valid in the engine's process; else the
-					    process whose address space addr belongs to */
+	int32_t pid;                   /**< 0: the engine reaches the memory directly (at
+					    engine_addr); else the process whose address
+					    space addr belongs to (copied with
+					    process_vm_readv/writev) */
+	uint64_t engine_addr;          /**< pid 0: where the engine's process maps addr (shared
+					    memory mapped at another address); 0: at addr */
 };
 
 /** An address handle as the engine keeps it (the "create AH" command). */
@@ -75,6 +79,7 @@ struct dpv_ah_desc {
 struct dpv_cq_cfg {
 	uint32_t handle;               /**< CQ number (events name it) */
 	struct dpv_ring_hdr *ring;     /**< CQ ring, initialised */
+	uint32_t ring_size;            /**< its entries (the engine never re-reads the header's) */
 	void *td;                      /**< driver TD object, or NULL */
 	bool timestamps;               /**< write dpv_cqe.ts (else 0): an extended CQ asked for them */
 	uint32_t ctx;                  /**< the driver's context id (ctx_open) */
@@ -86,6 +91,7 @@ struct dpv_cq_cfg {
 struct dpv_srq_cfg {
 	uint32_t srqn;                 /**< SRQ number (XRCETH names it) */
 	struct dpv_ring_hdr *ring;     /**< SRQ ring, initialised */
+	uint32_t ring_size, ring_stride; /**< its geometry */
 	uint32_t pd;                   /**< protection domain handle */
 	uint32_t xrcd;                 /**< XRC domain number, 0 for a basic SRQ */
 	void *cq;                      /**< XRC SRQ: driver CQ of its completions */
@@ -100,6 +106,10 @@ struct dpv_qp_cfg {
 	enum ibv_qp_type type;
 	void *dev;                     /**< driver device object */
 	struct dpv_ring_hdr *sq, *rq;  /**< NULL when the QP has none */
+	uint32_t sq_size, sq_stride;   /**< their geometry: the engine uses these, never the */
+	uint32_t rq_size, rq_stride;   /**< headers' fields (another process can write those) */
+	uint32_t owner;                /**< shared mode: the application whose doorbell rings
+					    may name the QP (0: any) */
 	void *scq, *rcq, *srq;         /**< driver objects, NULL when none */
 	void *td;                      /**< driver TD object, or NULL */
 	uint32_t pd;                   /**< protection domain handle (0: XRC target) */
@@ -125,8 +135,10 @@ struct dpv_driver_ops {
 	/** A context of dev was opened; its asynchronous events may also be
 	 *  written to async_wfd (the pipe behind async_fd) as struct
 	 *  ibv_async_event records. @return the driver's context id (> 0), or
-	 *  -errno. ctx_close: the context is gone. */
-	int (*ctx_open)(void *dev, int async_wfd);
+	 *  -errno. *cmd_fd: the context's command descriptor (ibv_context.cmd_fd,
+	 *  which ibv_import_device accepts), or -1 (the façade makes a stand-in).
+	 *  ctx_close: the context is gone. */
+	int (*ctx_open)(void *dev, int async_wfd, int *cmd_fd);
 	void (*ctx_close)(void *dev, uint32_t ctx);
 	/** Memory for rings that the engine can reach (NULL: use the C heap). */
 	void *(*queue_alloc)(void *dev, size_t size, size_t align);
@@ -166,9 +178,9 @@ struct dpv_driver_ops {
 	/* ---- CQs ---- */
 	void *(*create_cq)(void *dev, const struct dpv_cq_cfg *cfg);
 	void (*destroy_cq)(void *cq);
-	/** Move to a new ring: copy the CQEs not consumed yet (the façade holds
-	 *  its consumer lock). -EINVAL if they do not fit. */
-	int (*resize_cq)(void *cq, struct dpv_ring_hdr *ring);
+	/** Move to a new ring of size entries: copy the CQEs not consumed yet
+	 *  (the façade holds its consumer lock). -EINVAL if they do not fit. */
+	int (*resize_cq)(void *cq, struct dpv_ring_hdr *ring, uint32_t size);
 
 	/* ---- SRQs ---- */
 	void *(*create_srq)(void *dev, const struct dpv_srq_cfg *cfg);
@@ -197,6 +209,35 @@ struct dpv_driver_ops {
 	int (*progress)(void *cq);
 	/** Whether ibv_get_cq_event may block in poll() (service mode). */
 	bool (*progress_is_background)(void);
+
+	/* ---- shared mode ---- */
+	/** XRC domain of the inode of fd (-1: a new anonymous one), with
+	 *  open(2)-style oflags (O_CREAT, O_EXCL): *num its number, counted once
+	 *  per opening. -EOPNOTSUPP: domains are the façade's (per process). */
+	int (*xrcd_open)(void *dev, int fd, int oflags, uint32_t *num);
+	void (*xrcd_close)(void *dev, uint32_t num);
+	/** ibv_open_qp: is qpn an XRC target QP of domain xrcd? 0, -ENOENT. */
+	int (*open_qp)(void *dev, uint32_t xrcd, uint32_t qpn);
+	/** ibv_import_device: the context behind cmd_fd (another context's
+	 *  command descriptor): *dev_index its device; then as ctx_open.
+	 *  -EOPNOTSUPP where contexts cannot be imported (embedded mode). */
+	int (*ctx_import)(int cmd_fd, unsigned int *dev_index, int async_wfd, int *new_cmd_fd);
+	/** ibv_import_pd / ibv_import_mr: an object of the context ctx was
+	 *  imported from; the PD becomes usable by this process (undone by
+	 *  dealloc_pd); *mr gets the MR's description. -ENOENT. */
+	int (*import_pd)(void *dev, uint32_t ctx, uint32_t pdn);
+	int (*import_mr)(void *dev, uint32_t ctx, uint32_t index, struct dpv_mr_desc *mr);
+
+	/* ---- the engine's side of shared mode (dpverbsd) ---- */
+	/** Doorbell rings an application needs for dev (one per engine context). */
+	unsigned int (*db_count)(void *dev);
+	/** Serve ring (size slots) as the application owner's doorbell ring
+	 *  index of dev: a handle for db_detach, NULL with errno. */
+	void *(*db_attach)(void *dev, unsigned int index, struct dpv_db_ring *ring, uint32_t size, uint32_t owner);
+	/** Stop serving it: no engine thread reads the ring after this returns. */
+	void (*db_detach)(void *db);
+	/** The doorbell ring index that serves qp. */
+	unsigned int (*qp_db_index)(void *qp);
 };
 
 struct dpv_driver {
@@ -216,6 +257,10 @@ void dpv_driver_register(struct dpv_driver *drv);
 /* ------------------------------------------------------------------------
  * Services of the façade for drivers.
  */
+
+/** TSC ticks per second: EAL's, or what a driver without EAL (remote) set. */
+uint64_t dpv_tsc_hz(void);
+void dpv_core_set_tsc_hz(uint64_t hz);
 
 /** The configuration the façade was started with. */
 const struct dpv_conf *dpv_core_conf(void);

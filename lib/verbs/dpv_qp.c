@@ -175,6 +175,8 @@ static void *engine_qp(struct dpv_qp *qp, struct dpv_bufs *bs)
 	struct dpv_device *d = qp->ctx->dev;
 	struct dpv_qp_cfg cfg = {
 		.qpn = qp->qpn, .type = qp->type, .dev = d->drv_dev, .sq = qp->sq, .rq = qp->rq,
+		.sq_size = qp->sq ? qp->sq->size : 0, .sq_stride = qp->sq ? qp->sq->stride : 0,
+		.rq_size = qp->rq ? qp->rq->size : 0, .rq_stride = qp->rq ? qp->rq->stride : 0,
 		.scq = qp->scq ? qp->scq->drv : NULL, .rcq = qp->rcq ? qp->rcq->drv : NULL,
 		.srq = qp->srq ? qp->srq->drv : NULL, .td = qp->lockless ? qp->upd->td->drv : NULL,
 		.pd = qp->pd ? qp->pd->handle : 0, .xrcd = qp->xrcd ? qp->xrcd->dom->num : 0,

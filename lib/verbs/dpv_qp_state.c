@@ -116,7 +116,7 @@ static const struct qp_trans *trans_for(enum ibv_qp_type t, enum ibv_qp_state fr
 	return tr && tr->ok ? tr : NULL;
 }
 
-static int check_attr_values(struct dpv_qp *qp, const struct ibv_qp_attr *a, int mask)
+static int check_attr_values(struct dpv_device *dev, const struct ibv_qp_attr *a, int mask)
 {
 	const struct dpv_params *p = &dpv_core_peek()->params;
 	struct dpv_gid sgid;
@@ -125,7 +125,7 @@ static int check_attr_values(struct dpv_qp *qp, const struct ibv_qp_attr *a, int
 	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index >= DPV_PKEY_TABLE_LEN)
 		return EINVAL;
 	/* RoCE: a GRH is required and the source GID must exist */
-	if ((mask & IBV_QP_AV) && dpv_av_check(qp->ctx->dev, &a->ah_attr, &sgid))
+	if ((mask & IBV_QP_AV) && dpv_av_check(dev, &a->ah_attr, &sgid))
 		return EINVAL;
 	if ((mask & IBV_QP_PATH_MTU) && (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096))
 		return EINVAL;
@@ -151,9 +151,25 @@ static int check_attr_values(struct dpv_qp *qp, const struct ibv_qp_attr *a, int
 }
 
 
-static void store_attrs(struct dpv_qp *qp, const struct ibv_qp_attr *attr, int mask)
+int dpv_qp_modify_check(enum ibv_qp_type type, struct dpv_device *dev, enum ibv_qp_state cur,
+			const struct ibv_qp_attr *attr, int mask, enum ibv_qp_state *to)
 {
-	struct ibv_qp_attr *q = &qp->attr;
+	const uint32_t all = (IBV_QP_RATE_LIMIT << 1) - 1;
+	if ((uint32_t)mask & ~all)
+		return EINVAL;
+	if ((mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur)
+		return EINVAL;
+	*to = (mask & IBV_QP_STATE) ? attr->qp_state : cur;
+	const struct qp_trans *tr = trans_for(type, cur, *to);
+	uint32_t m = (uint32_t)mask & ~(uint32_t)IBV_QP_STATE;
+	if (!tr || (m & tr->req) != tr->req || (m & ~(tr->req | tr->opt | IBV_QP_CUR_STATE)) ||
+	    check_attr_values(dev, attr, mask))
+		return EINVAL;
+	return 0;
+}
+
+void dpv_qp_attr_store(struct ibv_qp_attr *q, const struct ibv_qp_attr *attr, int mask)
+{
 	if (mask & IBV_QP_QKEY)
 		q->qkey = attr->qkey;
 	if (mask & IBV_QP_PKEY_INDEX)
@@ -217,16 +233,11 @@ static void rings_reset(struct dpv_qp *qp)
 static int modify_locked(struct dpv_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
 	enum ibv_qp_state cur = dpv_qp_state(qp);
-	if ((mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur)
-		return EINVAL;
-	enum ibv_qp_state to = (mask & IBV_QP_STATE) ? attr->qp_state : cur;
-	const struct qp_trans *tr = trans_for(qp->type, cur, to);
-	uint32_t m = (uint32_t)mask & ~(uint32_t)IBV_QP_STATE;
-	if (!tr || (m & tr->req) != tr->req || (m & ~(tr->req | tr->opt | IBV_QP_CUR_STATE)) ||
-	    check_attr_values(qp, attr, mask))
+	enum ibv_qp_state to;
+	if (dpv_qp_modify_check(qp->type, qp->ctx->dev, cur, attr, mask, &to))
 		return EINVAL;
 	struct ibv_qp_attr saved = qp->attr;
-	store_attrs(qp, attr, mask);
+	dpv_qp_attr_store(&qp->attr, attr, mask);
 	/* the engine gets the whole attribute set, as a QP context */
 	int r = ctx_ops(dqp_ib(qp)->context)->modify_qp(qp->drv, &qp->attr, mask, cur, to);
 	if (r) {

@@ -60,7 +60,9 @@ struct dpv_ring_hdr {
 	uint32_t stride;          /**< bytes per entry */
 	uint32_t kind;            /**< enum dpv_ring_kind */
 	_Atomic uint32_t flags;   /**< producer flags (DPV_RING_F_*) */
-	uint8_t pad0[44];
+	_Atomic uint32_t db;      /**< SQ/RQ, shared mode: a doorbell for this ring is
+				       queued (set by the producer, cleared by the engine) */
+	uint8_t pad0[40];
 	/* ---- consumer cache line ---- */
 	_Atomic uint32_t ci;      /**< next index the consumer reads */
 	_Atomic uint32_t arm;     /**< CQ: DPV_CQ_ARM_* written by the consumer */
@@ -89,6 +91,14 @@ static inline void *dpv_ring_entry(struct dpv_ring_hdr *h, uint32_t idx)
 	return (uint8_t *)h + DPV_RING_HDR_SIZE + (size_t)(idx & (h->size - 1)) * h->stride;
 }
 
+/** Entry idx of a ring whose geometry the caller holds itself (an engine
+ *  serving another process never re-reads size and stride from the shared
+ *  header, which that process can write). */
+static inline void *dpv_ring_slot(struct dpv_ring_hdr *h, uint32_t idx, uint32_t size, uint32_t stride)
+{
+	return (uint8_t *)h + DPV_RING_HDR_SIZE + (size_t)(idx & (size - 1)) * stride;
+}
+
 /** Bytes of a ring buffer of `size` entries of `stride` bytes. */
 static inline size_t dpv_ring_bytes(uint32_t size, uint32_t stride)
 {
@@ -103,6 +113,7 @@ static inline void dpv_ring_init(struct dpv_ring_hdr *h, enum dpv_ring_kind kind
 	atomic_store_explicit(&h->arm, 0, memory_order_relaxed);
 	atomic_store_explicit(&h->limit, 0, memory_order_relaxed);
 	atomic_store_explicit(&h->flags, 0, memory_order_relaxed);
+	atomic_store_explicit(&h->db, 0, memory_order_relaxed);
 	h->size = size;
 	h->stride = stride;
 	h->kind = (uint32_t)kind;
@@ -206,21 +217,22 @@ _Static_assert(sizeof(struct dpv_cqe) == 64, "CQE is 64 bytes");
 #define DPV_CQE_F_SOLICITED 0x02u /**< the message had SE set */
 
 /**
- * Producer side of a CQ ring: write cqe (with timestamp ts) into the next
+ * Producer side of a CQ ring of `size` entries (the geometry the producer
+ * holds): write cqe (with timestamp ts) into the next
  * slot and publish it. The caller serialises producers. A ring holds
  * size - 1 CQEs: when it is full the CQE is lost, DPV_RING_F_OVERRUN is set
  * (IBA 11.4.2.1) and -1 returned. Returns 1 when the consumer's arm request
  * matches this CQE (the arm is cleared: signal the completion channel),
  * 0 otherwise.
  */
-static inline int dpv_cq_ring_put(struct dpv_ring_hdr *r, const struct dpv_cqe *cqe, uint64_t ts)
+static inline int dpv_cq_ring_put(struct dpv_ring_hdr *r, uint32_t size, const struct dpv_cqe *cqe, uint64_t ts)
 {
 	uint32_t pi = atomic_load_explicit(&r->pi, memory_order_relaxed);
-	if (pi - atomic_load_explicit(&r->ci, memory_order_acquire) >= r->size - 1) {
+	if (pi - atomic_load_explicit(&r->ci, memory_order_acquire) >= size - 1) {
 		atomic_fetch_or_explicit(&r->flags, DPV_RING_F_OVERRUN, memory_order_relaxed);
 		return -1;
 	}
-	struct dpv_cqe *e = (struct dpv_cqe *)dpv_ring_entry(r, pi);
+	struct dpv_cqe *e = (struct dpv_cqe *)dpv_ring_slot(r, pi, size, sizeof(struct dpv_cqe));
 	*e = *cqe;
 	e->ts = ts;
 	atomic_store_explicit(&r->pi, pi + 1, memory_order_release);
@@ -228,6 +240,85 @@ static inline int dpv_cq_ring_put(struct dpv_ring_hdr *r, const struct dpv_cqe *
 	if (arm && (arm == DPV_CQ_ARM_NEXT || (cqe->flags & DPV_CQE_F_SOLICITED) || cqe->status != 0))
 		return atomic_exchange_explicit(&r->arm, 0, memory_order_acq_rel) != 0;
 	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Doorbell ring (shared mode): how an application tells the engine in
+ * dpverbsd that a QP has work. One ring per application and engine context,
+ * in memory both processes map; entries are QPNs (DPV_DB_RQ set: the RQ's
+ * doorbell). Many producers (the application's threads), one consumer (the
+ * engine context), a bounded queue with a sequence number per slot: a
+ * producer claims a position by compare-and-swap on `head`, writes the
+ * value, then publishes the slot's sequence. The consumer keeps its
+ * position and the mask in its own memory, so a producer that writes
+ * garbage into the ring only loses its own doorbells.
+ *
+ * The SQ and RQ headers' `db` field keeps one entry per ring queued at a
+ * time: a producer that finds it set does not queue again; the engine
+ * clears it before it reads the ring.
+ */
+#define DPV_DB_RQ 0x80000000u
+
+struct dpv_db_slot {
+	_Atomic uint32_t seq;
+	uint32_t val;
+};
+
+struct dpv_db_ring {
+	_Atomic uint32_t head;    /**< next position a producer claims */
+	uint32_t size;            /**< slots, a power of two (set by the creator) */
+	uint8_t pad[56];
+	struct dpv_db_slot slot[];
+};
+
+static inline size_t dpv_db_ring_bytes(uint32_t size)
+{
+	return sizeof(struct dpv_db_ring) + (size_t)size * sizeof(struct dpv_db_slot);
+}
+
+static inline void dpv_db_ring_init(struct dpv_db_ring *r, uint32_t size)
+{
+	atomic_store_explicit(&r->head, 0, memory_order_relaxed);
+	r->size = size;
+	for (uint32_t i = 0; i < size; i++)
+		atomic_store_explicit(&r->slot[i].seq, i, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+}
+
+/** Producer: queue val. 0, or -1 when the ring is full. */
+static inline int dpv_db_ring_put(struct dpv_db_ring *r, uint32_t mask, uint32_t val)
+{
+	uint32_t pos = atomic_load_explicit(&r->head, memory_order_relaxed);
+	for (;;) {
+		struct dpv_db_slot *s = &r->slot[pos & mask];
+		uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+		int32_t dif = (int32_t)(seq - pos);
+		if (dif == 0) {
+			if (atomic_compare_exchange_weak_explicit(&r->head, &pos, pos + 1, memory_order_relaxed,
+								  memory_order_relaxed)) {
+				s->val = val;
+				atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
+				return 0;
+			}
+		} else if (dif < 0) {
+			return -1;
+		} else {
+			pos = atomic_load_explicit(&r->head, memory_order_relaxed);
+		}
+	}
+}
+
+/** Consumer: the next value into *val (its position *pos advances); false
+ *  when none is ready. */
+static inline bool dpv_db_ring_get(struct dpv_db_ring *r, uint32_t mask, uint32_t *pos, uint32_t *val)
+{
+	struct dpv_db_slot *s = &r->slot[*pos & mask];
+	if (atomic_load_explicit(&s->seq, memory_order_acquire) != *pos + 1)
+		return false;
+	*val = s->val;
+	atomic_store_explicit(&s->seq, *pos + mask + 1, memory_order_release);
+	(*pos)++;
+	return true;
 }
 
 #ifdef __cplusplus

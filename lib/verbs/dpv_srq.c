@@ -45,7 +45,8 @@ static struct dpv_srq *srq_new(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 	s->xrcd = xrcd;
 	s->cq = cq;
 	rte_spinlock_init(&s->lock);
-	struct dpv_srq_cfg cfg = {.srqn = s->srqn, .ring = s->ring, .pd = s->pd->handle,
+	struct dpv_srq_cfg cfg = {.srqn = s->srqn, .ring = s->ring, .ring_size = s->max_wr, .ring_stride = stride,
+				  .pd = s->pd->handle,
 				  .xrcd = xrcd ? xrcd->dom->num : 0, .cq = cq ? cq->drv : NULL,
 				  .max_sge = s->max_sge, .ctx = to_dctx(pd->context)->drv_ctx,
 				  .cookie = (uintptr_t)&s->ibsrq};

@@ -87,6 +87,13 @@ void dpv_cq_progress(struct dpv_cq *cq);
 struct ibv_qp *dpv_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *attr);
 enum ibv_qp_state dpv_qp_state(struct dpv_qp *qp);
 
+/* dpv_qp_state.c: is the modify (attr, mask) legal for a QP of type in
+ * state cur on dev (IBA 10.3.1 and the value ranges)? 0 and *to, or EINVAL.
+ * dpv_qp_attr_store copies the attributes mask names into q. */
+int dpv_qp_modify_check(enum ibv_qp_type type, struct dpv_device *dev, enum ibv_qp_state cur,
+			const struct ibv_qp_attr *attr, int mask, enum ibv_qp_state *to);
+void dpv_qp_attr_store(struct ibv_qp_attr *q, const struct ibv_qp_attr *attr, int mask);
+
 /* dpv_post.c */
 int dpv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int dpv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);

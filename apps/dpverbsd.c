@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dpverbsd: the daemon of shared mode (doc/man/dpverbsd.8.md). It owns the
+ * configuration's ports (it is their DPDK primary process), runs the engine
+ * on its lcores, or on its main thread with progress "inline", and serves
+ * applications on a Unix socket: every process whose configuration says
+ * "mode": "shared" attaches to it through the remote driver, as processes
+ * attach to an RNIC.
+ *
+ *   dpverbsd [options] [CONFIG]
+ *
+ * SIGTERM or SIGINT: the socket goes (no new applications), outstanding
+ * work gets DPVD_DRAIN_MS to complete, then every QP is moved to the error
+ * state (its work requests complete with IBV_WC_WR_FLUSH_ERR), every
+ * context receives IBV_EVENT_DEVICE_FATAL, the connections close and the
+ * ports stop (peers see the link go down). Exit status 0; 1 when the
+ * daemon could not start (the message says why); 2 for a usage error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <rte_cycles.h>
+#include <rte_log.h>
+
+#include "dpv_engine.h"
+#include "dpvd.h"
+
+RTE_LOG_REGISTER(dpvd_logtype, dpverbs.daemon, INFO);
+#define LOG(level, fmt, ...) rte_log(RTE_LOG_##level, dpvd_logtype, "dpverbsd: " fmt "\n", ##__VA_ARGS__)
+
+#define DPVD_DRAIN_MS 200         /* outstanding work's time to complete at shutdown */
+#define DPVD_IDLE_SPIN_US 200     /* inline progress: keep polling this long after work */
+#define DPVD_IDLE_NAP_US 20       /* then sleep this long between polls */
+
+static atomic_bool g_stop;
+static int g_stop_fd = -1;        /* eventfd: wakes the control thread */
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	atomic_store(&g_stop, true);
+	uint64_t one = 1;
+	ssize_t w = write(g_stop_fd, &one, sizeof(one));
+	(void)w;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: dpverbsd [-h] [-V] [CONFIG]\n"
+		"  CONFIG   the JSON configuration (\"mode\": \"shared\"); default: $DPVERBS_CONFIG,\n"
+		"           else the built-in default made shared\n"
+		"  -h       this help\n"
+		"  -V       version\n"
+		"The daemon stays in the foreground; logs go through DPDK's log system (stderr).\n");
+}
+
+/* Bind the socket; refuse when a live daemon answers on it, remove a stale one. */
+static int listen_on(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		LOG(ERR, "shared.socket: \"%s\" is too long for a Unix socket", path);
+		return -1;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	char dir[sizeof(sa.sun_path)];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = 0;
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+			LOG(ERR, "shared.socket: cannot create %s: %s", dir, strerror(errno));
+			return -1;
+		}
+	}
+	int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		struct ucred cr;
+		socklen_t l = sizeof(cr);
+		if (getsockopt(probe, SOL_SOCKET, SO_PEERCRED, &cr, &l) != 0)
+			cr.pid = 0;
+		LOG(ERR, "shared.socket %s: another dpverbsd (pid %d) serves it already", path, (int)cr.pid);
+		close(probe);
+		return -1;
+	}
+	if (probe >= 0)
+		close(probe);
+	unlink(path); /* a daemon that died left it */
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 64) != 0) {
+		LOG(ERR, "shared.socket %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	/* as /dev/infiniband/uverbs*: every local user may attach; what a
+	 * process may touch is decided per command */
+	chmod(path, 0666);
+	return fd;
+}
+
+struct ctl {
+	int listen_fd;
+	int ep;
+};
+
+static void client_close(struct ctl *ctl, struct dpvd_client *c)
+{
+	epoll_ctl(ctl->ep, EPOLL_CTL_DEL, c->sock, NULL);
+	LOG(INFO, "application pid %d (connection %u) gone: its resources are reclaimed", (int)c->pid, c->id);
+	dpvd_client_gone(c);
+}
+
+/* The control thread: connections and their commands, one at a time. */
+static void *ctl_main(void *arg)
+{
+	struct ctl *ctl = arg;
+	struct epoll_event evs[32];
+	pthread_setname_np(pthread_self(), "dpverbsd-ctl");
+	while (!atomic_load(&g_stop)) {
+		int n = epoll_wait(ctl->ep, evs, RTE_DIM(evs), -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		for (int i = 0; i < n && !atomic_load(&g_stop); i++) {
+			void *p = evs[i].data.ptr;
+			if (p == ctl) { /* a new application */
+				int s = accept4(ctl->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+				if (s < 0)
+					continue;
+				struct dpvd_client *c = dpvd_client_new(s);
+				if (!c)
+					continue;
+				struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = c};
+				if (epoll_ctl(ctl->ep, EPOLL_CTL_ADD, s, &ev) != 0) {
+					dpvd_client_gone(c);
+					continue;
+				}
+				LOG(INFO, "application pid %d attached (connection %u)", (int)c->pid, c->id);
+				continue;
+			}
+			if (p == &g_stop_fd)
+				continue;
+			struct dpvd_client *c = p;
+			bool keep = true;
+			if (evs[i].events & EPOLLIN)
+				keep = dpvd_client_input(c);
+			if (!keep || (evs[i].events & (EPOLLHUP | EPOLLERR)) ||
+			    ((evs[i].events & EPOLLRDHUP) && !(evs[i].events & EPOLLIN)))
+				client_close(ctl, c);
+		}
+	}
+	return NULL;
+}
+
+/* Move every QP of every application to ERR (flushing its work requests
+ * with completions) and tell every context the device is gone. */
+static void shutdown_clients(void)
+{
+	struct dpvd_client *c;
+	TAILQ_FOREACH(c, &g_dpvd.clients, next) {
+		struct dpvd_obj *o;
+		TAILQ_FOREACH(o, &c->objs, next) {
+			if (o->type != DPV_OBJ_QP || !o->created)
+				continue;
+			struct dpv_device *d = dpvd_dev(o->dev);
+			enum ibv_qp_state cur = dpv_ops(d)->query_qp_state(o->drv);
+			struct ibv_qp_attr a = o->attr;
+			a.qp_state = IBV_QPS_ERR;
+			if (cur != IBV_QPS_RESET && cur != IBV_QPS_ERR)
+				dpv_ops(d)->modify_qp(o->drv, &a, IBV_QP_STATE, cur, IBV_QPS_ERR);
+		}
+	}
+	dpvd_events_fatal_all();
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+	nanosleep(&ts, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	int opt;
+	while ((opt = getopt(argc, argv, "hV")) != -1) {
+		switch (opt) {
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("dpverbsd (dpverbs) protocol %u\n", DPV_SHM_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc - 1) {
+		usage(stderr);
+		return 2;
+	}
+	if (optind == argc - 1)
+		setenv("DPVERBS_CONFIG", argv[optind], 1);
+	g_stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	dpv_core_set_role(DPV_ROLE_DAEMON);
+	struct dpv_core *core = dpv_core_get();
+	if (!core) {
+		fprintf(stderr, "dpverbsd: dpverbs could not start: %s\n", strerror(errno));
+		return 1;
+	}
+	if (core->conf.mode != DPV_MODE_SHARED)
+		LOG(WARNING, "%s: \"mode\" is not \"shared\"; serving applications anyway (they attach only "
+			     "when their configuration says shared)", core->conf.source);
+	dpvd_init(core);
+	int lfd = listen_on(core->conf.shared_socket);
+	if (lfd < 0)
+		return 1;
+	struct ctl ctl = {.listen_fd = lfd, .ep = epoll_create1(EPOLL_CLOEXEC)};
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &ctl};
+	epoll_ctl(ctl.ep, EPOLL_CTL_ADD, lfd, &ev);
+	ev.data.ptr = &g_stop_fd;
+	epoll_ctl(ctl.ep, EPOLL_CTL_ADD, g_stop_fd, &ev);
+	pthread_t ctl_thread;
+	if (pthread_create(&ctl_thread, NULL, ctl_main, &ctl) != 0) {
+		LOG(ERR, "cannot start the control thread");
+		return 1;
+	}
+	bool inline_engine = !dpv_engine_lcore_mode();
+	LOG(INFO, "serving %u device(s) on %s (config %s, engine %s, pid %d)", core->n_devs,
+	    core->conf.shared_socket, core->conf.source, inline_engine ? "on the main thread" : "on lcores",
+	    (int)getpid());
+
+	/* the engine: with progress "inline" this thread drives it, spinning
+	 * while there is work and napping DPVD_IDLE_NAP_US once idle */
+	uint64_t hz = rte_get_tsc_hz(), spin = hz / 1000000 * DPVD_IDLE_SPIN_US, last = 0;
+	while (!atomic_load(&g_stop)) {
+		if (!inline_engine) {
+			sleep_us(100000);
+			continue;
+		}
+		uint64_t now = rte_get_tsc_cycles();
+		if (dpv_progress_all() > 0)
+			last = now;
+		else if (now - last > spin)
+			sleep_us(DPVD_IDLE_NAP_US);
+	}
+
+	LOG(INFO, "stopping: no new applications; outstanding work has %d ms", DPVD_DRAIN_MS);
+	close(lfd);
+	unlink(core->conf.shared_socket);
+	pthread_join(ctl_thread, NULL);
+	uint64_t end = rte_get_tsc_cycles() + hz / 1000 * DPVD_DRAIN_MS;
+	while (rte_get_tsc_cycles() < end) {
+		if (inline_engine)
+			dpv_progress_all();
+		else
+			sleep_us(1000);
+	}
+	shutdown_clients();
+	for (int i = 0; i < 100 && inline_engine; i++) /* the flushes reach the CQs */
+		dpv_progress_all();
+	while (!TAILQ_EMPTY(&g_dpvd.clients)) {
+		struct dpvd_client *c = TAILQ_FIRST(&g_dpvd.clients);
+		dpvd_client_gone(c);
+	}
+	close(ctl.ep);
+	LOG(INFO, "stopped");
+	return 0;
+}

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dpverbsd internals: the daemon of shared mode. It is the DPDK primary
+ * process that owns the ports and runs the engine (the configuration's
+ * driver, "sw"), and it executes the commands applications send through
+ * their "remote" driver (lib/shm/dpv_shm_proto.h) on that engine, on behalf
+ * of the application, with every number and address checked against what
+ * the application owns.
+ *
+ * Threads: one control thread runs the connections (accepting applications
+ * and executing their commands, one at a time: every handler runs on it);
+ * the engine runs on the configuration's lcores or on the daemon's main
+ * thread; the engine's event callbacks (dpvd_events.c) run on engine
+ * threads and take g_dpvd.evlock to read the objects they deliver to.
+ *
+ * Not installed; lib/daemon is linked into apps/dpverbsd and the fuzzer of
+ * the request path (test/fuzz/fuzz_daemon.c).
+ */
+#ifndef DPVD_H
+#define DPVD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include <rte_spinlock.h>
+
+#include "dpv_shm_proto.h"
+#include "dpv_verbs.h"
+
+#ifndef TAILQ_FOREACH_SAFE /* BSD's; glibc's sys/queue.h lacks it */
+#define TAILQ_FOREACH_SAFE(var, head, field, tvar) \
+	for ((var) = TAILQ_FIRST(head); (var) && ((tvar) = TAILQ_NEXT(var, field), 1); (var) = (tvar))
+#endif
+
+struct dpvd_client;
+struct dpvd_xrcd;
+
+/* An object number an application reserved, and what it became. */
+struct dpvd_obj {
+	enum dpv_obj_type type;
+	uint32_t num;
+	struct dpvd_client *owner;   /* who reserved the number (NULL: a PD whose creator is gone) */
+	bool created;                /* the engine object exists */
+	uint32_t dev;                /* device index */
+	uint32_t ctx;                /* the owner's context id (events) */
+	uint64_t cookie;             /* the owner's object pointer (events) */
+	void *drv;                   /* CQ, SRQ, QP: the engine object */
+	int chan_fd;                 /* CQ: completion channel, -1 */
+	struct dpvd_mem *ring[2];    /* memory its rings are in (kept while it exists) */
+	uint32_t users;              /* CQ/SRQ: QPs and SRQs using it; PD: MRs, QPs, ... */
+	struct dpvd_obj *uses[4];    /* objects this one holds a user count on */
+	struct dpvd_xrcd *xrcd;      /* XRC SRQ and target QP: their domain */
+	struct dpv_bufs bufs;        /* QP: memory of the engine's QP context */
+	enum ibv_qp_type qp_type;    /* QP */
+	struct ibv_qp_attr attr;     /* QP: attributes as checked and applied here */
+	/* MR */
+	uint64_t addr, length;       /* as the owner addresses it */
+	uint64_t iova;
+	int access;
+	uint32_t key;
+	/* PD */
+	uint32_t refs;               /* process handles (creator, sharers, importers) */
+	bool owner_handle;           /* the creator still holds its handle */
+	bool shared;                 /* ibv_alloc_shpd was called */
+	uint64_t share_id, share_key;
+	TAILQ_ENTRY(dpvd_obj) next;  /* the owner's list */
+};
+TAILQ_HEAD(dpvd_obj_list, dpvd_obj);
+
+/* A memfd region of an application, mapped here too (MEM_ADD). */
+struct dpvd_mem {
+	uint64_t caddr;              /* the application's address */
+	uint8_t *addr;               /* ours */
+	size_t size;
+	uint32_t busy;               /* objects with rings in it */
+	TAILQ_ENTRY(dpvd_mem) next;
+};
+TAILQ_HEAD(dpvd_mem_list, dpvd_mem);
+
+/* A PD another process shared with this one (SHPD_SHARE) or that it
+ * imported (IMPORT_PD). */
+struct dpvd_pdref {
+	struct dpvd_obj *pd;
+	TAILQ_ENTRY(dpvd_pdref) next;
+};
+TAILQ_HEAD(dpvd_pdref_list, dpvd_pdref);
+
+/* An XRC domain: one per inode (or anonymous), for every process. */
+struct dpvd_xrcd {
+	uint32_t num;
+	uint32_t dev;
+	bool has_inode;
+	dev_t st_dev;
+	ino_t st_ino;
+	uint32_t opens;              /* openings by all processes */
+	uint32_t users;              /* XRC SRQs and target QPs in it */
+	TAILQ_ENTRY(dpvd_xrcd) next;
+};
+TAILQ_HEAD(dpvd_xrcd_list, dpvd_xrcd);
+
+/* One process' opening of a domain. */
+struct dpvd_xref {
+	struct dpvd_xrcd *x;
+	TAILQ_ENTRY(dpvd_xref) next;
+};
+TAILQ_HEAD(dpvd_xref_list, dpvd_xref);
+
+#define DPVD_MAX_CTX 64
+
+/* A context of an application. */
+struct dpvd_ctx {
+	int async_fd;                /* write end of its async-event pipe, -1: free */
+	uint32_t dev;
+	int token_fd;                /* its command descriptor (our copy) */
+	dev_t token_dev;
+	ino_t token_ino;
+	struct dpvd_client *import_from; /* whose objects it may import */
+};
+
+/* An application connection. */
+struct dpvd_client {
+	int sock;
+	pid_t pid;
+	uid_t uid;
+	uint32_t id;
+	bool hello;                  /* HELLO done */
+	bool gone;                   /* closing: its objects are being destroyed */
+	struct dpvd_ctx ctx[DPVD_MAX_CTX]; /* context id - 1 */
+	uint8_t *db_mem;             /* its doorbell rings */
+	size_t db_bytes;
+	void *db[DPV_MAX_PORTS][DPV_MAX_QUEUES]; /* the engine's handles of them */
+	uint64_t mem_total;          /* bytes of its regions */
+	struct dpvd_obj_list objs;   /* numbers it reserved, oldest first */
+	struct dpvd_mem_list mem;
+	struct dpvd_pdref_list pdrefs;
+	struct dpvd_xref_list xrefs;
+	TAILQ_ENTRY(dpvd_client) next;
+};
+TAILQ_HEAD(dpvd_client_list, dpvd_client);
+
+struct dpvd {
+	struct dpv_core *core;
+	struct dpvd_client_list clients;
+	struct dpvd_xrcd_list xrcds;
+	uint32_t next_id;
+	uint32_t db_size;            /* slots of each doorbell ring */
+	rte_spinlock_t evlock;       /* engine event callbacks vs object changes */
+	uint64_t mem_limit;          /* bytes of regions one application may add */
+};
+
+extern struct dpvd g_dpvd;
+
+/* dpvd_client.c */
+/* The daemon's state for core (the façade, brought up as DPV_ROLE_DAEMON). */
+int dpvd_init(struct dpv_core *core);
+/* A new application connection (takes sock); NULL after closing it. */
+struct dpvd_client *dpvd_client_new(int sock);
+/* Handle one message from c; false when the connection is to be closed. */
+bool dpvd_client_input(struct dpvd_client *c);
+/* Execute one request (m, with its descriptors fds) for c and turn m into
+ * the answer; the answer's descriptors are put in out_fds (*n_out of them,
+ * the caller closes them after sending). */
+void dpvd_client_request(struct dpvd_client *c, struct dpv_shm_msg *m, int fds[DPV_SHM_MAX_FDS],
+			 int out_fds[DPV_SHM_MAX_FDS], unsigned int *n_out);
+/* Everything c owns is destroyed, its numbers and memory returned. */
+void dpvd_client_gone(struct dpvd_client *c);
+
+/* dpvd_ops.c, dpvd_qp.c: command handlers. The request is in m (checked
+ * length); the answer is written into m's body; return 0 or -errno for
+ * the response status. fds: descriptors that came with the request (-1
+ * where none); a handler that keeps one sets it to -1. out_fd: a
+ * descriptor to send with the answer (the caller closes it), -1 if none. */
+int dpvd_dispatch(struct dpvd_client *c, struct dpv_shm_msg *m, int fds[DPV_SHM_MAX_FDS], int *out_fd);
+int dpvd_qp_create(struct dpvd_client *c, struct dpv_shm_qp *q);
+int dpvd_qp_destroy(struct dpvd_client *c, struct dpv_shm_qp *q);
+int dpvd_qp_modify(struct dpvd_client *c, struct dpv_shm_qp_modify *q);
+int dpvd_qp_query(struct dpvd_client *c, struct dpv_shm_qp_query *q);
+int dpvd_srq_create(struct dpvd_client *c, struct dpv_shm_srq *s);
+int dpvd_srq_destroy(struct dpvd_client *c, struct dpv_shm_srq *s);
+int dpvd_open_qp(struct dpvd_client *c, struct dpv_shm_open_qp *o);
+int dpvd_xrcd_open(struct dpvd_client *c, struct dpv_shm_xrcd *x, int *fd);
+int dpvd_xrcd_close(struct dpvd_client *c, struct dpv_shm_xrcd *x);
+/* An XRC SRQ or target QP in x is gone (x goes when unused and closed). */
+void dpvd_xrcd_unuse(struct dpvd_xrcd *x);
+/* Drop every opening c holds. */
+void dpvd_xrcd_gone(struct dpvd_client *c);
+/* The domain num if c holds an opening of it, else NULL. */
+struct dpvd_xrcd *dpvd_xrcd_held(struct dpvd_client *c, uint32_t num);
+
+/* Objects: the one of type t and number num that c reserved, else NULL.
+ * created: must exist in the engine. */
+struct dpvd_obj *dpvd_obj_get(struct dpvd_client *c, enum dpv_obj_type t, uint32_t num, bool created);
+/* May c use PD pdn (its own, or shared with it, or imported)? */
+bool dpvd_pd_usable(struct dpvd_client *c, uint32_t pdn);
+/* The region of c that holds [caddr, caddr + len) (application
+ * addresses), or NULL. */
+struct dpvd_mem *dpvd_mem_find(struct dpvd_client *c, uint64_t caddr, uint64_t len);
+/* Our address of the application's caddr inside m. */
+static inline void *dpvd_mem_xlate(const struct dpvd_mem *m, uint64_t caddr)
+{
+	return m->addr + (caddr - m->caddr);
+}
+/* A PD handle of a process goes: the domain goes with the last one. */
+void dpvd_pd_unref(struct dpvd_obj *pd);
+/* Give number o of c back (its engine object destroyed first); a PD that
+ * other processes still hold stays, without owner, until the last one
+ * lets go. */
+void dpvd_obj_release(struct dpvd_client *c, struct dpvd_obj *o);
+/* Destroy what obj is in the engine (not its number). */
+void dpvd_obj_destroy(struct dpvd_obj *o);
+/* The device of index dev, or NULL. */
+struct dpv_device *dpvd_dev(uint32_t dev);
+/* A ring of c at application address caddr, entries of stride bytes, size
+ * entries: its region, or NULL when it is not entirely in one. */
+struct dpvd_mem *dpvd_ring_check(struct dpvd_client *c, uint64_t caddr, uint32_t size, uint32_t stride);
+
+/* dpvd_events.c: the engine's events, delivered to the owners. */
+void dpvd_events_init(void);
+/* Tell every context of every application (daemon shutting down). */
+void dpvd_events_fatal_all(void);
+
+#endif /* DPVD_H */

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dpverbsd: the engine's events, delivered to the application that owns the
+ * object, the way the kernel delivers them to a process: asynchronous
+ * events as struct ibv_async_event records (the element is the
+ * application's own pointer, the cookie it gave at creation) on the async
+ * pipe of the object's context, completion events as the CQ's pointer on
+ * its completion channel's pipe. Port events go to every context of the
+ * device. Runs on engine threads: non-blocking writes under g_dpvd.evlock
+ * (an event for an object being destroyed is dropped).
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dpvd.h"
+
+static void put(int fd, const struct ibv_async_event *ev)
+{
+	if (fd >= 0) {
+		ssize_t w = write(fd, ev, sizeof(*ev));
+		(void)w; /* a full pipe loses the event, as a full kernel queue would */
+	}
+}
+
+static int dev_index(void *drv_dev)
+{
+	for (unsigned int i = 0; i < g_dpvd.core->n_devs; i++)
+		if (g_dpvd.core->devs[i].drv_dev == drv_dev)
+			return (int)i;
+	return -1;
+}
+
+static void to_device(int dev, enum ibv_event_type type)
+{
+	struct ibv_async_event ev = {.event_type = type};
+	ev.element.port_num = DPV_PORT_NUM;
+	struct dpvd_client *c;
+	TAILQ_FOREACH(c, &g_dpvd.clients, next)
+		for (unsigned int i = 0; i < DPVD_MAX_CTX; i++)
+			if (c->ctx[i].async_fd >= 0 && (dev < 0 || c->ctx[i].dev == (uint32_t)dev))
+				put(c->ctx[i].async_fd, &ev);
+}
+
+static void ev_async(void *drv_dev, enum ibv_event_type type, uint32_t num)
+{
+	enum dpv_obj_type t;
+	switch (type) {
+	case IBV_EVENT_PORT_ACTIVE:
+	case IBV_EVENT_PORT_ERR:
+	case IBV_EVENT_LID_CHANGE:
+	case IBV_EVENT_PKEY_CHANGE:
+	case IBV_EVENT_GID_CHANGE:
+	case IBV_EVENT_SM_CHANGE:
+	case IBV_EVENT_CLIENT_REREGISTER:
+	case IBV_EVENT_DEVICE_FATAL: {
+		int d = dev_index(drv_dev);
+		if (d < 0)
+			return;
+		rte_spinlock_lock(&g_dpvd.evlock);
+		to_device(d, type);
+		rte_spinlock_unlock(&g_dpvd.evlock);
+		return;
+	}
+	case IBV_EVENT_CQ_ERR:
+		t = DPV_OBJ_CQ;
+		break;
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+	case IBV_EVENT_SRQ_ERR:
+		t = DPV_OBJ_SRQ;
+		break;
+	default:
+		t = DPV_OBJ_QP;
+		break;
+	}
+	struct ibv_async_event ev = {.event_type = type};
+	rte_spinlock_lock(&g_dpvd.evlock);
+	struct dpvd_obj *o = dpv_pool_get(t, num);
+	if (o && o->type == t && o->created && o->owner && o->ctx && o->ctx <= DPVD_MAX_CTX) {
+		void *p = (void *)(uintptr_t)o->cookie;
+		if (t == DPV_OBJ_CQ)
+			ev.element.cq = p;
+		else if (t == DPV_OBJ_SRQ)
+			ev.element.srq = p;
+		else
+			ev.element.qp = p;
+		put(o->owner->ctx[o->ctx - 1].async_fd, &ev);
+	}
+	rte_spinlock_unlock(&g_dpvd.evlock);
+}
+
+static void ev_comp(uint32_t cq_handle)
+{
+	rte_spinlock_lock(&g_dpvd.evlock);
+	struct dpvd_obj *o = dpv_pool_get(DPV_OBJ_CQ, cq_handle);
+	if (o && o->type == DPV_OBJ_CQ && o->created && o->chan_fd >= 0) {
+		ssize_t w = write(o->chan_fd, &o->cookie, sizeof(o->cookie));
+		(void)w;
+	}
+	rte_spinlock_unlock(&g_dpvd.evlock);
+}
+
+static const struct dpv_event_sink g_sink = {.async = ev_async, .comp = ev_comp};
+
+void dpvd_events_init(void)
+{
+	dpv_event_set_sink(&g_sink);
+}
+
+void dpvd_events_fatal_all(void)
+{
+	rte_spinlock_lock(&g_dpvd.evlock);
+	to_device(-1, IBV_EVENT_DEVICE_FATAL);
+	rte_spinlock_unlock(&g_dpvd.evlock);
+}

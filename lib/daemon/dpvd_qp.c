@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dpverbsd: QPs, SRQs and XRC domains of applications. Creation checks every
+ * number (the application's own CQs, SRQ, a PD it may use, a domain it has
+ * open), the capabilities against the device limits and the rings against
+ * the regions it added, and gives the engine its own translation of them;
+ * modify checks the transition and the attribute values exactly as the
+ * façade does and keeps the QP's attributes here, so the engine never sees
+ * a value the application did not have checked.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dpvd.h"
+
+static bool ctx_ok(struct dpvd_client *c, uint32_t ctx, uint32_t dev)
+{
+	return ctx && ctx <= DPVD_MAX_CTX && c->ctx[ctx - 1].token_fd >= 0 && c->ctx[ctx - 1].dev == dev;
+}
+
+/* The CQ handle h of c on device dev, created, or NULL. */
+static struct dpvd_obj *cq_of(struct dpvd_client *c, uint32_t h, uint32_t dev)
+{
+	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_CQ, h, true);
+	return o && o->dev == dev ? o : NULL;
+}
+
+static void use(struct dpvd_obj *o, unsigned int i, struct dpvd_obj *u)
+{
+	if (u) {
+		o->uses[i] = u;
+		u->users++;
+	}
+}
+
+struct dpvd_xrcd *dpvd_xrcd_held(struct dpvd_client *c, uint32_t num)
+{
+	struct dpvd_xref *r;
+	TAILQ_FOREACH(r, &c->xrefs, next)
+		if (r->x->num == num)
+			return r->x;
+	return NULL;
+}
+
+int dpvd_srq_create(struct dpvd_client *c, struct dpv_shm_srq *s)
+{
+	struct dpv_device *d = dpvd_dev(s->dev);
+	const struct dpv_params *p = &g_dpvd.core->params;
+	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_SRQ, s->srqn, false);
+	struct dpvd_mem *m = dpvd_ring_check(c, s->ring, s->ring_size, s->ring_stride);
+	if (!d || !o || o->created || !m || !ctx_ok(c, s->ctx, s->dev) || !dpvd_pd_usable(c, s->pd) ||
+	    !s->max_sge || s->max_sge > p->max_srq_sge || s->ring_size > rte_align32pow2(p->max_srq_wr) ||
+	    s->ring_stride < sizeof(struct dpv_recv_wqe) + s->max_sge * sizeof(struct dpv_sge))
+		return -EINVAL;
+	struct dpvd_obj *cq = NULL;
+	struct dpvd_xrcd *x = NULL;
+	if (s->xrcd) {
+		x = dpvd_xrcd_held(c, s->xrcd);
+		cq = cq_of(c, s->cq, s->dev);
+		if (!x || !cq || x->dev != s->dev)
+			return -EINVAL;
+	}
+	struct dpv_srq_cfg cfg = {.srqn = s->srqn, .ring = dpvd_mem_xlate(m, s->ring), .ring_size = s->ring_size,
+				  .ring_stride = s->ring_stride, .pd = s->pd, .xrcd = x ? x->num : 0,
+				  .cq = cq ? cq->drv : NULL, .max_sge = s->max_sge, .ctx = s->ctx, .cookie = s->cookie};
+	void *drv = dpv_ops(d)->create_srq(d->drv_dev, &cfg);
+	if (!drv)
+		return -(errno ? errno : ENOMEM);
+	o->dev = s->dev;
+	o->ctx = s->ctx;
+	o->cookie = s->cookie;
+	o->ring[0] = m;
+	m->busy++;
+	use(o, 0, dpv_pool_get(DPV_OBJ_PD, s->pd));
+	use(o, 1, cq);
+	if (x) {
+		o->xrcd = x;
+		x->users++;
+	}
+	rte_spinlock_lock(&g_dpvd.evlock);
+	o->drv = drv;
+	o->created = true;
+	rte_spinlock_unlock(&g_dpvd.evlock);
+	return 0;
+}
+
+int dpvd_srq_destroy(struct dpvd_client *c, struct dpv_shm_srq *s)
+{
+	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_SRQ, s->srqn, true);
+	if (!o)
+		return -EINVAL;
+	if (o->users)
+		return -EBUSY;
+	dpvd_obj_destroy(o);
+	return 0;
+}
+
+static bool cap_ok(const struct ibv_qp_cap *cap)
+{
+	const struct dpv_params *p = &g_dpvd.core->params;
+	return cap->max_send_wr <= p->max_qp_wr && cap->max_recv_wr <= p->max_qp_wr &&
+	       cap->max_send_sge <= p->max_sge && cap->max_recv_sge <= p->max_sge &&
+	       cap->max_inline_data <= p->max_inline;
+}
+
+int dpvd_qp_create(struct dpvd_client *c, struct dpv_shm_qp *q)
+{
+	struct dpv_device *d = dpvd_dev(q->dev);
+	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_QP, q->qpn, false);
+	enum ibv_qp_type t = (enum ibv_qp_type)q->type;
+	if (!d || !o || o->created || !ctx_ok(c, q->ctx, q->dev) || !cap_ok(&q->cap))
+		return -EINVAL;
+	if (t != IBV_QPT_RC && t != IBV_QPT_UC && t != IBV_QPT_UD && t != IBV_QPT_XRC_SEND && t != IBV_QPT_XRC_RECV)
+		return -EOPNOTSUPP;
+	bool has_sq = t != IBV_QPT_XRC_RECV;
+	bool has_rq = has_sq && t != IBV_QPT_XRC_SEND && !q->srq;
+	struct dpvd_obj *scq = NULL, *rcq = NULL, *srq = NULL, *pd = NULL;
+	struct dpvd_mem *sm = NULL, *rm = NULL;
+	struct dpvd_xrcd *x = NULL;
+	if (has_sq) {
+		pd = dpvd_pd_usable(c, q->pd) ? dpv_pool_get(DPV_OBJ_PD, q->pd) : NULL;
+		scq = cq_of(c, q->scq, q->dev);
+		sm = dpvd_ring_check(c, q->sq, q->sq_size, q->sq_stride);
+		uint32_t need = sizeof(struct dpv_send_wqe) +
+				RTE_MAX(RTE_MAX(q->cap.max_send_sge, 1u) * (uint32_t)sizeof(struct dpv_sge),
+					q->cap.max_inline_data);
+		if (!pd || pd->dev != q->dev || !scq || !sm || q->sq_stride < need || q->sq_size < q->cap.max_send_wr)
+			return -EINVAL;
+	} else {
+		x = dpvd_xrcd_held(c, q->xrcd);
+		if (!x || x->dev != q->dev)
+			return -EINVAL;
+	}
+	if (t != IBV_QPT_XRC_RECV && t != IBV_QPT_XRC_SEND) {
+		rcq = cq_of(c, q->rcq, q->dev);
+		if (!rcq)
+			return -EINVAL;
+		if (q->srq) {
+			srq = dpvd_obj_get(c, DPV_OBJ_SRQ, q->srq, true);
+			if (!srq || srq->dev != q->dev || srq->xrcd)
+				return -EINVAL;
+		}
+	}
+	if (has_rq) {
+		rm = dpvd_ring_check(c, q->rq, q->rq_size, q->rq_stride);
+		if (!rm || q->rq_stride < sizeof(struct dpv_recv_wqe) + RTE_MAX(q->cap.max_recv_sge, 1u) * sizeof(struct dpv_sge) ||
+		    q->rq_size < q->cap.max_recv_wr)
+			return -EINVAL;
+	} else {
+		q->cap.max_recv_wr = q->cap.max_recv_sge = 0;
+	}
+	memset(&o->bufs, 0, sizeof(o->bufs));
+	o->bufs.dev = d;
+	struct dpv_qp_cfg cfg = {
+		.qpn = q->qpn, .type = t, .dev = d->drv_dev,
+		.sq = sm ? dpvd_mem_xlate(sm, q->sq) : NULL, .rq = rm ? dpvd_mem_xlate(rm, q->rq) : NULL,
+		.sq_size = sm ? q->sq_size : 0, .sq_stride = sm ? q->sq_stride : 0,
+		.rq_size = rm ? q->rq_size : 0, .rq_stride = rm ? q->rq_stride : 0, .owner = c->id,
+		.scq = scq ? scq->drv : NULL, .rcq = rcq ? rcq->drv : NULL, .srq = srq ? srq->drv : NULL,
+		.pd = pd ? pd->num : 0, .xrcd = x ? x->num : 0, .cap = q->cap, .sq_sig_all = q->sq_sig_all != 0,
+		.bufs = &o->bufs, .ctx = q->ctx, .cookie = q->cookie,
+	};
+	void *drv = dpv_ops(d)->create_qp(&cfg);
+	if (!drv) {
+		int e = errno ? errno : ENOMEM;
+		dpv_bufs_free_all(&o->bufs);
+		memset(&o->bufs, 0, sizeof(o->bufs));
+		return -e;
+	}
+	o->dev = q->dev;
+	o->ctx = q->ctx;
+	o->cookie = q->cookie;
+	o->qp_type = t;
+	memset(&o->attr, 0, sizeof(o->attr));
+	o->attr.port_num = DPV_PORT_NUM;
+	o->ring[0] = sm;
+	o->ring[1] = rm;
+	if (sm)
+		sm->busy++;
+	if (rm)
+		rm->busy++;
+	use(o, 0, pd);
+	use(o, 1, scq);
+	use(o, 2, rcq);
+	use(o, 3, srq);
+	if (x) {
+		o->xrcd = x;
+		x->users++;
+	}
+	q->db = dpv_ops(d)->qp_db_index(drv);
+	rte_spinlock_lock(&g_dpvd.evlock);
+	o->drv = drv;
+	o->created = true;
+	rte_spinlock_unlock(&g_dpvd.evlock);
+	return 0;
+}
+
+int dpvd_qp_destroy(struct dpvd_client *c, struct dpv_shm_qp *q)
+{
+	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_QP, q->qpn, true);
+	if (!o)
+		return -EINVAL;
+	dpvd_obj_destroy(o);
+	return 0;
+}
+
+int dpvd_qp_modify(struct dpvd_client *c, struct dpv_shm_qp_modify *q)
+{
+	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_QP, q->qpn, true);
+	struct dpv_device *d = o ? dpvd_dev(o->dev) : NULL;
+	if (!o || !d)
+		return -EINVAL;
+	enum ibv_qp_state cur = dpv_ops(d)->query_qp_state(o->drv), to;
+	if (dpv_qp_modify_check(o->qp_type, d, cur, &q->attr, q->mask, &to))
+		return -EINVAL;
+	struct ibv_qp_attr a = o->attr;
+	dpv_qp_attr_store(&a, &q->attr, q->mask);
+	int r = dpv_ops(d)->modify_qp(o->drv, &a, q->mask, cur, to);
+	if (r)
+		return r;
+	o->attr = a;
+	o->attr.qp_state = o->attr.cur_qp_state = to;
+	q->cur = cur;
+	q->to = to;
+	return 0;
+}
+
+int dpvd_qp_query(struct dpvd_client *c, struct dpv_shm_qp_query *q)
+{
+	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_QP, q->qpn, true);
+	struct dpv_device *d = o ? dpvd_dev(o->dev) : NULL;
+	if (!o || !d)
+		return -EINVAL;
+	q->state = dpv_ops(d)->query_qp_state(o->drv);
+	dpv_ops(d)->query_qp_counters(o->drv, q->cnt, DPV_SHM_CNT_MAX);
+	return 0;
+}
+
+/* ibv_open_qp: an XRC target QP of a domain the caller has open (created
+ * by any process). */
+int dpvd_open_qp(struct dpvd_client *c, struct dpv_shm_open_qp *oq)
+{
+	struct dpvd_xrcd *x = dpvd_xrcd_held(c, oq->xrcd);
+	struct dpvd_obj *o = dpv_pool_get(DPV_OBJ_QP, oq->qpn);
+	if (!x)
+		return -EINVAL;
+	if (!o || o->type != DPV_OBJ_QP || !o->created || o->qp_type != IBV_QPT_XRC_RECV || o->xrcd != x)
+		return -ENOENT;
+	return 0;
+}
+
+/* ---- XRC domains: one per inode, for every process ---- */
+
+int dpvd_xrcd_open(struct dpvd_client *c, struct dpv_shm_xrcd *r, int *fd)
+{
+	struct stat st;
+	if (!dpvd_dev(r->dev) || (r->oflags & ~(O_CREAT | O_EXCL)) || (r->has_fd && *fd < 0) ||
+	    (r->has_fd && fstat(*fd, &st) != 0))
+		return -EINVAL;
+	struct dpvd_xrcd *x = NULL;
+	if (r->has_fd)
+		TAILQ_FOREACH(x, &g_dpvd.xrcds, next)
+			if (x->has_inode && x->st_dev == st.st_dev && x->st_ino == st.st_ino && x->dev == r->dev)
+				break;
+	if (x && (r->oflags & O_CREAT) && (r->oflags & O_EXCL))
+		return -EINVAL; /* ibv_open_xrcd(3): O_CREAT|O_EXCL on an inode with a domain */
+	if (!x && r->has_fd && !(r->oflags & O_CREAT))
+		return -EAGAIN;
+	struct dpvd_xref *ref = calloc(1, sizeof(*ref));
+	if (!ref)
+		return -ENOMEM;
+	if (!x) {
+		x = calloc(1, sizeof(*x));
+		if (!x || dpv_pool_add(DPV_OBJ_XRCD, x, &x->num) != 0) {
+			free(x);
+			free(ref);
+			return -ENOMEM;
+		}
+		x->dev = r->dev;
+		x->has_inode = r->has_fd != 0;
+		if (x->has_inode) {
+			x->st_dev = st.st_dev;
+			x->st_ino = st.st_ino;
+		}
+		TAILQ_INSERT_TAIL(&g_dpvd.xrcds, x, next);
+	}
+	x->opens++;
+	ref->x = x;
+	TAILQ_INSERT_TAIL(&c->xrefs, ref, next);
+	r->num = x->num;
+	return 0;
+}
+
+static void xrcd_free_unused(struct dpvd_xrcd *x)
+{
+	if (x->opens || x->users)
+		return;
+	TAILQ_REMOVE(&g_dpvd.xrcds, x, next);
+	dpv_pool_del(DPV_OBJ_XRCD, x->num, x);
+	free(x);
+}
+
+int dpvd_xrcd_close(struct dpvd_client *c, struct dpv_shm_xrcd *r)
+{
+	struct dpvd_xref *ref;
+	TAILQ_FOREACH(ref, &c->xrefs, next)
+		if (ref->x->num == r->num) {
+			TAILQ_REMOVE(&c->xrefs, ref, next);
+			ref->x->opens--;
+			xrcd_free_unused(ref->x);
+			free(ref);
+			return 0;
+		}
+	return -EINVAL;
+}
+
+void dpvd_xrcd_gone(struct dpvd_client *c)
+{
+	struct dpvd_xref *ref, *t;
+	TAILQ_FOREACH_SAFE(ref, &c->xrefs, next, t) {
+		TAILQ_REMOVE(&c->xrefs, ref, next);
+		ref->x->opens--;
+		xrcd_free_unused(ref->x);
+		free(ref);
+	}
+}
+
+void dpvd_xrcd_unuse(struct dpvd_xrcd *x)
+{
+	x->users--;
+	xrcd_free_unused(x);
+}
