@@ -38,8 +38,7 @@
 #include "dpv_engine.h"
 #include "dpvd.h"
 
-RTE_LOG_REGISTER(dpvd_logtype, dpverbs.daemon, INFO);
-#define LOG(level, fmt, ...) rte_log(RTE_LOG_##level, dpvd_logtype, "dpverbsd: " fmt "\n", ##__VA_ARGS__)
+#define LOG DPVD_LOG
 
 #define DPVD_DRAIN_MS 200         /* outstanding work's time to complete at shutdown */
 #define DPVD_IDLE_SPIN_US 200     /* inline progress: keep polling this long after work */
@@ -233,6 +232,10 @@ int main(int argc, char **argv)
 	if (core->conf.mode != DPV_MODE_SHARED)
 		LOG(WARNING, "%s: \"mode\" is not \"shared\"; serving applications anyway (they attach only "
 			     "when their configuration says shared)", core->conf.source);
+	/* the daemon's own lines (attach, detach, stop) pass EAL's global
+	 * level unless the configuration's "log" says otherwise */
+	if (rte_log_get_global_level() < RTE_LOG_INFO && rte_log_get_level(dpvd_logtype) >= (int)RTE_LOG_INFO)
+		rte_log_set_global_level(RTE_LOG_INFO);
 	dpvd_init(core);
 	int lfd = listen_on(core->conf.shared_socket);
 	if (lfd < 0)

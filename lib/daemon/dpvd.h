@@ -24,6 +24,7 @@
 #include <sys/queue.h>
 #include <sys/types.h>
 
+#include <rte_log.h>
 #include <rte_spinlock.h>
 
 #include "dpv_shm_proto.h"
@@ -151,6 +152,12 @@ struct dpvd {
 };
 
 extern struct dpvd g_dpvd;
+
+extern int dpvd_logtype;
+#define DPVD_LOG(level, fmt, ...) rte_log(RTE_LOG_##level, dpvd_logtype, "dpverbsd: " fmt "\n", ##__VA_ARGS__)
+
+/* The name of a command (logs). */
+const char *dpvd_op_name(uint16_t op);
 
 /* dpvd_client.c */
 /* The daemon's state for core (the façade, brought up as DPV_ROLE_DAEMON). */

@@ -24,6 +24,29 @@
 
 struct dpvd g_dpvd = {.evlock = RTE_SPINLOCK_INITIALIZER};
 
+RTE_LOG_REGISTER(dpvd_logtype, dpverbs.daemon, INFO);
+
+const char *dpvd_op_name(uint16_t op)
+{
+	static const char *const n[DPV_SHM_OP_NR] = {
+		[DPV_SHM_HELLO] = "HELLO", [DPV_SHM_QUERY_PORT] = "QUERY_PORT", [DPV_SHM_CTX_OPEN] = "CTX_OPEN",
+		[DPV_SHM_CTX_CLOSE] = "CTX_CLOSE", [DPV_SHM_CTX_IMPORT] = "CTX_IMPORT", [DPV_SHM_MEM_ADD] = "MEM_ADD",
+		[DPV_SHM_MEM_DEL] = "MEM_DEL", [DPV_SHM_NUM_RESERVE] = "NUM_RESERVE",
+		[DPV_SHM_NUM_RELEASE] = "NUM_RELEASE", [DPV_SHM_PD_ALLOC] = "PD_ALLOC",
+		[DPV_SHM_PD_DEALLOC] = "PD_DEALLOC", [DPV_SHM_MR_REG] = "MR_REG", [DPV_SHM_MR_DEREG] = "MR_DEREG",
+		[DPV_SHM_AH_CREATE] = "AH_CREATE", [DPV_SHM_AH_DESTROY] = "AH_DESTROY",
+		[DPV_SHM_CQ_CREATE] = "CQ_CREATE", [DPV_SHM_CQ_DESTROY] = "CQ_DESTROY",
+		[DPV_SHM_CQ_RESIZE] = "CQ_RESIZE", [DPV_SHM_SRQ_CREATE] = "SRQ_CREATE",
+		[DPV_SHM_SRQ_DESTROY] = "SRQ_DESTROY", [DPV_SHM_QP_CREATE] = "QP_CREATE",
+		[DPV_SHM_QP_DESTROY] = "QP_DESTROY", [DPV_SHM_QP_MODIFY] = "QP_MODIFY",
+		[DPV_SHM_QP_QUERY] = "QP_QUERY", [DPV_SHM_SHPD_ALLOC] = "SHPD_ALLOC",
+		[DPV_SHM_SHPD_SHARE] = "SHPD_SHARE", [DPV_SHM_IMPORT_PD] = "IMPORT_PD",
+		[DPV_SHM_IMPORT_MR] = "IMPORT_MR", [DPV_SHM_XRCD_OPEN] = "XRCD_OPEN",
+		[DPV_SHM_XRCD_CLOSE] = "XRCD_CLOSE", [DPV_SHM_OPEN_QP] = "OPEN_QP",
+	};
+	return op < DPV_SHM_OP_NR && n[op] ? n[op] : "?";
+}
+
 int dpvd_init(struct dpv_core *core)
 {
 	g_dpvd.core = core;
@@ -244,6 +267,7 @@ static int hello(struct dpvd_client *c, struct dpv_shm_msg *m, int *out_fd)
 	w->client_id = c->id;
 	w->n_devs = RTE_MIN(core->n_devs, (unsigned int)DPV_SHM_MAX_DEVS);
 	w->tsc_hz = rte_get_tsc_hz();
+	w->params = core->params;
 	w->db_size = g_dpvd.db_size;
 	for (unsigned int t = 0; t < DPV_OBJ_NR && t < RTE_DIM(w->pool_last); t++) {
 		uint32_t first;
@@ -317,6 +341,8 @@ void dpvd_client_request(struct dpvd_client *c, struct dpv_shm_msg *m, int fds[D
 	else
 		st = dpvd_dispatch(c, m, fds, &out_fd);
 	dpv_shm_close_fds(fds);
+	if (st)
+		DPVD_LOG(DEBUG, "pid %d: %s (%u): %s", (int)c->pid, dpvd_op_name(m->h.op), m->h.op, strerror(-st));
 	m->h.status = st;
 	/* the answer has the request's layout; an unknown command is
 	 * answered with the header alone */

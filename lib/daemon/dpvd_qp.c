@@ -215,13 +215,25 @@ int dpvd_qp_modify(struct dpvd_client *c, struct dpv_shm_qp_modify *q)
 	if (!o || !d)
 		return -EINVAL;
 	enum ibv_qp_state cur = dpv_ops(d)->query_qp_state(o->drv), to;
-	if (dpv_qp_modify_check(o->qp_type, d, cur, &q->attr, q->mask, &to))
+	/* the attributes come as the façade keeps them (the QP's set), the
+	 * transition in cur and to */
+	if (q->mask & IBV_QP_STATE)
+		q->attr.qp_state = (enum ibv_qp_state)q->to;
+	if (q->mask & IBV_QP_CUR_STATE)
+		q->attr.cur_qp_state = (enum ibv_qp_state)q->cur;
+	if (dpv_qp_modify_check(o->qp_type, d, cur, &q->attr, q->mask, &to)) {
+		DPVD_LOG(DEBUG, "pid %d: qp %#x: modify from %d with mask %#x refused", (int)c->pid, q->qpn, cur,
+			 (unsigned int)q->mask);
 		return -EINVAL;
+	}
 	struct ibv_qp_attr a = o->attr;
 	dpv_qp_attr_store(&a, &q->attr, q->mask);
 	int r = dpv_ops(d)->modify_qp(o->drv, &a, q->mask, cur, to);
-	if (r)
+	if (r) {
+		DPVD_LOG(DEBUG, "pid %d: qp %#x: the engine refused %d -> %d: %s", (int)c->pid, q->qpn, cur, to,
+			 strerror(-r));
 		return r;
+	}
 	o->attr = a;
 	o->attr.qp_state = o->attr.cur_qp_state = to;
 	q->cur = cur;

@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
+#include "dpv_param.h"
+
 #define DPV_SHM_VERSION 2
 #define DPV_SHM_MAGIC 0x64707673u /* "dpvs" */
 #define DPV_SHM_MAX_DEVS 8
@@ -97,6 +99,7 @@ struct dpv_shm_hello {
 	uint32_t client_id;       /**< answer: the daemon's number for this connection */
 	uint32_t n_devs;
 	uint32_t pool_last[8];    /**< answer: the number spaces (enum dpv_obj_type) */
+	struct dpv_params params; /**< answer: the daemon's limits (the application adopts them) */
 	uint64_t tsc_hz;          /**< answer: the TSC frequency the engine uses */
 	uint32_t db_size;         /**< answer: slots of each doorbell ring */
 	uint32_t n_db;            /**< answer: doorbell rings in the memfd (dpv_db_ring_bytes each) */

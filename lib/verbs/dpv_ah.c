@@ -64,7 +64,7 @@ DPV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr 
 		return NULL;
 	}
 	ah->ibah.handle = ah->handle;
-	struct dpv_ah_desc d = {.handle = ah->handle, .ip_ver = ah->ip_ver, .tclass = ah->tclass,
+	struct dpv_ah_desc d = {.handle = ah->handle, .pd = ah->pd->base->handle, .ip_ver = ah->ip_ver, .tclass = ah->tclass,
 				.hop_limit = ah->hop_limit, .flow_label = ah->flow_label};
 	memcpy(d.sgid, ah->sgid, 16);
 	memcpy(d.dgid, ah->dgid, 16);

@@ -167,8 +167,12 @@ void dpv_params_init(struct dpv_params *p, const struct dpv_conf *c)
 
 static void set_log_levels(const struct dpv_conf *c)
 {
-	for (unsigned int i = 0; i < c->n_log; i++)
+	for (unsigned int i = 0; i < c->n_log; i++) {
 		rte_log_set_level_pattern(c->log[i].pattern, (uint32_t)c->log[i].level);
+		/* EAL's global level gates every type: a type asked for more must pass it */
+		if ((uint32_t)c->log[i].level > rte_log_get_global_level())
+			rte_log_set_global_level((uint32_t)c->log[i].level);
+	}
 }
 
 static void dev_init(struct dpv_device *d, const struct dpv_driver_ops *ops, const struct dpv_dev_info *di,
@@ -256,6 +260,14 @@ struct dpv_core *dpv_core_get(void)
 struct dpv_core *dpv_core_peek(void)
 {
 	return atomic_load(&g_core_ready);
+}
+
+int dpv_core_set_params(const struct dpv_params *p)
+{
+	int r = dpv_pool_init(p);
+	if (!r)
+		g_core.params = *p;
+	return r;
 }
 
 static uint64_t g_tsc_hz;

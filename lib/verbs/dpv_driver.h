@@ -69,6 +69,7 @@ struct dpv_mr_desc {
 /** An address handle as the engine keeps it (the "create AH" command). */
 struct dpv_ah_desc {
 	uint32_t handle;               /**< the number UD WQEs carry */
+	uint32_t pd;                   /**< its protection domain's number */
 	uint8_t sgid[16], dgid[16];
 	uint8_t ip_ver;                /**< 4 (IPv4-mapped GIDs) or 6 */
 	uint8_t tclass, hop_limit;
@@ -257,6 +258,10 @@ void dpv_driver_register(struct dpv_driver *drv);
 /* ------------------------------------------------------------------------
  * Services of the façade for drivers.
  */
+
+/** Adopt other limits (the remote driver's probe: the daemon's), before any
+ *  object exists. 0 or -errno. */
+int dpv_core_set_params(const struct dpv_params *p);
 
 /** TSC ticks per second: EAL's, or what a driver without EAL (remote) set. */
 uint64_t dpv_tsc_hz(void);

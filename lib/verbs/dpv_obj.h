@@ -152,6 +152,8 @@ struct dpv_xrc_dom {
 	dev_t dev;
 	ino_t ino;
 	unsigned int handles;        /* open ibv_xrcd handles */
+	bool remote;                 /* the driver's domain (shared mode: dpverbsd's, for
+					every process); num is its number there */
 };
 
 struct dpv_xrcd {
@@ -193,6 +195,7 @@ struct dpv_qp {
 	struct dpv_srq *srq;
 	struct dpv_xrcd *xrcd;       /* XRC target QP (and handles from ibv_open_qp) */
 	struct dpv_qp *opened;       /* ibv_open_qp handle: the real QP */
+	bool foreign;                /* ibv_open_qp handle on another process' QP (shared mode) */
 	_Atomic int open_refs;       /* handles opened on this QP */
 	bool lockless;               /* parent domain with a thread domain */
 	bool sq_sig_all;

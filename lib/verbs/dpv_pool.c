@@ -14,7 +14,8 @@
 
 struct dpv_pool {
 	const char *name;
-	uint32_t first, last;    /* index range */
+	uint32_t first, last;    /* index range (of the table) */
+	uint32_t range_last;     /* the type's last number */
 	uint32_t limit;          /* objects at most (configuration) */
 	uint32_t count;
 	uint32_t next;           /* next-fit cursor */
@@ -30,13 +31,13 @@ void dpv_pool_set_source(const struct dpv_pool_source *src)
 }
 
 static struct dpv_pool g_pools[DPV_OBJ_NR] = {
-	[DPV_OBJ_PD] = {.name = "pd", .first = 1, .last = DPV_OBJ_INDEX_LAST},
-	[DPV_OBJ_MR] = {.name = "mr", .first = 1, .last = DPV_MR_INDEX_LAST},
-	[DPV_OBJ_AH] = {.name = "ah", .first = 1, .last = DPV_OBJ_INDEX_LAST},
-	[DPV_OBJ_CQ] = {.name = "cq", .first = 1, .last = DPV_OBJ_INDEX_LAST},
-	[DPV_OBJ_QP] = {.name = "qp", .first = DPV_QPN_FIRST, .last = DPV_QPN_LAST},
-	[DPV_OBJ_SRQ] = {.name = "srq", .first = 1, .last = DPV_SRQN_LAST},
-	[DPV_OBJ_XRCD] = {.name = "xrcd", .first = 1, .last = DPV_OBJ_INDEX_LAST},
+	[DPV_OBJ_PD] = {.name = "pd", .first = 1, .range_last = DPV_OBJ_INDEX_LAST},
+	[DPV_OBJ_MR] = {.name = "mr", .first = 1, .range_last = DPV_MR_INDEX_LAST},
+	[DPV_OBJ_AH] = {.name = "ah", .first = 1, .range_last = DPV_OBJ_INDEX_LAST},
+	[DPV_OBJ_CQ] = {.name = "cq", .first = 1, .range_last = DPV_OBJ_INDEX_LAST},
+	[DPV_OBJ_QP] = {.name = "qp", .first = DPV_QPN_FIRST, .range_last = DPV_QPN_LAST},
+	[DPV_OBJ_SRQ] = {.name = "srq", .first = 1, .range_last = DPV_SRQN_LAST},
+	[DPV_OBJ_XRCD] = {.name = "xrcd", .first = 1, .range_last = DPV_OBJ_INDEX_LAST},
 };
 
 int dpv_pool_init(const struct dpv_params *p)
@@ -48,6 +49,11 @@ int dpv_pool_init(const struct dpv_params *p)
 	};
 	for (unsigned int t = 0; t < DPV_OBJ_NR; t++) {
 		struct dpv_pool *pl = &g_pools[t];
+		if (pl->count)
+			return -EBUSY; /* again only while empty (shared mode adopts the daemon's limits) */
+		free(pl->table);
+		pl->table = NULL;
+		pl->last = pl->range_last;
 		rte_spinlock_init(&pl->lock);
 		pl->limit = RTE_MIN(limit[t], pl->last - pl->first + 1);
 		/* the table spans the numbers the limit needs, at most the range:

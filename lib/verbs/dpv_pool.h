@@ -41,7 +41,8 @@ struct dpv_pool_source {
 /** Take numbers from src from now on (NULL: the pool's own next-fit). */
 void dpv_pool_set_source(const struct dpv_pool_source *src);
 
-/** Set the ranges and limits from the parameters (once, before any add). */
+/** Set the ranges and limits from the parameters (before any add; again
+ *  only while every table is empty: -EBUSY otherwise). */
 int dpv_pool_init(const struct dpv_params *p);
 
 /**

@@ -264,9 +264,10 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ib)
 	if (!ib)
 		return EINVAL;
 	struct dpv_qp *qp = to_dqp(ib);
-	if (qp->opened) {
+	if (qp->opened || qp->foreign) {
 		/* a handle from ibv_open_qp: drop the reference only */
-		atomic_fetch_sub(&qp->opened->open_refs, 1);
+		if (qp->opened)
+			atomic_fetch_sub(&qp->opened->open_refs, 1);
 		atomic_fetch_sub(&qp->xrcd->users, 1);
 		pthread_mutex_destroy(&ib->mutex);
 		pthread_cond_destroy(&ib->cond);
@@ -303,6 +304,8 @@ DPV_EXPORT int ibv_query_qp(struct ibv_qp *ib, struct ibv_qp_attr *attr, int mas
 	if (!ib || !attr || !init_attr)
 		return EINVAL;
 	struct dpv_qp *qp = to_dqp(ib);
+	if (qp->foreign)
+		return EOPNOTSUPP;
 	if (qp->opened)
 		qp = qp->opened;
 	if (!qp->lockless)

@@ -266,6 +266,8 @@ DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ib, struct ibv_qp_attr *attr, int ma
 	if (!ib || !attr)
 		return EINVAL;
 	struct dpv_qp *qp = to_dqp(ib);
+	if (qp->foreign)
+		return EOPNOTSUPP; /* another process' QP (shared mode): its owner modifies it */
 	if (qp->opened) {
 		int r = ibv_modify_qp(dqp_ib(qp->opened), attr, mask);
 		ib->state = qp->opened->state;

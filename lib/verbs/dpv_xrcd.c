@@ -9,9 +9,9 @@
  * SRQ or target QP created through the handle exists; the last handle's
  * close destroys the domain. The engine compares domains by number (the
  * pool index): an XRC target QP accepts a message only for an XRC SRQ of
- * its own domain. Domains that span processes need shared mode (a daemon
- * holding the table: doc/shared-mode.md); in embedded mode they are per
- * process.
+ * its own domain. In shared mode the domain table is dpverbsd's (the
+ * driver's xrcd_open), so one inode reaches one domain from every process
+ * (doc/shared-mode.md); in embedded mode domains are per process.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,8 +51,37 @@ struct ibv_xrcd *dpv_open_xrcd(struct ibv_context *context, struct ibv_xrcd_init
 		errno = ENOMEM;
 		return NULL;
 	}
+	struct dpv_device *dev = to_dctx(context)->dev;
+	uint32_t rnum = 0;
+	int rr = dpv_ops(dev)->xrcd_open(dev->drv_dev, has_inode ? a->fd : -1, a->oflags, &rnum);
+	if (rr && rr != -EOPNOTSUPP) {
+		free(h);
+		errno = -rr;
+		return NULL;
+	}
+	bool remote = rr == 0;
 	rte_spinlock_lock(&g_xrc_lock);
 	struct dpv_xrc_dom *d = NULL;
+	if (remote) { /* the daemon's domain rnum: one record per number here */
+		for (d = g_doms; d; d = d->next)
+			if (d->remote && d->num == rnum)
+				break;
+		if (!d) {
+			d = calloc(1, sizeof(*d));
+			if (!d) {
+				rte_spinlock_unlock(&g_xrc_lock);
+				dpv_ops(dev)->xrcd_close(dev->drv_dev, rnum);
+				free(h);
+				errno = ENOMEM;
+				return NULL;
+			}
+			d->remote = true;
+			d->num = rnum;
+			d->next = g_doms;
+			g_doms = d;
+		}
+		goto opened;
+	}
 	if (has_inode)
 		for (d = g_doms; d; d = d->next)
 			if (d->has_inode && d->dev == st.st_dev && d->ino == st.st_ino)
@@ -92,6 +121,7 @@ struct ibv_xrcd *dpv_open_xrcd(struct ibv_context *context, struct ibv_xrcd_init
 		d->next = g_doms;
 		g_doms = d;
 	}
+opened:
 	d->handles++;
 	rte_spinlock_unlock(&g_xrc_lock);
 	h->ibxrcd.context = context;
@@ -111,15 +141,19 @@ int dpv_close_xrcd(struct ibv_xrcd *ib)
 	struct dpv_xrcd *h = to_dxrcd(ib);
 	if (atomic_load(&h->users) > 0)
 		return EBUSY;
+	struct dpv_device *dev = to_dctx(ib->context)->dev;
 	rte_spinlock_lock(&g_xrc_lock);
 	struct dpv_xrc_dom *d = h->dom;
+	if (d->remote)
+		dpv_ops(dev)->xrcd_close(dev->drv_dev, d->num); /* every handle is an opening there */
 	if (--d->handles == 0) {
 		for (struct dpv_xrc_dom **pp = &g_doms; *pp; pp = &(*pp)->next)
 			if (*pp == d) {
 				*pp = d->next;
 				break;
 			}
-		dpv_pool_del(DPV_OBJ_XRCD, d->num, d);
+		if (!d->remote)
+			dpv_pool_del(DPV_OBJ_XRCD, d->num, d);
 		free(d);
 	}
 	rte_spinlock_unlock(&g_xrc_lock);
@@ -131,7 +165,9 @@ int dpv_close_xrcd(struct ibv_xrcd *ib)
  * open_qp (ibv_open_qp): another handle on an XRC target QP of the domain.
  * RETURN VALUE: the QP, or NULL with errno: EINVAL (NULL attr, missing
  * comp_mask fields, qp_type other than IBV_QPT_XRC_RECV), ENOENT (no such
- * QP in the XRC domain), ENOMEM.
+ * QP in the XRC domain), ENOMEM. In shared mode the QP may be another
+ * process' (the domain is the daemon's); such a handle receives nothing
+ * itself and can be destroyed, not modified or queried (EOPNOTSUPP).
  */
 struct ibv_qp *dpv_open_qp(struct ibv_context *context, struct ibv_qp_open_attr *a)
 {
@@ -143,7 +179,18 @@ struct ibv_qp *dpv_open_qp(struct ibv_context *context, struct ibv_qp_open_attr 
 		return NULL;
 	}
 	struct dpv_qp *real = dpv_pool_get(DPV_OBJ_QP, a->qp_num);
-	if (!real || real->type != IBV_QPT_XRC_RECV || real->xrcd->dom != to_dxrcd(a->xrcd)->dom) {
+	struct dpv_xrc_dom *dom = to_dxrcd(a->xrcd)->dom;
+	bool foreign = false;
+	if (!real && dom->remote) {
+		/* another process' target QP in the daemon's domain */
+		struct dpv_device *dev = to_dctx(context)->dev;
+		int r = dpv_ops(dev)->open_qp(dev->drv_dev, dom->num, a->qp_num);
+		if (r) {
+			errno = -r;
+			return NULL;
+		}
+		foreign = true;
+	} else if (!real || real->type != IBV_QPT_XRC_RECV || real->xrcd->dom != dom) {
 		errno = ENOENT;
 		return NULL;
 	}
@@ -153,6 +200,22 @@ struct ibv_qp *dpv_open_qp(struct ibv_context *context, struct ibv_qp_open_attr 
 		return NULL;
 	}
 	struct ibv_qp *ib = dqp_ib(qp);
+	if (foreign) {
+		ib->qp_num = ib->handle = a->qp_num;
+		ib->qp_type = IBV_QPT_XRC_RECV;
+		ib->state = IBV_QPS_RTS;
+		qp->foreign = true;
+		qp->type = IBV_QPT_XRC_RECV;
+		qp->qpn = a->qp_num;
+		qp->state = IBV_QPS_RTS;
+		qp->xrcd = to_dxrcd(a->xrcd);
+		ib->context = context;
+		ib->qp_context = (a->comp_mask & IBV_QP_OPEN_ATTR_CONTEXT) ? a->qp_context : NULL;
+		pthread_mutex_init(&ib->mutex, NULL);
+		pthread_cond_init(&ib->cond, NULL);
+		atomic_fetch_add(&qp->xrcd->users, 1);
+		return ib;
+	}
 	*ib = *dqp_ib(real);
 	ib->context = context;
 	ib->qp_context = (a->comp_mask & IBV_QP_OPEN_ATTR_CONTEXT) ? a->qp_context : NULL;

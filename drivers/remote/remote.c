@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The remote driver: connection to dpverbsd, requests, the welcome
+ * (devices, limits, doorbell rings), object numbers from the daemon, and
+ * what happens when the daemon goes away (a watcher thread sees the
+ * connection close: IBV_EVENT_DEVICE_FATAL on every context, a wake-up on
+ * every completion channel, EIO from every later command, an error from
+ * ibv_poll_cq on an empty CQ).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "remote.h"
+
+RTE_LOG_REGISTER(rm_logtype, pmd.dpv.remote, NOTICE);
+
+struct rm_state rm = {.sock = -1, .lock = PTHREAD_MUTEX_INITIALIZER, .list_lock = PTHREAD_MUTEX_INITIALIZER};
+
+void rm_fatal(const char *why)
+{
+	if (atomic_exchange(&rm.dead, true))
+		return;
+	RM_LOG(ERR, "shared mode: dpverbsd (pid %d, %s) %s: every context of this process is dead "
+		    "(IBV_EVENT_DEVICE_FATAL); start the application again once the daemon runs",
+	       (int)rm.w.pid, rm.path, why);
+	pthread_mutex_lock(&rm.list_lock);
+	struct ibv_async_event ev = {.event_type = IBV_EVENT_DEVICE_FATAL};
+	ev.element.port_num = DPV_PORT_NUM;
+	for (struct rm_ctx *c = rm.ctxs; c; c = c->next) {
+		ssize_t w = write(c->async_wfd, &ev, sizeof(ev));
+		(void)w;
+	}
+	/* a thread blocked in ibv_get_cq_event wakes, polls, gets the error */
+	for (struct rm_cq *q = rm.cqs; q; q = q->next) {
+		ssize_t w = write(q->chan_fd, &q->cookie, sizeof(q->cookie));
+		(void)w;
+	}
+	pthread_mutex_unlock(&rm.list_lock);
+}
+
+int rm_call(uint16_t op, void *body, const int *fds, unsigned int nfd, int *out_fd)
+{
+	struct dpv_shm_msg m;
+	size_t len = dpv_shm_body_len(op);
+	int in[DPV_SHM_MAX_FDS];
+	if (out_fd)
+		*out_fd = -1;
+	if (atomic_load(&rm.dead))
+		return -EIO;
+	memset(&m.h, 0, sizeof(m.h));
+	m.h.magic = DPV_SHM_MAGIC;
+	m.h.op = op;
+	m.h.len = (uint16_t)(sizeof(m.h) + len);
+	memcpy(&m.u, body, len);
+	pthread_mutex_lock(&rm.lock);
+	m.h.seq = ++rm.seq;
+	uint64_t seq = m.h.seq;
+	int r = dpv_shm_send(rm.sock, &m, fds, nfd);
+	if (r == 0)
+		r = dpv_shm_recv(rm.sock, &m, in, -1);
+	pthread_mutex_unlock(&rm.lock);
+	if (r <= 0 || m.h.seq != seq || m.h.op != op || m.h.len != sizeof(m.h) + len) {
+		if (r > 0)
+			dpv_shm_close_fds(in);
+		rm_fatal(r == 0 ? "closed the connection" : "answered out of turn");
+		return -EIO;
+	}
+	memcpy(body, &m.u, len);
+	if (out_fd) {
+		*out_fd = in[0];
+		in[0] = -1;
+	}
+	dpv_shm_close_fds(in);
+	return m.h.status;
+}
+
+/* The connection closing is the daemon going away (SIGKILL, crash, stop). */
+static void *watcher(void *arg)
+{
+	(void)arg;
+	struct pollfd p = {.fd = rm.sock, .events = POLLRDHUP};
+	for (;;) {
+		int r = poll(&p, 1, -1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
+			break;
+	}
+	rm_fatal("went away");
+	return NULL;
+}
+
+/* ---- numbers come from the daemon ---- */
+
+static int src_reserve(enum dpv_obj_type t, uint32_t *num)
+{
+	struct dpv_shm_num n = {.type = t};
+	int r = rm_call(DPV_SHM_NUM_RESERVE, &n, NULL, 0, NULL);
+	if (!r)
+		*num = n.num;
+	return r;
+}
+
+static void src_release(enum dpv_obj_type t, uint32_t num)
+{
+	struct dpv_shm_num n = {.type = t, .num = num};
+	rm_call(DPV_SHM_NUM_RELEASE, &n, NULL, 0, NULL);
+}
+
+static const struct dpv_pool_source rm_source = {.reserve = src_reserve, .release = src_release};
+
+/* ---- probe ---- */
+
+static int connect_daemon(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		int e = errno;
+		close(s);
+		return -e;
+	}
+	return s;
+}
+
+static int rm_probe(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsigned int max)
+{
+	snprintf(rm.path, sizeof(rm.path), "%s", conf->shared_socket);
+	int s = connect_daemon(rm.path);
+	if (s < 0) {
+		fprintf(stderr, "dpverbs: %s: \"mode\" is \"shared\" but dpverbsd does not answer on %s: %s "
+				"(start it first: dpverbsd %s)\n",
+			conf->source, rm.path, strerror(-s), conf->source);
+		return -ENODEV;
+	}
+	rm.sock = s;
+	struct dpv_shm_hello *w = &rm.w;
+	memset(w, 0, sizeof(*w));
+	w->version = DPV_SHM_VERSION;
+	w->pid = (int32_t)getpid();
+	int db_fd = -1;
+	int r = rm_call(DPV_SHM_HELLO, w, NULL, 0, &db_fd);
+	if (r || db_fd < 0 || w->version != DPV_SHM_VERSION || !w->db_size || (w->db_size & (w->db_size - 1))) {
+		fprintf(stderr, "dpverbs: dpverbsd on %s refused this process: %s\n", rm.path,
+			r == -EPROTONOSUPPORT ? "another protocol version (a daemon of another build)"
+					      : strerror(r ? -r : EPROTO));
+		if (db_fd >= 0)
+			close(db_fd);
+		close(s);
+		rm.sock = -1;
+		return r ? r : -EPROTO;
+	}
+	size_t one = dpv_db_ring_bytes(w->db_size);
+	rm.db_bytes = RTE_ALIGN_CEIL(RTE_MAX((size_t)w->n_db, (size_t)1) * one, 4096);
+	void *p = mmap(NULL, rm.db_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, db_fd, 0);
+	close(db_fd);
+	if (p == MAP_FAILED) {
+		close(s);
+		rm.sock = -1;
+		return -ENOMEM;
+	}
+	rm.db_mem = p;
+	rm.db_mask = w->db_size - 1;
+	/* the engine reads and writes memory this process registers (heap
+	 * buffers) with process_vm_readv/writev: allow the daemon to, also
+	 * where Yama restricts ptrace to descendants */
+	prctl(PR_SET_PTRACER, (unsigned long)w->pid, 0, 0, 0);
+	if (dpv_core_set_params(&w->params) != 0)
+		RM_LOG(WARNING, "shared mode: cannot adopt the daemon's limits");
+	dpv_core_set_tsc_hz(w->tsc_hz);
+	dpv_pool_set_source(&rm_source);
+	unsigned int n = RTE_MIN(w->n_devs, max);
+	for (unsigned int i = 0; i < n; i++) {
+		const struct dpv_shm_dev *sd = &w->devs[i];
+		struct rm_dev *d = &rm.devs[i];
+		d->index = i;
+		for (unsigned int g = 0; g < DPV_SHM_GIDS; g++) {
+			memcpy(d->gid[g].raw, sd->gid[g], 16);
+			d->gid[g].valid = sd->gid_valid[g];
+			d->gid[g].ip_ver = sd->gid_ip_ver[g];
+		}
+		d->n_db = sd->n_db;
+		d->db = calloc(RTE_MAX(sd->n_db, 1u), sizeof(*d->db));
+		for (uint32_t q = 0; d->db && q < sd->n_db && sd->db_first + q < w->n_db; q++)
+			d->db[q] = (struct dpv_db_ring *)(rm.db_mem + (sd->db_first + q) * one);
+		snprintf(devs[i].name, sizeof(devs[i].name), "%s", sd->name);
+		memcpy(devs[i].mac, sd->mac, 6);
+		devs[i].drv = d;
+	}
+	if (pthread_create(&rm.watcher, NULL, watcher, NULL) == 0) {
+		pthread_setname_np(rm.watcher, "dpv-remote");
+		pthread_detach(rm.watcher);
+	}
+	RM_LOG(INFO, "shared mode: attached to dpverbsd (pid %d) on %s as connection %u, %u device(s)",
+	       (int)w->pid, rm.path, w->client_id, n);
+	return (int)n;
+}
+
+static int rm_query_gid(void *dev, uint32_t index, struct dpv_gid *gid)
+{
+	struct rm_dev *d = dev;
+	if (index >= DPV_SHM_GIDS) {
+		memset(gid, 0, sizeof(*gid));
+		return index < DPV_GID_TABLE_LEN ? 0 : -EINVAL;
+	}
+	*gid = d->gid[index];
+	return 0;
+}
+
+static int rm_query_port(void *dev, struct ibv_port_attr *attr)
+{
+	struct dpv_shm_port p = {.dev = ((struct rm_dev *)dev)->index};
+	int r = rm_call(DPV_SHM_QUERY_PORT, &p, NULL, 0, NULL);
+	if (r == -EIO) {
+		memset(attr, 0, sizeof(*attr));
+		attr->state = IBV_PORT_DOWN;
+		attr->phys_state = 3; /* Disabled: the daemon is gone */
+		return 0;
+	}
+	if (!r)
+		*attr = p.attr;
+	return r;
+}
+
+static int rm_progress(void *cq)
+{
+	(void)cq;
+	return atomic_load_explicit(&rm.dead, memory_order_relaxed) ? -EIO : 0;
+}
+
+static bool rm_background(void)
+{
+	return true; /* the daemon's engine makes progress: completion channels may block */
+}
+
+static void *rm_queue_alloc(void *dev, size_t size, size_t align)
+{
+	(void)dev;
+	if (align > 4096) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return rm_mem_alloc(size, false);
+}
+
+static void rm_queue_free(void *dev, void *p)
+{
+	(void)dev;
+	rm_mem_free(p);
+}
+
+/* the ops of remote_ops.c plus these */
+static struct dpv_driver_ops g_ops;
+
+RTE_INIT(rm_register)
+{
+	g_ops = rm_ops;
+	g_ops.probe = rm_probe;
+	g_ops.query_port = rm_query_port;
+	g_ops.query_gid = rm_query_gid;
+	g_ops.queue_alloc = rm_queue_alloc;
+	g_ops.queue_free = rm_queue_free;
+	g_ops.progress = rm_progress;
+	g_ops.progress_is_background = rm_background;
+	static struct dpv_driver drv = {.name = "remote", .ops = &g_ops};
+	dpv_driver_register(&drv);
+}

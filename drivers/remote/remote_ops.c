@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The remote driver's object commands: each is one request to dpverbsd,
+ * which checks it and executes it on the engine; addresses are this
+ * process' (the daemon translates). Doorbells do not cross the socket: the
+ * QPN goes into the doorbell ring of the engine context that serves the QP,
+ * at most once per queue until the engine has looked (the ring header's db
+ * flag).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "remote.h"
+
+static uint32_t dev_index(void *dev)
+{
+	return ((struct rm_dev *)dev)->index;
+}
+
+/* ---- contexts ---- */
+
+static int rm_ctx_add(uint32_t id, int async_wfd)
+{
+	struct rm_ctx *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->id = id;
+	c->async_wfd = async_wfd;
+	pthread_mutex_lock(&rm.list_lock);
+	c->next = rm.ctxs;
+	rm.ctxs = c;
+	pthread_mutex_unlock(&rm.list_lock);
+	return 0;
+}
+
+static int rm_ctx_open(void *dev, int async_wfd, int *cmd_fd)
+{
+	struct dpv_shm_dev_ref r = {.dev = dev_index(dev)};
+	int fds[1] = {async_wfd};
+	int e = rm_call(DPV_SHM_CTX_OPEN, &r, fds, 1, cmd_fd);
+	if (e)
+		return e;
+	if (rm_ctx_add(r.ctx, async_wfd)) {
+		rm_call(DPV_SHM_CTX_CLOSE, &r, NULL, 0, NULL);
+		close(*cmd_fd);
+		*cmd_fd = -1;
+		return -ENOMEM;
+	}
+	return (int)r.ctx;
+}
+
+static void rm_ctx_close(void *dev, uint32_t ctx)
+{
+	struct dpv_shm_dev_ref r = {.dev = dev_index(dev), .ctx = ctx};
+	rm_call(DPV_SHM_CTX_CLOSE, &r, NULL, 0, NULL);
+	pthread_mutex_lock(&rm.list_lock);
+	for (struct rm_ctx **pp = &rm.ctxs; *pp; pp = &(*pp)->next)
+		if ((*pp)->id == ctx) {
+			struct rm_ctx *c = *pp;
+			*pp = c->next;
+			free(c);
+			break;
+		}
+	pthread_mutex_unlock(&rm.list_lock);
+}
+
+static int rm_ctx_import(int cmd_fd, unsigned int *dev_idx, int async_wfd, int *new_cmd_fd)
+{
+	struct dpv_shm_dev_ref r = {0};
+	int fds[2] = {cmd_fd, async_wfd};
+	int e = rm_call(DPV_SHM_CTX_IMPORT, &r, fds, 2, new_cmd_fd);
+	if (e)
+		return e;
+	*dev_idx = r.dev;
+	if (rm_ctx_add(r.ctx, async_wfd)) {
+		rm_call(DPV_SHM_CTX_CLOSE, &r, NULL, 0, NULL);
+		close(*new_cmd_fd);
+		*new_cmd_fd = -1;
+		return -ENOMEM;
+	}
+	return (int)r.ctx;
+}
+
+/* ---- PDs, MRs, AHs ---- */
+
+static int rm_alloc_pd(void *dev, uint32_t pdn)
+{
+	struct dpv_shm_pd p = {.dev = dev_index(dev), .pdn = pdn};
+	return rm_call(DPV_SHM_PD_ALLOC, &p, NULL, 0, NULL);
+}
+
+static void rm_dealloc_pd(void *dev, uint32_t pdn)
+{
+	struct dpv_shm_pd p = {.dev = dev_index(dev), .pdn = pdn};
+	rm_call(DPV_SHM_PD_DEALLOC, &p, NULL, 0, NULL);
+}
+
+static int rm_shpd_alloc(void *dev, uint32_t pdn, uint64_t key, uint64_t *id)
+{
+	struct dpv_shm_shpd s = {.dev = dev_index(dev), .pdn = pdn, .key = key};
+	int e = rm_call(DPV_SHM_SHPD_ALLOC, &s, NULL, 0, NULL);
+	if (!e)
+		*id = s.id;
+	return e;
+}
+
+static int rm_shpd_share(void *dev, uint64_t id, uint64_t key, uint32_t *pdn)
+{
+	struct dpv_shm_shpd s = {.dev = dev_index(dev), .id = id, .key = key};
+	int e = rm_call(DPV_SHM_SHPD_SHARE, &s, NULL, 0, NULL);
+	if (!e)
+		*pdn = s.pdn;
+	return e;
+}
+
+static int rm_import_pd(void *dev, uint32_t ctx, uint32_t pdn)
+{
+	struct dpv_shm_import im = {.dev = dev_index(dev), .ctx = ctx, .handle = pdn};
+	return rm_call(DPV_SHM_IMPORT_PD, &im, NULL, 0, NULL);
+}
+
+static int rm_import_mr(void *dev, uint32_t ctx, uint32_t index, struct dpv_mr_desc *mr)
+{
+	struct dpv_shm_import im = {.dev = dev_index(dev), .ctx = ctx, .handle = index};
+	int e = rm_call(DPV_SHM_IMPORT_MR, &im, NULL, 0, NULL);
+	if (e)
+		return e;
+	memset(mr, 0, sizeof(*mr));
+	mr->key = im.key;
+	mr->pd = im.pdn;
+	mr->addr = im.addr;
+	mr->iova = im.iova;
+	mr->length = im.length;
+	mr->access = im.access;
+	return 0;
+}
+
+static int rm_reg_mr(void *dev, const struct dpv_mr_desc *d)
+{
+	struct dpv_shm_mr m = {.dev = dev_index(dev), .key = d->key, .pd = d->pd, .access = d->access,
+			       .addr = d->addr, .iova = d->iova, .length = d->length};
+	return rm_call(DPV_SHM_MR_REG, &m, NULL, 0, NULL);
+}
+
+static void rm_dereg_mr(void *dev, uint32_t key)
+{
+	struct dpv_shm_mr m = {.dev = dev_index(dev), .key = key};
+	rm_call(DPV_SHM_MR_DEREG, &m, NULL, 0, NULL);
+}
+
+static int rm_create_ah(void *dev, const struct dpv_ah_desc *a)
+{
+	struct dpv_shm_ah m = {.dev = dev_index(dev), .handle = a->handle, .ip_ver = a->ip_ver,
+			       .tclass = a->tclass, .hop_limit = a->hop_limit, .flow_label = a->flow_label};
+	memcpy(m.sgid, a->sgid, 16);
+	memcpy(m.dgid, a->dgid, 16);
+	m.pd = a->pd; /* the daemon checks that this process may use it */
+	return rm_call(DPV_SHM_AH_CREATE, &m, NULL, 0, NULL);
+}
+
+static void rm_destroy_ah(void *dev, uint32_t handle)
+{
+	struct dpv_shm_ah m = {.dev = dev_index(dev), .handle = handle};
+	rm_call(DPV_SHM_AH_DESTROY, &m, NULL, 0, NULL);
+}
+
+/* ---- CQs, SRQs ---- */
+
+static void *rm_create_cq(void *dev, const struct dpv_cq_cfg *cfg)
+{
+	struct rm_cq *q = calloc(1, sizeof(*q));
+	if (!q) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	struct dpv_shm_cq m = {.dev = dev_index(dev), .handle = cfg->handle, .ctx = cfg->ctx,
+			       .timestamps = cfg->timestamps, .ring = (uintptr_t)cfg->ring,
+			       .ring_size = cfg->ring_size, .has_channel = cfg->chan_fd >= 0, .cookie = cfg->cookie};
+	int e = rm_call(DPV_SHM_CQ_CREATE, &m, &cfg->chan_fd, cfg->chan_fd >= 0 ? 1 : 0, NULL);
+	if (e) {
+		free(q);
+		errno = -e;
+		return NULL;
+	}
+	q->handle = cfg->handle;
+	q->chan_fd = cfg->chan_fd;
+	q->cookie = cfg->cookie;
+	if (q->chan_fd >= 0) {
+		pthread_mutex_lock(&rm.list_lock);
+		q->next = rm.cqs;
+		rm.cqs = q;
+		pthread_mutex_unlock(&rm.list_lock);
+	}
+	return q;
+}
+
+static void rm_destroy_cq(void *p)
+{
+	struct rm_cq *q = p;
+	struct dpv_shm_cq m = {.handle = q->handle};
+	rm_call(DPV_SHM_CQ_DESTROY, &m, NULL, 0, NULL);
+	pthread_mutex_lock(&rm.list_lock);
+	for (struct rm_cq **pp = &rm.cqs; *pp; pp = &(*pp)->next)
+		if (*pp == q) {
+			*pp = q->next;
+			break;
+		}
+	pthread_mutex_unlock(&rm.list_lock);
+	free(q);
+}
+
+static int rm_resize_cq(void *p, struct dpv_ring_hdr *ring, uint32_t size)
+{
+	struct rm_cq *q = p;
+	struct dpv_shm_cq m = {.handle = q->handle, .ring = (uintptr_t)ring, .ring_size = size};
+	return rm_call(DPV_SHM_CQ_RESIZE, &m, NULL, 0, NULL);
+}
+
+static void *rm_create_srq(void *dev, const struct dpv_srq_cfg *cfg)
+{
+	struct rm_srq *s = calloc(1, sizeof(*s));
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	struct dpv_shm_srq m = {.dev = dev_index(dev), .srqn = cfg->srqn, .ctx = cfg->ctx, .pd = cfg->pd,
+				.xrcd = cfg->xrcd, .cq = cfg->cq ? ((struct rm_cq *)cfg->cq)->handle : 0,
+				.max_sge = cfg->max_sge, .ring_size = cfg->ring_size, .ring_stride = cfg->ring_stride,
+				.ring = (uintptr_t)cfg->ring, .cookie = cfg->cookie};
+	int e = rm_call(DPV_SHM_SRQ_CREATE, &m, NULL, 0, NULL);
+	if (e) {
+		free(s);
+		errno = -e;
+		return NULL;
+	}
+	s->srqn = cfg->srqn;
+	return s;
+}
+
+static void rm_destroy_srq(void *p)
+{
+	struct rm_srq *s = p;
+	struct dpv_shm_srq m = {.srqn = s->srqn};
+	rm_call(DPV_SHM_SRQ_DESTROY, &m, NULL, 0, NULL);
+	free(s);
+}
+
+/* ---- QPs ---- */
+
+static void *rm_create_qp(const struct dpv_qp_cfg *cfg)
+{
+	struct rm_dev *d = cfg->dev;
+	struct rm_qp *qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	struct dpv_shm_qp m = {
+		.dev = d->index, .qpn = cfg->qpn, .ctx = cfg->ctx, .type = cfg->type,
+		.sq = (uintptr_t)cfg->sq, .rq = (uintptr_t)cfg->rq, .sq_size = cfg->sq_size,
+		.sq_stride = cfg->sq_stride, .rq_size = cfg->rq_size, .rq_stride = cfg->rq_stride,
+		.scq = cfg->scq ? ((struct rm_cq *)cfg->scq)->handle : 0,
+		.rcq = cfg->rcq ? ((struct rm_cq *)cfg->rcq)->handle : 0,
+		.srq = cfg->srq ? ((struct rm_srq *)cfg->srq)->srqn : 0, .pd = cfg->pd, .xrcd = cfg->xrcd,
+		.sq_sig_all = cfg->sq_sig_all, .cap = cfg->cap, .cookie = cfg->cookie,
+	};
+	int e = rm_call(DPV_SHM_QP_CREATE, &m, NULL, 0, NULL);
+	if (!e && (m.db >= d->n_db || !d->db[m.db]))
+		e = -EPROTO;
+	if (e) {
+		free(qp);
+		errno = -e;
+		return NULL;
+	}
+	qp->qpn = cfg->qpn;
+	qp->sq = cfg->sq;
+	qp->rq = cfg->rq;
+	qp->db = d->db[m.db];
+	return qp;
+}
+
+static void rm_destroy_qp(void *p)
+{
+	struct rm_qp *qp = p;
+	struct dpv_shm_qp m = {.qpn = qp->qpn};
+	rm_call(DPV_SHM_QP_DESTROY, &m, NULL, 0, NULL);
+	free(qp);
+}
+
+static int rm_modify_qp(void *p, const struct ibv_qp_attr *attr, int mask, enum ibv_qp_state cur,
+			enum ibv_qp_state to)
+{
+	struct rm_qp *qp = p;
+	struct dpv_shm_qp_modify m = {.qpn = qp->qpn, .mask = mask, .cur = cur, .to = to, .attr = *attr};
+	return rm_call(DPV_SHM_QP_MODIFY, &m, NULL, 0, NULL);
+}
+
+static enum ibv_qp_state rm_query_qp_state(void *p)
+{
+	struct rm_qp *qp = p;
+	struct dpv_shm_qp_query m = {.qpn = qp->qpn};
+	return rm_call(DPV_SHM_QP_QUERY, &m, NULL, 0, NULL) ? IBV_QPS_ERR : (enum ibv_qp_state)m.state;
+}
+
+static void rm_query_qp_counters(void *p, uint64_t *cnt, unsigned int n)
+{
+	struct rm_qp *qp = p;
+	struct dpv_shm_qp_query m = {.qpn = qp->qpn};
+	if (rm_call(DPV_SHM_QP_QUERY, &m, NULL, 0, NULL))
+		memset(m.cnt, 0, sizeof(m.cnt));
+	for (unsigned int i = 0; i < n; i++)
+		cnt[i] = i < DPV_SHM_CNT_MAX ? m.cnt[i] : 0;
+}
+
+/* Queue the QPN (flag) unless an entry for this queue is queued already. */
+static void ring(struct rm_qp *qp, struct dpv_ring_hdr *h, uint32_t v)
+{
+	if (atomic_exchange_explicit(&h->db, 1, memory_order_seq_cst))
+		return;
+	if (dpv_db_ring_put(qp->db, rm.db_mask, v) != 0)
+		atomic_store_explicit(&h->db, 0, memory_order_release); /* full: never with a sane peer */
+}
+
+static void rm_sq_doorbell(void *p)
+{
+	struct rm_qp *qp = p;
+	if (qp->sq)
+		ring(qp, qp->sq, qp->qpn);
+}
+
+static void rm_rq_doorbell(void *p)
+{
+	struct rm_qp *qp = p;
+	if (qp->rq)
+		ring(qp, qp->rq, qp->qpn | DPV_DB_RQ);
+}
+
+/* ---- XRC ---- */
+
+static int rm_xrcd_open(void *dev, int fd, int oflags, uint32_t *num)
+{
+	struct dpv_shm_xrcd x = {.dev = dev_index(dev), .oflags = oflags, .has_fd = fd >= 0};
+	int e = rm_call(DPV_SHM_XRCD_OPEN, &x, &fd, fd >= 0 ? 1 : 0, NULL);
+	if (!e)
+		*num = x.num;
+	return e;
+}
+
+static void rm_xrcd_close(void *dev, uint32_t num)
+{
+	struct dpv_shm_xrcd x = {.dev = dev_index(dev), .num = num};
+	rm_call(DPV_SHM_XRCD_CLOSE, &x, NULL, 0, NULL);
+}
+
+static int rm_open_qp(void *dev, uint32_t xrcd, uint32_t qpn)
+{
+	struct dpv_shm_open_qp o = {.dev = dev_index(dev), .xrcd = xrcd, .qpn = qpn};
+	return rm_call(DPV_SHM_OPEN_QP, &o, NULL, 0, NULL);
+}
+
+const struct dpv_driver_ops rm_ops = {
+	.ctx_open = rm_ctx_open,
+	.ctx_close = rm_ctx_close,
+	.ctx_import = rm_ctx_import,
+	.alloc_pd = rm_alloc_pd,
+	.dealloc_pd = rm_dealloc_pd,
+	.shpd_alloc = rm_shpd_alloc,
+	.shpd_share = rm_shpd_share,
+	.import_pd = rm_import_pd,
+	.import_mr = rm_import_mr,
+	.reg_mr = rm_reg_mr,
+	.dereg_mr = rm_dereg_mr,
+	.create_ah = rm_create_ah,
+	.destroy_ah = rm_destroy_ah,
+	.create_cq = rm_create_cq,
+	.destroy_cq = rm_destroy_cq,
+	.resize_cq = rm_resize_cq,
+	.create_srq = rm_create_srq,
+	.destroy_srq = rm_destroy_srq,
+	.create_qp = rm_create_qp,
+	.destroy_qp = rm_destroy_qp,
+	.modify_qp = rm_modify_qp,
+	.query_qp_state = rm_query_qp_state,
+	.query_qp_counters = rm_query_qp_counters,
+	.sq_doorbell = rm_sq_doorbell,
+	.rq_doorbell = rm_rq_doorbell,
+	.xrcd_open = rm_xrcd_open,
+	.xrcd_close = rm_xrcd_close,
+	.open_qp = rm_open_qp,
+};
