@@ -128,39 +128,16 @@ static int dpv_eopnotsupp(void)
 /* ======================================================================== */
 
 /**
- * @name Import / unimport of objects shared through a kernel command FD
- * dpverbs objects do not live in the kernel, so there is nothing to import.
- * ibv_import_device/pd/mr/dm return NULL with errno = EOPNOTSUPP;
- * ibv_unimport_pd/mr/dm do nothing (they can only receive objects that an
- * import returned, and none ever is).
+ * @name Import of device memory
+ * dpverbs has no device memory (ibv_alloc_dm fails), so none can be
+ * imported: ibv_import_dm returns NULL with errno = EOPNOTSUPP and
+ * ibv_unimport_dm does nothing. Contexts, PDs and MRs are imported in
+ * shared mode (lib/verbs/dpv_import.c).
  * @{
  */
-struct ibv_context *ibv_import_device(int cmd_fd)
-{
-	return dpv_null_eopnotsupp();
-}
-
-struct ibv_pd *ibv_import_pd(struct ibv_context *context, uint32_t pd_handle)
-{
-	return dpv_null_eopnotsupp();
-}
-
-struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
-{
-	return dpv_null_eopnotsupp();
-}
-
 struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t dm_handle)
 {
 	return dpv_null_eopnotsupp();
-}
-
-void ibv_unimport_pd(struct ibv_pd *pd)
-{
-}
-
-void ibv_unimport_mr(struct ibv_mr *mr)
-{
 }
 
 void ibv_unimport_dm(struct ibv_dm *dm)

@@ -107,15 +107,15 @@ static bool cap_ok(const struct ibv_qp_cap *cap)
 	       cap->max_inline_data <= p->max_inline;
 }
 
-int dpvd_qp_create(struct dpvd_client *c, struct dpv_shm_qp *q)
+/* What a QP creation names, each checked. */
+struct qp_parts {
+	struct dpvd_obj *scq, *rcq, *srq, *pd;
+	struct dpvd_mem *sm, *rm;
+	struct dpvd_xrcd *x;
+};
+
+static int qp_parts(struct dpvd_client *c, struct dpv_shm_qp *q, enum ibv_qp_type t, struct qp_parts *p)
 {
-	struct dpv_device *d = dpvd_dev(q->dev);
-	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_QP, q->qpn, false);
-	enum ibv_qp_type t = (enum ibv_qp_type)q->type;
-	if (!d || !o || o->created || !ctx_ok(c, q->ctx, q->dev) || !cap_ok(&q->cap))
-		return -EINVAL;
-	if (t != IBV_QPT_RC && t != IBV_QPT_UC && t != IBV_QPT_UD && t != IBV_QPT_XRC_SEND && t != IBV_QPT_XRC_RECV)
-		return -EOPNOTSUPP;
 	bool has_sq = t != IBV_QPT_XRC_RECV;
 	bool has_rq = has_sq && t != IBV_QPT_XRC_SEND && !q->srq;
 	struct dpvd_obj *scq = NULL, *rcq = NULL, *srq = NULL, *pd = NULL;
@@ -153,6 +153,26 @@ int dpvd_qp_create(struct dpvd_client *c, struct dpv_shm_qp *q)
 	} else {
 		q->cap.max_recv_wr = q->cap.max_recv_sge = 0;
 	}
+	*p = (struct qp_parts){.scq = scq, .rcq = rcq, .srq = srq, .pd = pd, .sm = sm, .rm = rm, .x = x};
+	return 0;
+}
+
+int dpvd_qp_create(struct dpvd_client *c, struct dpv_shm_qp *q)
+{
+	struct dpv_device *d = dpvd_dev(q->dev);
+	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_QP, q->qpn, false);
+	enum ibv_qp_type t = (enum ibv_qp_type)q->type;
+	if (!d || !o || o->created || !ctx_ok(c, q->ctx, q->dev) || !cap_ok(&q->cap))
+		return -EINVAL;
+	if (t != IBV_QPT_RC && t != IBV_QPT_UC && t != IBV_QPT_UD && t != IBV_QPT_XRC_SEND && t != IBV_QPT_XRC_RECV)
+		return -EOPNOTSUPP;
+	struct qp_parts p;
+	int e = qp_parts(c, q, t, &p);
+	if (e)
+		return e;
+	struct dpvd_obj *scq = p.scq, *rcq = p.rcq, *srq = p.srq, *pd = p.pd;
+	struct dpvd_mem *sm = p.sm, *rm = p.rm;
+	struct dpvd_xrcd *x = p.x;
 	memset(&o->bufs, 0, sizeof(o->bufs));
 	o->bufs.dev = d;
 	struct dpv_qp_cfg cfg = {

@@ -207,10 +207,11 @@ void dpv_cqe_retire(const struct dpv_cqe *e)
 		atomic_store_explicit(&qp->sq_retired, e->wqe_index + 1, memory_order_release);
 }
 
-void dpv_cq_progress(struct dpv_cq *cq)
+int dpv_cq_progress(struct dpv_cq *cq)
 {
 	if (cq->ci == cq_pi(cq))
-		ctx_ops(dcq_ib(cq)->context)->progress(cq->drv);
+		return ctx_ops(dcq_ib(cq)->context)->progress(cq->drv);
+	return 0;
 }
 
 static void cqe_to_wc(const struct dpv_cqe *e, struct ibv_wc *wc)
@@ -236,10 +237,11 @@ int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	int got = 0;
 	if (n < 0)
 		return -EINVAL;
-	/* run to completion: the caller's thread drives the engine */
-	dpv_cq_progress(cq);
+	/* run to completion: the caller's thread drives the engine (a
+	 * negative value: the engine is gone, shared mode's daemon) */
+	int pr = dpv_cq_progress(cq);
 	if (cq->ci == cq_pi(cq))
-		return 0;
+		return pr < 0 ? pr : 0;
 	cq_lock(cq);
 	uint32_t pi = cq_pi(cq);
 	while (got < n && cq->ci != pi) {
@@ -279,11 +281,11 @@ static int cqx_start_poll(struct ibv_cq_ex *c, struct ibv_poll_cq_attr *attr)
 	struct dpv_cq *cq = cqx(c);
 	if (attr && attr->comp_mask)
 		return EINVAL;
-	dpv_cq_progress(cq);
+	int pr = dpv_cq_progress(cq);
 	cq_lock(cq);
 	if (cq->ci == cq_pi(cq)) {
 		cq_unlock(cq);
-		return ENOENT; /* the lock is not held after ENOENT */
+		return pr < 0 ? -pr : ENOENT; /* the lock is not held after an error */
 	}
 	cq->poll_ci = cq->ci;
 	cqx_load(cq);

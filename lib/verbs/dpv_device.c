@@ -302,9 +302,76 @@ DPV_EXPORT int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num,
 
 /* ---- contexts ---- */
 
+/* A context on device d (ibv_open_device), or (d NULL, import_fd >= 0) on
+ * the device of the context whose command descriptor import_fd is
+ * (ibv_import_device). NULL with errno. */
+static struct ibv_context *context_new(struct dpv_core *core, struct dpv_device *d, int import_fd)
+{
+	struct dpv_context *ctx = calloc(1, sizeof(*ctx));
+	if (!ctx) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		free(ctx);
+		return NULL;
+	}
+	fcntl(fds[1], F_SETFL, O_NONBLOCK);
+	int cmd_fd = -1, id;
+	if (!d) {
+		unsigned int idx = 0;
+		id = core->ops->ctx_import(import_fd, &idx, fds[1], &cmd_fd);
+		if (id > 0 && idx >= core->n_devs) {
+			core->ops->ctx_close(core->devs[0].drv_dev, (uint32_t)id);
+			id = -ENODEV;
+		}
+		if (id > 0)
+			d = &core->devs[idx];
+	} else {
+		id = d->ops->ctx_open(d->drv_dev, fds[1], &cmd_fd);
+	}
+	/* no kernel command channel in embedded mode: an eventfd stands in so
+	 * that code which dup()s or polls cmd_fd finds a valid descriptor */
+	if (id > 0 && cmd_fd < 0 && (cmd_fd = eventfd(0, EFD_CLOEXEC)) < 0) {
+		int e = errno;
+		d->ops->ctx_close(d->drv_dev, (uint32_t)id);
+		id = -e;
+	}
+	if (id < 0) {
+		if (cmd_fd >= 0)
+			close(cmd_fd);
+		close(fds[0]);
+		close(fds[1]);
+		free(ctx);
+		errno = -id;
+		return NULL;
+	}
+	struct ibv_context *c = &ctx->vctx.context;
+	c->cmd_fd = cmd_fd;
+	ctx->dev = d;
+	ctx->async_wfd = fds[1];
+	ctx->drv_ctx = (uint32_t)id;
+	rte_spinlock_init(&ctx->async_lock);
+	c->device = &d->ibdev;
+	c->async_fd = fds[0];
+	c->num_comp_vectors = DPV_NUM_COMP_VECTORS;
+	pthread_mutex_init(&c->mutex, NULL);
+	c->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	ctx->vctx.sz = sizeof(ctx->vctx);
+	dpv_context_ops_init(ctx);
+	ctx->vctx.query_port = vctx_query_port;
+	ctx->vctx.query_device_ex = vctx_query_device_ex;
+	rte_spinlock_lock(&d->ctx_lock);
+	LIST_INSERT_HEAD(&d->ctxs, ctx, next);
+	rte_spinlock_unlock(&d->ctx_lock);
+	return c;
+}
+
 /**
  * ibv_open_device: a context, or NULL with errno EINVAL (NULL), ENODEV (not
- * a device of this process' list), EMFILE/ENFILE (no descriptors), ENOMEM.
+ * a device of this process' list), EMFILE/ENFILE (no descriptors), ENOMEM,
+ * EIO (shared mode: dpverbsd is gone).
  */
 DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
@@ -318,53 +385,28 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		errno = ENODEV;
 		return NULL;
 	}
-	struct dpv_context *ctx = calloc(1, sizeof(*ctx));
-	if (!ctx) {
-		errno = ENOMEM;
+	return context_new(core, d, -1);
+}
+
+/**
+ * ibv_import_device: a new context on the same device context as the one
+ * whose ibv_context.cmd_fd is cmd_fd (of this process or, passed over a
+ * Unix socket, of another one); PDs and MRs of that context can then be
+ * imported (ibv_import_pd, ibv_import_mr). Shared mode only: the command
+ * descriptor names a context in dpverbsd. RETURN VALUE: the context, or
+ * NULL with errno: EOPNOTSUPP (embedded mode), EBADF (cmd_fd is not a
+ * context's command descriptor), EIO (the daemon is gone), ENOMEM.
+ */
+DPV_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
+{
+	struct dpv_core *core = dpv_core_get();
+	if (!core)
+		return NULL;
+	if (cmd_fd < 0 || !core->n_devs) {
+		errno = cmd_fd < 0 ? EBADF : ENODEV;
 		return NULL;
 	}
-	int fds[2];
-	if (pipe2(fds, O_CLOEXEC) != 0) {
-		free(ctx);
-		return NULL;
-	}
-	struct ibv_context *c = &ctx->vctx.context;
-	ctx->dev = d;
-	ctx->async_wfd = fds[1];
-	rte_spinlock_init(&ctx->async_lock);
-	fcntl(fds[1], F_SETFL, O_NONBLOCK);
-	c->device = device;
-	c->async_fd = fds[0];
-	c->num_comp_vectors = DPV_NUM_COMP_VECTORS;
-	pthread_mutex_init(&c->mutex, NULL);
-	c->abi_compat = __VERBS_ABI_IS_EXTENDED;
-	ctx->vctx.sz = sizeof(ctx->vctx);
-	dpv_context_ops_init(ctx);
-	ctx->vctx.query_port = vctx_query_port;
-	ctx->vctx.query_device_ex = vctx_query_device_ex;
-	int cmd_fd = -1;
-	int id = d->ops->ctx_open(d->drv_dev, fds[1], &cmd_fd);
-	/* no kernel command channel in embedded mode: an eventfd stands in so
-	 * that code which dup()s or polls cmd_fd finds a valid descriptor */
-	if (id > 0 && cmd_fd < 0 && (cmd_fd = eventfd(0, EFD_CLOEXEC)) < 0) {
-		int e = errno;
-		d->ops->ctx_close(d->drv_dev, (uint32_t)id);
-		id = -e;
-	}
-	if (id < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		pthread_mutex_destroy(&c->mutex);
-		free(ctx);
-		errno = -id;
-		return NULL;
-	}
-	c->cmd_fd = cmd_fd;
-	ctx->drv_ctx = (uint32_t)id;
-	rte_spinlock_lock(&d->ctx_lock);
-	LIST_INSERT_HEAD(&d->ctxs, ctx, next);
-	rte_spinlock_unlock(&d->ctx_lock);
-	return c;
+	return context_new(core, NULL, cmd_fd);
 }
 
 /** ibv_close_device: 0, or EINVAL for NULL. */

@@ -80,8 +80,9 @@ struct ibv_cq_ex *dpv_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_att
 void dpv_cq_clean(struct dpv_cq *cq, uint32_t qpn);
 /* A polled send CQE frees the SQ slots up to the WQE it names. */
 void dpv_cqe_retire(const struct dpv_cqe *e);
-/* Run progress for a CQ about to be polled if it looks empty. */
-void dpv_cq_progress(struct dpv_cq *cq);
+/* Run progress for a CQ about to be polled if it looks empty: what the
+ * driver's progress returned (-EIO: its engine is gone). */
+int dpv_cq_progress(struct dpv_cq *cq);
 
 /* dpv_qp.c */
 struct ibv_qp *dpv_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *attr);

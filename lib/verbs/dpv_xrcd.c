@@ -24,6 +24,58 @@
 static rte_spinlock_t g_xrc_lock = RTE_SPINLOCK_INITIALIZER;
 static struct dpv_xrc_dom *g_doms;
 
+/* The record of the daemon's domain num (one per number in this process),
+ * made on first use. Holds g_xrc_lock. */
+static struct dpv_xrc_dom *dom_remote(uint32_t num)
+{
+	struct dpv_xrc_dom *d;
+	for (d = g_doms; d; d = d->next)
+		if (d->remote && d->num == num)
+			return d;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->remote = true;
+	d->num = num;
+	d->next = g_doms;
+	g_doms = d;
+	return d;
+}
+
+/* This process' domain of the inode st (NULL: a new anonymous one) under
+ * oflags: found or made. 0, EINVAL (O_CREAT|O_EXCL on an inode with a
+ * domain), EAGAIN (no domain and no O_CREAT), ENOMEM. Holds g_xrc_lock. */
+static int dom_local(const struct stat *st, int oflags, struct dpv_xrc_dom **out)
+{
+	struct dpv_xrc_dom *d = NULL;
+	if (st)
+		for (d = g_doms; d; d = d->next)
+			if (!d->remote && d->has_inode && d->dev == st->st_dev && d->ino == st->st_ino)
+				break;
+	if (d && (oflags & O_CREAT) && (oflags & O_EXCL))
+		return EINVAL;
+	if (!d && st && !(oflags & O_CREAT))
+		return EAGAIN;
+	if (!d) {
+		d = calloc(1, sizeof(*d));
+		if (!d)
+			return ENOMEM;
+		if (dpv_pool_add(DPV_OBJ_XRCD, d, &d->num) != 0) {
+			free(d);
+			return ENOMEM;
+		}
+		d->has_inode = st != NULL;
+		if (st) {
+			d->dev = st->st_dev;
+			d->ino = st->st_ino;
+		}
+		d->next = g_doms;
+		g_doms = d;
+	}
+	*out = d;
+	return 0;
+}
+
 /**
  * open_xrcd (ibv_open_xrcd): see doc/man/ibv_open_xrcd.3.md.
  * RETURN VALUE: the XRCD handle, or NULL with errno: EINVAL (NULL attr,
@@ -59,69 +111,23 @@ struct ibv_xrcd *dpv_open_xrcd(struct ibv_context *context, struct ibv_xrcd_init
 		errno = -rr;
 		return NULL;
 	}
-	bool remote = rr == 0;
 	rte_spinlock_lock(&g_xrc_lock);
 	struct dpv_xrc_dom *d = NULL;
-	if (remote) { /* the daemon's domain rnum: one record per number here */
-		for (d = g_doms; d; d = d->next)
-			if (d->remote && d->num == rnum)
-				break;
-		if (!d) {
-			d = calloc(1, sizeof(*d));
-			if (!d) {
-				rte_spinlock_unlock(&g_xrc_lock);
-				dpv_ops(dev)->xrcd_close(dev->drv_dev, rnum);
-				free(h);
-				errno = ENOMEM;
-				return NULL;
-			}
-			d->remote = true;
-			d->num = rnum;
-			d->next = g_doms;
-			g_doms = d;
-		}
-		goto opened;
+	int err = 0;
+	if (rr == 0) { /* the daemon's domain rnum */
+		d = dom_remote(rnum);
+		err = d ? 0 : ENOMEM;
+	} else {
+		err = dom_local(has_inode ? &st : NULL, a->oflags, &d);
 	}
-	if (has_inode)
-		for (d = g_doms; d; d = d->next)
-			if (d->has_inode && d->dev == st.st_dev && d->ino == st.st_ino)
-				break;
-	if (d && (a->oflags & O_CREAT) && (a->oflags & O_EXCL)) {
+	if (err) {
 		rte_spinlock_unlock(&g_xrc_lock);
+		if (rr == 0)
+			dpv_ops(dev)->xrcd_close(dev->drv_dev, rnum);
 		free(h);
-		errno = EINVAL;
+		errno = err;
 		return NULL;
 	}
-	if (!d && has_inode && !(a->oflags & O_CREAT)) {
-		rte_spinlock_unlock(&g_xrc_lock);
-		free(h);
-		errno = EAGAIN;
-		return NULL;
-	}
-	if (!d) {
-		d = calloc(1, sizeof(*d));
-		if (!d) {
-			rte_spinlock_unlock(&g_xrc_lock);
-			free(h);
-			errno = ENOMEM;
-			return NULL;
-		}
-		if (dpv_pool_add(DPV_OBJ_XRCD, d, &d->num) != 0) {
-			rte_spinlock_unlock(&g_xrc_lock);
-			free(d);
-			free(h);
-			errno = ENOMEM;
-			return NULL;
-		}
-		d->has_inode = has_inode;
-		if (has_inode) {
-			d->dev = st.st_dev;
-			d->ino = st.st_ino;
-		}
-		d->next = g_doms;
-		g_doms = d;
-	}
-opened:
 	d->handles++;
 	rte_spinlock_unlock(&g_xrc_lock);
 	h->ibxrcd.context = context;
