@@ -259,6 +259,11 @@ static void rm_queue_free(void *dev, void *p)
 	rm_mem_free(p);
 }
 
+static bool rm_rings_queue_only(void)
+{
+	return true;
+}
+
 /* the ops of remote_ops.c plus these */
 static struct dpv_driver_ops g_ops;
 
@@ -272,6 +277,10 @@ RTE_INIT(rm_register)
 	g_ops.queue_free = rm_queue_free;
 	g_ops.progress = rm_progress;
 	g_ops.progress_is_background = rm_background;
+	g_ops.rings_queue_only = rm_rings_queue_only;
+	g_ops.mem_alloc = rm_mem_alloc;
+	g_ops.mem_free = rm_mem_free;
+	g_ops.mem_is_huge = rm_mem_is_huge;
 	static struct dpv_driver drv = {.name = "remote", .ops = &g_ops};
 	dpv_driver_register(&drv);
 }

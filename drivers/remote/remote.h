@@ -84,6 +84,7 @@ void rm_fatal(const char *why);
 /* remote_mem.c: regions (memfd, sealed, added to the daemon). */
 void *rm_mem_alloc(size_t size, bool huge);
 void rm_mem_free(void *p);
+int rm_mem_is_huge(const void *p);
 
 /* remote_ops.c: the object commands. */
 extern const struct dpv_driver_ops rm_ops;

@@ -25,6 +25,7 @@
 struct region {
 	void *p;
 	size_t size;
+	bool huge;
 	struct region *next;
 };
 
@@ -78,11 +79,26 @@ void *rm_mem_alloc(size_t size, bool huge)
 	}
 	r->p = p;
 	r->size = bytes;
+	r->huge = huge;
 	pthread_mutex_lock(&g_lock);
 	r->next = g_regions;
 	g_regions = r;
 	pthread_mutex_unlock(&g_lock);
 	return p;
+}
+
+int rm_mem_is_huge(const void *p)
+{
+	const uint8_t *a = p;
+	int r = 0;
+	pthread_mutex_lock(&g_lock);
+	for (struct region *g = g_regions; g; g = g->next)
+		if (a >= (uint8_t *)g->p && a < (uint8_t *)g->p + g->size) {
+			r = g->huge;
+			break;
+		}
+	pthread_mutex_unlock(&g_lock);
+	return r;
 }
 
 void rm_mem_free(void *p)

@@ -61,7 +61,7 @@ int dpvd_srq_create(struct dpvd_client *c, struct dpv_shm_srq *s)
 	if (s->xrcd) {
 		x = dpvd_xrcd_held(c, s->xrcd);
 		cq = cq_of(c, s->cq, s->dev);
-		if (!x || !cq || x->dev != s->dev)
+		if (!x || !cq)
 			return -EINVAL;
 	}
 	struct dpv_srq_cfg cfg = {.srqn = s->srqn, .ring = dpvd_mem_xlate(m, s->ring), .ring_size = s->ring_size,
@@ -132,7 +132,7 @@ static int qp_parts(struct dpvd_client *c, struct dpv_shm_qp *q, enum ibv_qp_typ
 			return -EINVAL;
 	} else {
 		x = dpvd_xrcd_held(c, q->xrcd);
-		if (!x || x->dev != q->dev)
+		if (!x)
 			return -EINVAL;
 	}
 	if (t != IBV_QPT_XRC_RECV && t != IBV_QPT_XRC_SEND) {
@@ -296,8 +296,9 @@ int dpvd_xrcd_open(struct dpvd_client *c, struct dpv_shm_xrcd *r, int *fd)
 	struct dpvd_xrcd *x = NULL;
 	if (r->has_fd)
 		TAILQ_FOREACH(x, &g_dpvd.xrcds, next)
-			if (x->has_inode && x->st_dev == st.st_dev && x->st_ino == st.st_ino && x->dev == r->dev)
-				break;
+			if (x->has_inode && x->st_dev == st.st_dev && x->st_ino == st.st_ino)
+				break; /* one table for the daemon, as embedded mode's per process
+					  (doc/man/ibv_open_xrcd.3.md NOTES) */
 	if (x && (r->oflags & O_CREAT) && (r->oflags & O_EXCL))
 		return -EINVAL; /* ibv_open_xrcd(3): O_CREAT|O_EXCL on an inode with a domain */
 	if (!x && r->has_fd && !(r->oflags & O_CREAT))

@@ -3,7 +3,9 @@
  * Buffers of QPs, CQs and SRQs: through the parent domain's allocator when
  * it has one (with the resource type of dpverbs.h), else rings from the
  * driver's queue memory (reachable by the engine) and objects from the C
- * heap. Each object records its buffers and frees them exactly once.
+ * heap. In shared mode rings always come from queue memory (regions shared
+ * with dpverbsd): the allocator is asked for the other resource types only.
+ * Each object records its buffers and frees them exactly once.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -30,7 +32,10 @@ void *dpv_buf_alloc(struct dpv_pd *pd, struct dpv_bufs *bs, size_t size, size_t 
 		align = 8;
 	if (!size)
 		size = 1;
-	if (pd && pd->parent && pd->alloc) {
+	/* shared mode: the engine reaches ring buffers only in queue memory */
+	bool custom = pd && pd->parent && pd->alloc &&
+		      !(is_ring(code) && bs->dev && dpv_ops(bs->dev)->rings_queue_only());
+	if (custom) {
 		p = pd->alloc(&pd->ibpd, pd->pd_context, size, align, DPV_RESOURCE_TYPE(code));
 		if (!p) {
 			errno = ENOMEM;

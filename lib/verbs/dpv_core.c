@@ -88,6 +88,7 @@ static void *def_db_attach(void *dev, unsigned int index, struct dpv_db_ring *ri
 }
 static void def_db_detach(void *db) {}
 static unsigned int def_qp_db_index(void *qp) { return 0; }
+static bool def_false(void) { return false; }
 
 static struct dpv_driver_ops g_ops;
 
@@ -135,6 +136,7 @@ static void ops_fill(const struct dpv_driver_ops *o)
 	DEF(db_attach, def_db_attach);
 	DEF(db_detach, def_db_detach);
 	DEF(qp_db_index, def_qp_db_index);
+	DEF(rings_queue_only, def_false);
 #undef DEF
 }
 

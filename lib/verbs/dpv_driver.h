@@ -229,6 +229,18 @@ struct dpv_driver_ops {
 	int (*import_pd)(void *dev, uint32_t ctx, uint32_t pdn);
 	int (*import_mr)(void *dev, uint32_t ctx, uint32_t index, struct dpv_mr_desc *mr);
 
+	/** Rings must be queue memory (queue_alloc): the engine is in another
+	 *  process and reaches nothing else; a parent domain's allocator is
+	 *  then not asked for ring buffers. Default false. */
+	bool (*rings_queue_only)(void);
+	/** Memory the engine reaches directly, for the hugepage allocator
+	 *  (huge: hugepage-backed when the system has them). NULL where the
+	 *  hugepage allocator uses DPDK memory itself (embedded mode). */
+	void *(*mem_alloc)(size_t size, bool huge);
+	void (*mem_free)(void *p);
+	/** Is p inside hugepage-backed memory of mem_alloc? 1, 0. */
+	int (*mem_is_huge)(const void *p);
+
 	/* ---- the engine's side of shared mode (dpverbsd) ---- */
 	/** Doorbell rings an application needs for dev (one per engine context). */
 	unsigned int (*db_count)(void *dev);

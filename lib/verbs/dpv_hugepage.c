@@ -3,7 +3,11 @@
  * The hugepage allocator of dpverbs.h: a ready pair of parent-domain
  * allocator callbacks that place QP, CQ and SRQ buffers in DPDK hugepage
  * memory (mempools per size class, rte_zmalloc beyond), with statistics per
- * resource code.
+ * resource code. In shared mode (no EAL in the application) the memory is
+ * the driver's instead: 2 MiB hugepage-backed regions shared with dpverbsd
+ * (ordinary pages when the system has no hugepages to spare), cut into the
+ * same size classes; MRs on such buffers are reached by the engine
+ * directly.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -26,9 +30,19 @@
 #define HP_CLASSES (HP_MAX_SHIFT - HP_MIN_SHIFT + 1)
 #define HP_POOL_OBJS 63
 
+#define HP_CHUNK (2u << 20) /* shared mode: bytes of one region of a size class */
+
+struct hp_chunk {
+	void *p;
+	struct hp_chunk *next;
+};
+
 struct dpv_hugepage_allocator {
 	int socket;
 	pthread_mutex_t lock;
+	const struct dpv_driver_ops *ops; /* shared mode: the driver's memory (mem_alloc) */
+	void *free_obj[HP_CLASSES];  /* shared mode: free objects of each class (linked) */
+	struct hp_chunk *chunks;     /* shared mode: the class regions */
 	struct rte_mempool *pools[HP_CLASSES];
 	struct dpv_hugepage_stats st[DPV_RES_NR];
 	uint64_t live;
@@ -46,7 +60,9 @@ static _Atomic unsigned int g_hp_seq;
 
 struct dpv_hugepage_allocator *dpv_hugepage_allocator_create(int socket)
 {
-	if (!dpv_core_get() || rte_lcore_count() == 0) {
+	struct dpv_core *core = dpv_core_get();
+	bool shared = core && core->ops->mem_alloc;
+	if (!core || (!shared && rte_lcore_count() == 0)) {
 		errno = ENODEV; /* dpverbs (and EAL) could not start: no hugepage memory */
 		return NULL;
 	}
@@ -54,6 +70,11 @@ struct dpv_hugepage_allocator *dpv_hugepage_allocator_create(int socket)
 	if (!a) {
 		errno = ENOMEM;
 		return NULL;
+	}
+	if (shared) { /* the daemon's NUMA placement: socket is not ours to choose */
+		a->ops = core->ops;
+		pthread_mutex_init(&a->lock, NULL);
+		return a;
 	}
 	if (socket >= 0) {
 		bool known = false;
@@ -84,10 +105,45 @@ int dpv_hugepage_allocator_destroy(struct dpv_hugepage_allocator *a)
 	}
 	for (int i = 0; i < HP_CLASSES; i++)
 		rte_mempool_free(a->pools[i]);
+	for (struct hp_chunk *c = a->chunks, *n; c; c = n) {
+		n = c->next;
+		a->ops->mem_free(c->p);
+		free(c);
+	}
 	pthread_mutex_unlock(&a->lock);
 	pthread_mutex_destroy(&a->lock);
 	free(a);
 	return 0;
+}
+
+/* Shared mode: an object of class cls (a new region cut into objects of
+ * the class when none is free), or, cls == HP_CLASSES, a region of its own
+ * of need bytes. Must hold a->lock. */
+static void *hp_shared_get(struct dpv_hugepage_allocator *a, unsigned int cls, size_t need)
+{
+	if (cls == HP_CLASSES)
+		return a->ops->mem_alloc(need, true);
+	size_t osz = (size_t)1 << (cls + HP_MIN_SHIFT);
+	if (!a->free_obj[cls]) {
+		struct hp_chunk *c = calloc(1, sizeof(*c));
+		uint8_t *p = c ? a->ops->mem_alloc(HP_CHUNK, true) : NULL;
+		if (!p) {
+			free(c);
+			return NULL;
+		}
+		c->p = p;
+		c->next = a->chunks;
+		a->chunks = c;
+		for (size_t off = HP_CHUNK; off >= osz; off -= osz) {
+			void **o = (void **)(p + off - osz);
+			*o = a->free_obj[cls];
+			a->free_obj[cls] = o;
+		}
+	}
+	void **o = a->free_obj[cls];
+	a->free_obj[cls] = *o;
+	memset(o, 0, osz);
+	return o;
 }
 
 /* Must hold a->lock. */
@@ -124,14 +180,16 @@ void *dpv_hugepage_alloc(struct ibv_pd *pd, void *pd_context, size_t size, size_
 		}
 	void *base = NULL;
 	pthread_mutex_lock(&a->lock);
-	if (cls < HP_CLASSES) {
+	if (a->ops) {
+		base = hp_shared_get(a, cls, need);
+	} else if (cls < HP_CLASSES) {
 		struct rte_mempool *mp = hp_pool(a, cls);
 		if (mp && rte_mempool_get(mp, &base) != 0)
 			base = NULL;
 		if (base)
 			memset(base, 0, 1u << (cls + HP_MIN_SHIFT));
 	}
-	if (!base) {
+	if (!base && !a->ops) {
 		cls = HP_CLASSES;
 		base = rte_zmalloc_socket("dpv_hp", need, RTE_CACHE_LINE_SIZE, a->socket);
 	}
@@ -165,10 +223,16 @@ void dpv_hugepage_free(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t 
 	a->st[h->code].objects--;
 	a->st[h->code].frees++;
 	a->live--;
-	if (h->cls < HP_CLASSES)
+	if (a->ops && h->cls < HP_CLASSES) {
+		*(void **)h->base = a->free_obj[h->cls];
+		a->free_obj[h->cls] = h->base;
+	} else if (a->ops) {
+		a->ops->mem_free(h->base);
+	} else if (h->cls < HP_CLASSES) {
 		rte_mempool_put(a->pools[h->cls], h->base);
-	else
+	} else {
 		rte_free(h->base);
+	}
 	pthread_mutex_unlock(&a->lock);
 }
 
@@ -184,6 +248,9 @@ int dpv_hugepage_stats(const struct dpv_hugepage_allocator *a, uint32_t code, st
 
 int dpv_is_hugepage_memory(const void *ptr)
 {
+	struct dpv_core *core = dpv_core_peek();
+	if (core && core->ops->mem_is_huge)
+		return ptr && core->ops->mem_is_huge(ptr);
 	const struct rte_memseg *ms = rte_mem_virt2memseg(ptr, NULL);
 	return ms && ms->hugepage_sz >= (2u << 20);
 }

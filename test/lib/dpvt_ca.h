@@ -63,6 +63,15 @@ struct dpvt_ca {
 	int live_objs[DPV_RES_NR];
 };
 
+/** Does this process run in shared mode (its configuration, DPVERBS_CONFIG,
+ *  says "mode": "shared")? Then rings live in memory shared with dpverbsd
+ *  and the engine's QP context in the daemon: the allocator is not asked
+ *  for QP_SQ, QP_RQ, QP_RC, CQ_RING, SRQ_RING. */
+bool dpvt_shared_mode(void);
+/** Is a parent domain's allocator asked for buffers of this code (in the
+ *  mode this process runs in)? */
+bool dpvt_res_asked(int code);
+
 /** Names of the resource codes, index = code ("none" for 0). */
 extern const char *const dpvt_res_name[DPV_RES_NR];
 
