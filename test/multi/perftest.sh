@@ -10,6 +10,8 @@
 # client printed the result table line (and the server too, except for
 # ib_read_lat and ib_atomic_lat, whose servers print none). The result lines
 # are collected (with the table header) into SUMMARY and printed.
+# Under test/shared/with_daemon.sh (DPV_SHARED_SOCK set) both sides are
+# applications of that dpverbsd instead: server -d dpv0, client -d dpv1.
 #
 # usage: perftest.sh [BUILD_DIR] [SUMMARY]   (default BUILD_DIR/perftest-summary.txt)
 # env:   DPV_TIMEOUT per process (default 60 s), DPV_LAT_ITERS (1000),
@@ -33,6 +35,12 @@ ONLY=${DPV_ONLY:-}
 EXTRA=(${DPV_PERFTEST_ARGS:-})
 SOCK=/tmp/dpverbs-pair.sock
 RUNDIRS="/var/run/dpdk/dpv-pair-a /var/run/dpdk/dpv-pair-b"
+LOCKF=/tmp/dpverbs-pair.lock
+CONF_S=$SRC/config/pair-a.json CONF_C=$SRC/config/pair-b.json DEV_C=dpv0
+if [ -n "${DPV_SHARED_SOCK:-}" ]; then
+	SOCK=/nonexistent RUNDIRS="" LOCKF=$DPV_SHARED_TMP/perftest.lock
+	CONF_S=$DPVERBS_CONFIG CONF_C=$DPVERBS_CONFIG DEV_C=dpv1
+fi
 WORK=$(mktemp -d /tmp/dpv-multi-perftest.XXXXXX)
 # a result row: "#bytes #iterations" then at least two more numbers
 RESULT_RE='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+'
@@ -48,8 +56,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-exec 9>/tmp/dpverbs-pair.lock
-flock -w 300 9 || { log "could not get /tmp/dpverbs-pair.lock within 300 s"; exit 1; }
+exec 9>"$LOCKF"
+flock -w 300 9 || { log "could not get $LOCKF within 300 s"; exit 1; }
 
 for d in $RUNDIRS; do
 	if [ -e "$d" ]; then
@@ -66,7 +74,9 @@ done
 mkdir -p "$(dirname "$SUMMARY_FILE")" || exit 1
 {
 	echo "# dpverbs perftest summary, $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(uname -n)"
-	echo "# memif pair (config/pair-a.json server, pair-b.json client), -d dpv0 -x 1," \
+	where="memif pair (config/pair-a.json server, pair-b.json client)"
+	[ -n "${DPV_SHARED_SOCK:-}" ] && where="shared mode (one dpverbsd, server dpv0, client dpv1)"
+	echo "# $where, -x 1," \
 		"lat -n $LAT_ITERS, bw -n $BW_ITERS${EXTRA[*]:+, extra: ${EXTRA[*]}}"
 } >"$SUMMARY_FILE.tmp"
 TIMES=""
@@ -95,7 +105,7 @@ run_test() {
 	port=$(pick_port)
 	log "=== $t -d dpv0 -x 1 -n $n ${EXTRA[*]} (tcp port $port)"
 	t0=$(date +%s.%N)
-	DPVERBS_CONFIG=$SRC/config/pair-a.json LD_LIBRARY_PATH=$COMPAT \
+	DPVERBS_CONFIG=$CONF_S LD_LIBRARY_PATH=$COMPAT \
 		timeout -k 5 "$TMO" "$tool" -d dpv0 -x 1 -n "$n" -p "$port" "${EXTRA[@]}" \
 		>"$WORK/$t.server" 2>&1 &
 	srv=$!
@@ -104,8 +114,8 @@ run_test() {
 		fail "$t: server did not listen on tcp port $port"
 		kill_own
 	else
-		DPVERBS_CONFIG=$SRC/config/pair-b.json LD_LIBRARY_PATH=$COMPAT \
-			timeout -k 5 "$TMO" "$tool" -d dpv0 -x 1 -n "$n" -p "$port" "${EXTRA[@]}" \
+		DPVERBS_CONFIG=$CONF_C LD_LIBRARY_PATH=$COMPAT \
+			timeout -k 5 "$TMO" "$tool" -d "$DEV_C" -x 1 -n "$n" -p "$port" "${EXTRA[@]}" \
 			127.0.0.1 >"$WORK/$t.client" 2>&1 &
 		cli=$!
 		MULTI_PIDS="$MULTI_PIDS $cli"

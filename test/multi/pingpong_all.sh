@@ -11,11 +11,14 @@
 #   veth   config/veth-a.json / veth-b.json, net_af_packet on the veth pair
 #          between two network namespaces created here (lib.sh veth_setup),
 #          client connects to 198.51.100.11; same lock as ud_pingpong_veth.sh
+#   shared both processes are applications of one dpverbsd (shared mode),
+#          under test/shared/with_daemon.sh (DPVERBS_CONFIG is its
+#          configuration): server on dpv0, client on dpv1, back to back
 # Every run: both processes bounded by timeout, both must exit 0 and print
 # "<N> iters in ... usec/iter" (ibv_xsrq_pingpong: "success"), no
 # "invalid data" (-c validation), and the EAL runtime dirs are gone after.
 #
-# usage: pingpong_all.sh memif|veth [BUILD_DIR]
+# usage: pingpong_all.sh memif|veth|shared [BUILD_DIR]
 # env:   DPV_TIMEOUT per process (default 60 s), DPV_ITERS (1000),
 #        DPV_ITERS_BIG (for sizes >= 64 KiB, 50), DPV_SIZES ("1 4096 1048576"),
 #        DPV_ONLY=regex to run only the matching cases (names like rc-s4096,
@@ -26,8 +29,8 @@ set -u
 
 TRANSPORT=${1:-}
 case "$TRANSPORT" in
-memif|veth) ;;
-*) echo "usage: ${0##*/} memif|veth [BUILD_DIR]" >&2; exit 2 ;;
+memif|veth|shared) ;;
+*) echo "usage: ${0##*/} memif|veth|shared [BUILD_DIR]" >&2; exit 2 ;;
 esac
 resolve_build "${2:-}"
 for t in ibv_rc_pingpong ibv_uc_pingpong ibv_srq_pingpong ibv_xsrq_pingpong; do
@@ -44,6 +47,10 @@ SOCK=/tmp/dpverbs-pair.sock
 if [ "$TRANSPORT" = memif ]; then
 	RUNDIRS="/var/run/dpdk/dpv-pair-a /var/run/dpdk/dpv-pair-b"
 	LOCK=/tmp/dpverbs-pair.lock
+elif [ "$TRANSPORT" = shared ]; then
+	[ -n "${DPV_SHARED_SOCK:-}" ] || { log "run under test/shared/with_daemon.sh"; exit 2; }
+	RUNDIRS="" # applications have no EAL in shared mode
+	LOCK=$DPV_SHARED_TMP/pingpong.lock
 else
 	command -v ip >/dev/null || skip "iproute2 (ip) not installed"
 	RUNDIRS="/var/run/dpdk/dpv-veth-a /var/run/dpdk/dpv-veth-b"
@@ -99,6 +106,13 @@ start_side() {
 		[ "$side" = client ] && { cfg=$SRC/config/pair-b.json; host=127.0.0.1; }
 		DPVERBS_CONFIG=$cfg LD_LIBRARY_PATH=$COMPAT \
 			timeout -k 5 "$TMO" "$tool" "$@" -p "$port" $host >"$out" 2>&1 &
+	elif [ "$TRANSPORT" = shared ]; then
+		local host= a=("$@")
+		if [ "$side" = client ]; then
+			host=127.0.0.1
+			a=("${a[@]/#dpv0/dpv1}") # the other port of the daemon
+		fi
+		LD_LIBRARY_PATH=$COMPAT timeout -k 5 "$TMO" "$tool" "${a[@]}" -p "$port" $host >"$out" 2>&1 &
 	else
 		local ns=$NS_A cfg=$SRC/config/veth-a.json host=
 		[ "$side" = client ] && { ns=$NS_B; cfg=$SRC/config/veth-b.json; host=198.51.100.11; }
@@ -197,6 +211,11 @@ for tp in rc uc srq; do
 done
 # xsrq: -n is per client (default 5); -c would be the number of clients
 run_case xsrq '^success$' "$(command -v ibv_xsrq_pingpong)" -d dpv0 -g 1
+# shared mode: UD too (the other transports have test/multi/ud_pingpong_*.sh)
+if [ "$TRANSPORT" = shared ] && command -v ibv_ud_pingpong >/dev/null; then
+	run_case ud-s512 "^$ITERS iters in [0-9.]+ seconds = [0-9.]+ usec/iter" \
+		"$(command -v ibv_ud_pingpong)" -d dpv0 -g 1 -c -s 512 -n "$ITERS"
+fi
 
 log "summary ($TRANSPORT, total $(echo "$(date +%s.%N) - $T0" | bc) s):"
 printf '%s' "$SUMMARY" | sed 's/^/    /'
