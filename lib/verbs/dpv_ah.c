@@ -58,9 +58,10 @@ DPV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr 
 	ah->tclass = attr->grh.traffic_class;
 	ah->hop_limit = attr->grh.hop_limit ? attr->grh.hop_limit : DPV_DEFAULT_HOP_LIMIT;
 	ah->flow_label = attr->grh.flow_label;
-	if (dpv_pool_add(DPV_OBJ_AH, ah, &ah->handle) != 0) {
+	int pe = dpv_pool_add(DPV_OBJ_AH, ah, &ah->handle);
+	if (pe != 0) {
 		free(ah);
-		errno = ENOMEM; /* limits.max_ah AHs exist */
+		errno = dpv_pool_errno(pe); /* limits.max_ah AHs exist */
 		return NULL;
 	}
 	ah->ibah.handle = ah->handle;

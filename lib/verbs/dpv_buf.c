@@ -50,6 +50,11 @@ void *dpv_buf_alloc(struct dpv_pd *pd, struct dpv_bufs *bs, size_t size, size_t 
 		p = dpv_ops(bs->dev)->queue_alloc(bs->dev->drv_dev, size, align);
 		if (p)
 			src = DPV_BUF_QUEUE;
+		else if (dpv_ops(bs->dev)->rings_queue_only()) {
+			if (errno != EIO)
+				errno = ENOMEM; /* no heap fallback: the engine could not reach it */
+			return NULL;
+		}
 	}
 	if (!p) {
 		size_t rounded = (size + align - 1) / align * align;

@@ -75,13 +75,15 @@ static struct dpv_cq *cq_new(struct ibv_context *context, int cqe, void *cq_cont
 	uint32_t size = ring_size(cqe);
 	cq->ring = ring_new(cq, upd, size);
 	if (!cq->ring) {
+		int e = errno == EIO ? EIO : ENOMEM; /* EIO: shared mode's daemon is gone */
 		dpv_bufs_free_all(&cq->bufs);
-		errno = ENOMEM;
+		errno = e;
 		return NULL;
 	}
-	if (dpv_pool_add(DPV_OBJ_CQ, cq, &cq->handle) != 0) {
+	int pe = dpv_pool_add(DPV_OBJ_CQ, cq, &cq->handle);
+	if (pe != 0) {
 		dpv_bufs_free_all(&cq->bufs);
-		errno = ENOMEM; /* limits.max_cq CQs exist */
+		errno = dpv_pool_errno(pe); /* limits.max_cq CQs exist */
 		return NULL;
 	}
 	cq->upd = upd;

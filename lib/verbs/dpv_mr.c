@@ -82,9 +82,10 @@ DPV_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *ibpd, void *addr, size
 	mr->ibmr.length = length;
 	uint8_t key = atomic_fetch_add(&g_key_seq, 1) + (uint8_t)(rte_get_tsc_cycles() >> 4);
 	/* the key must be right before the MR can be found: publish with it */
-	if (dpv_pool_add(DPV_OBJ_MR, mr, &mr->index) != 0) {
+	int pe = dpv_pool_add(DPV_OBJ_MR, mr, &mr->index);
+	if (pe != 0) {
 		free(mr);
-		errno = ENOMEM; /* limits.max_mr MRs exist */
+		errno = dpv_pool_errno(pe); /* limits.max_mr MRs exist */
 		return NULL;
 	}
 	mr->ibmr.handle = mr->index;

@@ -27,9 +27,10 @@ DPV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (dpv_pool_add(DPV_OBJ_PD, pd, &pd->handle) != 0) {
+	int pe = dpv_pool_add(DPV_OBJ_PD, pd, &pd->handle);
+	if (pe != 0) {
 		free(pd);
-		errno = ENOMEM; /* limits.max_pd PDs exist */
+		errno = dpv_pool_errno(pe); /* limits.max_pd PDs exist */
 		return NULL;
 	}
 	struct dpv_device *d = to_dctx(context)->dev;

@@ -12,6 +12,7 @@
 #ifndef DPV_POOL_H
 #define DPV_POOL_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -57,6 +58,14 @@ int dpv_pool_add(enum dpv_obj_type t, void *obj, uint32_t *index);
  * @return 0, -ERANGE (outside the table), -EEXIST (the number is in use).
  */
 int dpv_pool_add_at(enum dpv_obj_type t, void *obj, uint32_t index);
+
+/** The errno a verb reports when dpv_pool_add returned r: EIO when the
+ *  number source is gone (shared mode: the daemon), else ENOMEM (the
+ *  configuration's limit is reached). */
+static inline int dpv_pool_errno(int r)
+{
+	return r == -EIO ? EIO : ENOMEM;
+}
 
 /** Remove the object with this number (nothing if it is not obj). */
 void dpv_pool_del(enum dpv_obj_type t, uint32_t index, void *obj);

@@ -204,13 +204,15 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	qp_fill(qp, context, a);
 	if (rings_new(qp, &bs) ||
 	    ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && dpv_qpex_init(qp, a->send_ops_flags, &bs))) {
+		int e = errno == EIO ? EIO : ENOMEM; /* EIO: shared mode's daemon is gone */
 		dpv_bufs_free_all(&bs);
-		errno = ENOMEM;
+		errno = e;
 		return NULL;
 	}
-	if (dpv_pool_add(DPV_OBJ_QP, qp, &qp->qpn) != 0) {
+	int pe = dpv_pool_add(DPV_OBJ_QP, qp, &qp->qpn);
+	if (pe != 0) {
 		dpv_bufs_free_all(&bs);
-		errno = ENOMEM; /* limits.max_qp QPs exist */
+		errno = dpv_pool_errno(pe); /* limits.max_qp QPs exist */
 		return NULL;
 	}
 	void *drv = engine_qp(qp, &bs);

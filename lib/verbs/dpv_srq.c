@@ -32,9 +32,10 @@ static struct dpv_srq *srq_new(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 	s->max_sge = RTE_MAX(attr->attr.max_sge, 1u);
 	uint32_t stride = rte_align32pow2((uint32_t)(sizeof(struct dpv_recv_wqe) + s->max_sge * sizeof(struct dpv_sge)));
 	s->ring = dpv_buf_alloc(upd, &s->bufs, dpv_ring_bytes(s->max_wr, stride), 64, DPV_RES_SRQ_RING);
-	if (!s->ring || dpv_pool_add(DPV_OBJ_SRQ, s, &s->srqn) != 0) {
+	int pe = s->ring ? dpv_pool_add(DPV_OBJ_SRQ, s, &s->srqn) : -(errno == EIO ? EIO : ENOMEM);
+	if (pe != 0) {
 		dpv_bufs_free_all(&s->bufs);
-		errno = ENOMEM; /* no memory, or limits.max_srq SRQs exist */
+		errno = dpv_pool_errno(pe); /* no memory, or limits.max_srq SRQs exist */
 		return NULL;
 	}
 	dpv_ring_init(s->ring, DPV_RING_SRQ, s->max_wr, stride);

@@ -84,22 +84,27 @@ export LD_LIBRARY_PATH=$BUILD/compat${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 "$@"
 RC=$?
 
-# the daemon may have been stopped or restarted by the command itself
+# the daemon may have been stopped or restarted by the command itself (a
+# restarted one is not our child: its exit status is not ours to see)
+OWN=1
 if [ -f "$TMP/daemon.pid" ]; then
+	wait "$DPID" 2>/dev/null # the first one, killed by the command
 	DPID=$(cat "$TMP/daemon.pid")
+	OWN=0
 fi
 if kill -0 "$DPID" 2>/dev/null; then
 	kill -TERM "$DPID"
 	for _ in $(seq 100); do
 		kill -0 "$DPID" 2>/dev/null || break
+		[ "$OWN" = 0 ] && [ "$(ps -o stat= -p "$DPID" 2>/dev/null | cut -c1)" = Z ] && break
 		sleep 0.1
 	done
-	if kill -0 "$DPID" 2>/dev/null; then
+	if kill -0 "$DPID" 2>/dev/null && [ "$(ps -o stat= -p "$DPID" 2>/dev/null | cut -c1)" != Z ]; then
 		echo "with_daemon.sh: dpverbsd did not stop within 10 s of SIGTERM" >&2
 		RC=1
 	else
-		wait "$DPID"
-		DRC=$?
+		DRC=0
+		[ "$OWN" = 1 ] && { wait "$DPID"; DRC=$?; }
 		if [ "$DRC" != 0 ]; then
 			echo "with_daemon.sh: dpverbsd exited with status $DRC:" >&2
 			tail -20 "$TMP/dpverbsd.log" >&2
