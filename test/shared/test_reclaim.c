@@ -17,6 +17,12 @@
  *     completes with IBV_WC_RETRY_EXC_ERR and the QP is in ERR;
  *   - the neighbours' pingpong completes (exit 0).
  *
+ * test_reclaim stop
+ *   The daemon gets SIGTERM while this process has receives outstanding:
+ *   they complete with IBV_WC_WR_FLUSH_ERR, the context gets
+ *   IBV_EVENT_DEVICE_FATAL, verbs fail with EIO afterwards, and the daemon
+ *   exits 0 (with_daemon.sh checks).
+ *
  * test_reclaim restart BUILD
  *   This process holds connected QPs; one thread waits in
  *   ibv_get_cq_event, one in ibv_get_async_event. The daemon is killed with
@@ -457,6 +463,59 @@ static int test_restart(const char *self, const char *build)
 	return 0;
 }
 
+/* ---- stop: the daemon's SIGTERM ---- */
+static int test_stop(void)
+{
+	const char *dpid = getenv("DPV_DAEMON_PID");
+	if (!dpid) {
+		fprintf(stderr, "run under with_daemon.sh\n");
+		return 2;
+	}
+	struct dpvt_ep a, b;
+	CHECK(dpvt_ep_open(&a, "dpv0", 256, false) == 0 && dpvt_ep_traffic_buf(&a, a.pd) == 0, "endpoint a");
+	CHECK(dpvt_ep_open(&b, "dpv1", 256, false) == 0 && dpvt_ep_traffic_buf(&b, b.pd) == 0, "endpoint b");
+	a.qp = dpvt_ep_qp(&a, IBV_QPT_RC, 64, 64, NULL);
+	b.qp = dpvt_ep_qp(&b, IBV_QPT_RC, 64, 64, NULL);
+	CHECK(a.qp && b.qp && dpvt_connect(a.qp, a.ctx, NULL, b.qp, b.ctx, NULL, false) == 0, "RC pair");
+	for (int i = 0; i < 16; i++)
+		dpvt_ep_post_recv(&a, 100 + i, 0, 64);
+	kill((pid_t)atoi(dpid), SIGTERM);
+	/* outstanding receives complete (flushed), then the device is gone */
+	struct ibv_wc wc[16];
+	int got = 0, flushed = 0;
+	double t0 = now_ms();
+	while (got < 16 && now_ms() - t0 < 5000) {
+		int n = ibv_poll_cq(a.rcq, 16, wc);
+		if (n < 0)
+			break;
+		for (int i = 0; i < n; i++)
+			flushed += wc[i].status == IBV_WC_WR_FLUSH_ERR;
+		got += n;
+	}
+	printf("note: after the daemon's SIGTERM: %d of 16 receives completed (%d flushed) in %.0f ms\n", got, flushed,
+	       now_ms() - t0);
+	CHECK(got == 16 && flushed == 16, "every outstanding receive completes with IBV_WC_WR_FLUSH_ERR");
+	struct ibv_async_event ev;
+	bool fatal = false;
+	while (!fatal && now_ms() - t0 < 5000) {
+		if (ibv_get_async_event(a.ctx, &ev) == 0) {
+			fatal = ev.event_type == IBV_EVENT_DEVICE_FATAL;
+			ibv_ack_async_event(&ev);
+		} else {
+			usleep(1000);
+		}
+	}
+	CHECK(fatal, "IBV_EVENT_DEVICE_FATAL");
+	errno = 0;
+	CHECK(ibv_alloc_pd(a.ctx) == NULL && errno == EIO, "then verbs fail with EIO (errno %d)", errno);
+	ibv_destroy_qp(a.qp);
+	ibv_destroy_qp(b.qp);
+	a.qp = b.qp = NULL;
+	dpvt_ep_close(&a);
+	dpvt_ep_close(&b);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "hog"))
@@ -468,10 +527,12 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (argc >= 2 && !strcmp(argv[1], "kill"))
 		test_kill(argv[0]);
+	else if (argc >= 2 && !strcmp(argv[1], "stop"))
+		test_stop();
 	else if (argc >= 3 && !strcmp(argv[1], "restart"))
 		test_restart(argv[0], argv[2]);
 	else {
-		fprintf(stderr, "usage: test_reclaim kill | restart BUILD | hog FD | peer FD | fresh\n");
+		fprintf(stderr, "usage: test_reclaim kill | stop | restart BUILD | hog FD | peer FD | fresh\n");
 		return 2;
 	}
 	return dpvt_finish();

@@ -92,30 +92,33 @@ if [ -f "$TMP/daemon.pid" ]; then
 	DPID=$(cat "$TMP/daemon.pid")
 	OWN=0
 fi
-if kill -0 "$DPID" 2>/dev/null; then
-	kill -TERM "$DPID"
+# running: alive and not a zombie (an exited child of ours stays one until waited for)
+running() {
+	kill -0 "$1" 2>/dev/null && [ "$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)" != Z ]
+}
+if running "$DPID"; then
+	kill -TERM "$DPID" 2>/dev/null
 	for _ in $(seq 100); do
-		kill -0 "$DPID" 2>/dev/null || break
-		[ "$OWN" = 0 ] && [ "$(ps -o stat= -p "$DPID" 2>/dev/null | cut -c1)" = Z ] && break
+		running "$DPID" || break
 		sleep 0.1
 	done
-	if kill -0 "$DPID" 2>/dev/null && [ "$(ps -o stat= -p "$DPID" 2>/dev/null | cut -c1)" != Z ]; then
-		echo "with_daemon.sh: dpverbsd did not stop within 10 s of SIGTERM" >&2
-		RC=1
-	else
-		DRC=0
-		[ "$OWN" = 1 ] && { wait "$DPID"; DRC=$?; }
-		if [ "$DRC" != 0 ]; then
-			echo "with_daemon.sh: dpverbsd exited with status $DRC:" >&2
-			tail -20 "$TMP/dpverbsd.log" >&2
-			[ "$RC" = 0 ] && RC=1
-		fi
-	fi
-	DPID=""
-	if [ -e "$SOCK" ]; then
-		echo "with_daemon.sh: dpverbsd left its socket behind" >&2
+fi
+if running "$DPID"; then
+	echo "with_daemon.sh: dpverbsd did not stop within 10 s of SIGTERM" >&2
+	RC=1
+elif [ "$OWN" = 1 ]; then
+	wait "$DPID"
+	DRC=$?
+	if [ "$DRC" != 0 ]; then
+		echo "with_daemon.sh: dpverbsd exited with status $DRC:" >&2
+		tail -20 "$TMP/dpverbsd.log" >&2
 		[ "$RC" = 0 ] && RC=1
 	fi
+fi
+DPID=""
+if [ -e "$SOCK" ]; then
+	echo "with_daemon.sh: dpverbsd left its socket behind" >&2
+	[ "$RC" = 0 ] && RC=1
 fi
 if [ "$RC" != 0 ] && [ "$RC" != 77 ]; then
 	echo "--- dpverbsd log ($TMP/dpverbsd.log):" >&2
