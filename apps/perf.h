@@ -27,6 +27,7 @@
 #include <stdio.h>
 
 #include <infiniband/verbs.h>
+#include <dpverbs.h>
 #include <jansson.h>
 
 #include "perf_common.h"
@@ -59,6 +60,7 @@ struct pf_opts {
 	bool rx_depth_set, max_bytes_set, mode_given;
 	bool verify, no_inline, no_fc, json, hist;
 	bool td;                        /* QPs and CQs in a parent domain with a thread domain */
+	bool hugebuf;                   /* data buffers from dpv_hugepage_alloc */
 	const char *csv;
 	const char *host, *dev, *dev2;
 	int ib_port, gid_idx, tcp_port;
@@ -87,6 +89,7 @@ struct pf_qp {
 
 struct pf_ep {
 	const char *name;
+	struct dpv_hugepage_allocator *hp; /* --hugepage-buf */
 	const struct pf_opts *o;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;

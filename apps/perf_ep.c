@@ -204,7 +204,11 @@ int pf_ep_alloc(struct pf_ep *e)
 	ep_geometry(e);
 	e->pd = ibv_alloc_pd(e->ctx);
 	e->buf_len = e->stride * e->nq;
-	if (!e->pd || posix_memalign((void **)&e->buf, 4096, e->buf_len)) {
+	if (o->hugebuf) {
+		e->hp = dpv_hugepage_allocator_create(-1);
+		e->buf = e->hp ? dpv_hugepage_alloc(NULL, e->hp, e->buf_len, 4096, 0) : NULL;
+	}
+	if (!e->pd || (o->hugebuf && !e->buf) || (!o->hugebuf && posix_memalign((void **)&e->buf, 4096, e->buf_len))) {
 		fprintf(stderr, "%s: %s: ibv_alloc_pd or %zu bytes of memory failed\n", pf_prog, e->name, e->buf_len);
 		return -1;
 	}
@@ -511,7 +515,12 @@ void pf_ep_close(struct pf_ep *e)
 		ibv_dealloc_pd(e->pd);
 	if (e->ctx)
 		ibv_close_device(e->ctx);
-	free(e->buf);
+	if (e->hp) {
+		dpv_hugepage_free(NULL, e->hp, e->buf, 0);
+		dpv_hugepage_allocator_destroy(e->hp);
+	} else {
+		free(e->buf);
+	}
 	memset(e, 0, sizeof(*e));
 	e->xrcd_fd = -1;
 }

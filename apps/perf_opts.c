@@ -95,6 +95,9 @@ static void usage(FILE *f)
 		"      --verify           fill and check every payload byte (default: the stamp only)\n"
 		"      --td               QPs and CQs in a parent domain with a thread domain (one\n"
 		"                         thread uses them: no locks in the provider; local option)\n"
+		"      --hugepage-buf     data buffers from dpverbs' hugepage allocator instead of\n"
+		"                         posix_memalign (shared mode: memory the daemon maps, so\n"
+		"                         the engine copies directly; local option)\n"
 		"Mode:\n"
 		"      --loopback         one process, two devices, one thread (default when\n"
 		"                         no server or host is given and DPVERBS_CONFIG is unset)\n"
@@ -195,7 +198,7 @@ static int parse_sweep(const char *s, struct pf_opts *o)
 
 enum {
 	OPT_WARMUP = 256, OPT_SIGNAL, OPT_NO_FC, OPT_NO_INLINE, OPT_LOOPBACK, OPT_SERVER, OPT_TIMEOUT,
-	OPT_MSG_TIMEOUT, OPT_CLOCK, OPT_JSON, OPT_SWEEP, OPT_CSV, OPT_VERIFY, OPT_TD, OPT_MAX_BYTES, OPT_HIST,
+	OPT_MSG_TIMEOUT, OPT_CLOCK, OPT_JSON, OPT_SWEEP, OPT_CSV, OPT_VERIFY, OPT_TD, OPT_HUGEBUF, OPT_MAX_BYTES, OPT_HIST,
 };
 
 static const struct option long_opts[] = {
@@ -216,6 +219,7 @@ static const struct option long_opts[] = {
 	{"no-inline", no_argument, NULL, OPT_NO_INLINE},
 	{"verify", no_argument, NULL, OPT_VERIFY},
 	{"td", no_argument, NULL, OPT_TD},
+	{"hugepage-buf", no_argument, NULL, OPT_HUGEBUF},
 	{"loopback", no_argument, NULL, OPT_LOOPBACK},
 	{"server", no_argument, NULL, OPT_SERVER},
 	{"port", required_argument, NULL, 'p'},
@@ -300,6 +304,9 @@ static int opt_queue(int c, struct pf_opts *o)
 		return 0;
 	case OPT_TD:
 		o->td = true;
+		return 0;
+	case OPT_HUGEBUF:
+		o->hugebuf = true;
 		return 0;
 	default:
 		return 1;

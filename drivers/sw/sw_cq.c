@@ -67,6 +67,7 @@ int sw_resize_cq(void *p, struct dpv_ring_hdr *ring, uint32_t size)
 	atomic_store_explicit(&ring->pi, n, memory_order_release);
 	cq->ring = ring;
 	cq->size = size;
+	cq->ci_cache = 0;
 	if (!cq->lockless)
 		rte_spinlock_unlock(&cq->lock);
 	return 0;
@@ -77,7 +78,7 @@ void sw_cq_push(struct sw_cq *cq, const struct dpv_cqe *cqe)
 	bool overrun = false;
 	if (!cq->lockless)
 		rte_spinlock_lock(&cq->lock);
-	int r = dpv_cq_ring_put(cq->ring, cq->size, cqe, cq->timestamps ? rte_get_tsc_cycles() : 0);
+	int r = dpv_cq_ring_put_ci(cq->ring, cq->size, &cq->ci_cache, cqe, cq->timestamps ? rte_get_tsc_cycles() : 0);
 	if (r < 0) {
 		overrun = !cq->overrun; /* IBA 11.4.2.1: CQ_ERR, once */
 		cq->overrun = true;

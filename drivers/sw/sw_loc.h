@@ -94,6 +94,7 @@ struct sw_cq {
 	uint32_t handle;
 	struct dpv_ring_hdr *ring;
 	uint32_t size;            /* entries of ring (never re-read from its header) */
+	uint32_t ci_cache;        /* the consumer index as last read (producer lock) */
 	rte_spinlock_t lock;      /* producer lock (engine threads) */
 	bool lockless;            /* thread domain: one thread writes */
 	struct sw_td *td;

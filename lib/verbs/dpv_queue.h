@@ -62,12 +62,15 @@ struct dpv_ring_hdr {
 	_Atomic uint32_t flags;   /**< producer flags (DPV_RING_F_*) */
 	_Atomic uint32_t db;      /**< SQ/RQ, shared mode: a doorbell for this ring is
 				       queued (set by the producer, cleared by the engine) */
-	uint8_t pad0[40];
+	_Atomic uint32_t arm;     /**< CQ: DPV_CQ_ARM_* written by the consumer, cleared by
+				       the producer (here, not on the consumer's line: the
+				       producer reads it for every CQE, the consumer writes
+				       it only to arm) */
+	uint8_t pad0[36];
 	/* ---- consumer cache line ---- */
 	_Atomic uint32_t ci;      /**< next index the consumer reads */
-	_Atomic uint32_t arm;     /**< CQ: DPV_CQ_ARM_* written by the consumer */
 	_Atomic uint32_t limit;   /**< SRQ: armed limit (0 = off), cleared by the engine */
-	uint8_t pad1[52];
+	uint8_t pad1[56];
 };
 _Static_assert(sizeof(struct dpv_ring_hdr) == DPV_RING_HDR_SIZE, "ring header is 128 bytes");
 
@@ -218,17 +221,24 @@ _Static_assert(sizeof(struct dpv_cqe) == 64, "CQE is 64 bytes");
 
 /**
  * Producer side of a CQ ring of `size` entries (the geometry the producer
- * holds): write cqe (with timestamp ts) into the next
+ * holds; *ci_cache its last view of the consumer index, which never runs
+ * ahead of the real one): write cqe (with timestamp ts) into the next
  * slot and publish it. The caller serialises producers. A ring holds
  * size - 1 CQEs: when it is full the CQE is lost, DPV_RING_F_OVERRUN is set
  * (IBA 11.4.2.1) and -1 returned. Returns 1 when the consumer's arm request
  * matches this CQE (the arm is cleared: signal the completion channel),
  * 0 otherwise.
  */
-static inline int dpv_cq_ring_put(struct dpv_ring_hdr *r, uint32_t size, const struct dpv_cqe *cqe, uint64_t ts)
+static inline int dpv_cq_ring_put_ci(struct dpv_ring_hdr *r, uint32_t size, uint32_t *ci_cache,
+				     const struct dpv_cqe *cqe, uint64_t ts)
 {
 	uint32_t pi = atomic_load_explicit(&r->pi, memory_order_relaxed);
-	if (pi - atomic_load_explicit(&r->ci, memory_order_acquire) >= size - 1) {
+	/* the consumer's line is read only when the ring looks full by the
+	 * last value seen (a consumer in another process or on another core
+	 * costs a cache miss per read) */
+	if (pi - *ci_cache >= size - 1)
+		*ci_cache = atomic_load_explicit(&r->ci, memory_order_acquire);
+	if (pi - *ci_cache >= size - 1) {
 		atomic_fetch_or_explicit(&r->flags, DPV_RING_F_OVERRUN, memory_order_relaxed);
 		return -1;
 	}
@@ -240,6 +250,13 @@ static inline int dpv_cq_ring_put(struct dpv_ring_hdr *r, uint32_t size, const s
 	if (arm && (arm == DPV_CQ_ARM_NEXT || (cqe->flags & DPV_CQE_F_SOLICITED) || cqe->status != 0))
 		return atomic_exchange_explicit(&r->arm, 0, memory_order_acq_rel) != 0;
 	return 0;
+}
+
+/** dpv_cq_ring_put_ci without a cached consumer index. */
+static inline int dpv_cq_ring_put(struct dpv_ring_hdr *r, uint32_t size, const struct dpv_cqe *cqe, uint64_t ts)
+{
+	uint32_t ci = atomic_load_explicit(&r->ci, memory_order_acquire);
+	return dpv_cq_ring_put_ci(r, size, &ci, cqe, ts);
 }
 
 /* ------------------------------------------------------------------------
