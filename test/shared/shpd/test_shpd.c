@@ -37,7 +37,10 @@
  * Lifetime: A's ibv_dealloc_pd is EBUSY while its MR exists, then 0 after
  * ibv_dereg_mr, while B and C still hold the domain; P can still share it
  * (and drops its handle); B and C register new MRs on their handles and
- * move data both ways (SEND to P, RDMA WRITE from P); B/C's ibv_dealloc_pd
+ * move data both ways (SEND to P, RDMA WRITE from P); A's deregistered keys
+ * are refused (P's RDMA WRITE with its rkey through B's QP:
+ * IBV_WC_REM_ACCESS_ERR; C's SEND with its lkey: IBV_WC_LOC_PROT_ERR), A's
+ * bytes stay as they were; B/C's ibv_dealloc_pd
  * is EBUSY while their objects exist, then 0; afterwards the share id is
  * gone (ENOENT).
  *
@@ -105,6 +108,8 @@ enum op {
 	M_ISO,      /* P: isolation */
 	M_L1,       /* B, C: new MR on the shared handle, SEND from it */
 	M_L2,       /* P: share while alive, check the SENDs, RDMA WRITE into the new MRs */
+	M_STALE_R,  /* P: RDMA WRITE with A's deregistered rkey through its QP to B */
+	M_STALE_L,  /* C: SEND with A's deregistered lkey */
 	M_L3,       /* B, C: check P's write, destroy everything, dealloc the handle */
 	M_FINAL,    /* P: the share id is gone, destroy everything */
 	M_EXIT,     /* all: report the counts and exit */
@@ -375,6 +380,12 @@ static int role_bc(int idx)
 			m.n_addr[0] = (uintptr_t)nbuf;
 			m.n_rkey[0] = nmr->rkey;
 			break;
+		case M_STALE_L:
+			/* A's MR is gone: its lkey is refused here too (this QP errs) */
+			CHECK_EQ(post1(qp, IBV_WR_SEND, 41, abase + A_T1, LEN, info.a_lkey, 0, 0), 0,
+				 "post SEND with A's deregistered lkey");
+			wait_wc(scq, 41, IBV_WC_LOC_PROT_ERR, IBV_WC_SEND, 0, "SEND with A's deregistered lkey");
+			break;
 		case M_L3:
 			if (nbuf)
 				check_pat(nbuf + LEN, PAT(S_L2), (uint64_t)idx, "L2 P's RDMA WRITE into the new MR");
@@ -568,6 +579,14 @@ static int role_p(void)
 			}
 			break;
 		}
+		case M_STALE_R:
+			/* A's MR is gone: its rkey is refused at B's QP (which errs) */
+			CHECK_EQ(post1(qp[0], IBV_WR_RDMA_WRITE, 42, (uintptr_t)buf + P_T2, LEN, mr->lkey,
+				       info.a_addr + A_T5, info.a_rkey),
+				 0, "post RDMA WRITE with A's deregistered rkey");
+			wait_wc(scq[0], 42, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE, 0,
+				"RDMA WRITE with A's deregistered rkey through the QP of B");
+			break;
 		case M_FINAL:
 			/* every handle is gone: so is the domain and its share id */
 			CHECK_NULL_ERRNO(ibv_share_pd(ctx0, &s, KEY), ENOENT);
@@ -859,6 +878,13 @@ static int role_a(const char *self)
 	cmd(CP, &m, M_L2);
 	reply(CP, &m, M_L2);
 	memset(&m, 0, sizeof(m));
+	/* A's deregistered keys: refused remotely (P -> B) and locally (C) */
+	step(CP, M_STALE_R);
+	step(CC, M_STALE_L);
+	if (!g_lost)
+		for (int i = 0; i < 2; i++)
+			check_pat(buf + (size_t)i * REGION + A_T5, PAT(S_T5), (uint64_t)i,
+				  "A's buffer unchanged after its MR is gone");
 	cmd_bc(&m, M_L3, out);
 	step(CP, M_FINAL);
 
