@@ -12,11 +12,12 @@
  *   A  dpv0: a PD, an MR (local write, remote write, remote read) on an
  *      aligned_alloc'd 64 KiB buffer with known patterns, ibv_alloc_shpd.
  *      Asserts: a second ibv_alloc_shpd on the PD is EBUSY, NULL arguments
- *      EINVAL, sharing the PD in its own process EEXIST. Hands the struct
+ *      and a parent domain EINVAL, sharing the PD in its own process EEXIST. Hands the struct
  *      ibv_shpd bytes and the MR's addr/lkey/rkey/length to B, C and P.
  *   B, C  dpv0: ibv_share_pd with a wrong key (EACCES), an unknown id
  *      (ENOENT), NULL arguments (EINVAL), then the right key (a PD), then
- *      again (EEXIST) and ibv_alloc_shpd on the shared handle (EBUSY). A CQ
+ *      again (EEXIST); the handle dropped and taken again; ibv_alloc_shpd on
+ *      the shared handle (EBUSY). A CQ
  *      pair and an RC QP on the shared PD, connected (QPN, GID, PSN relayed
  *      by A) to a QP of P. B uses A's bytes [0, 32K), C [32K, 64K).
  *   P  dpv1: a PD and an MR of its own and one RC QP per B and C; on dpv0 a
@@ -303,6 +304,12 @@ static int role_bc(int idx)
 	CHECK(pd->context == ctx, "[%s] the shared PD's context", g_role);
 	CHECK(memcmp(&s, &info.shpd, sizeof(s)) == 0, "[%s] ibv_share_pd left *shpd alone", g_role);
 	CHECK_NULL_ERRNO(ibv_share_pd(ctx, &s, KEY), EEXIST);
+	/* a handle dropped can be taken again */
+	CHECK_EQ(ibv_dealloc_pd(pd), 0, "dealloc the first shared handle");
+	errno = 0;
+	pd = ibv_share_pd(ctx, &s, KEY);
+	if (!CHECK(pd != NULL, "[%s] ibv_share_pd after dropping the handle: %s", g_role, strerror(errno)))
+		return 1;
 	struct ibv_shpd again;
 	CHECK_NULL_ERRNO(ibv_alloc_shpd(pd, KEY, &again), EBUSY);
 
@@ -787,6 +794,16 @@ static int role_a(const char *self)
 		CHECK_NULL_ERRNO(ibv_alloc_shpd(pd, KEY + 1, &s2), EBUSY);
 		CHECK_NULL_ERRNO(ibv_alloc_shpd(NULL, KEY, &s2), EINVAL);
 		CHECK_NULL_ERRNO(ibv_alloc_shpd(pd, KEY, NULL), EINVAL);
+		/* a parent domain is not shareable (EINVAL), even over a shared PD */
+		struct ibv_parent_domain_init_attr pa;
+		memset(&pa, 0, sizeof(pa));
+		pa.pd = pd;
+		errno = 0;
+		struct ibv_pd *par = ibv_alloc_parent_domain(ctx, &pa);
+		if (CHECK(par != NULL, "[A] ibv_alloc_parent_domain: %s", strerror(errno))) {
+			CHECK_NULL_ERRNO(ibv_alloc_shpd(par, KEY, &s2), EINVAL);
+			CHECK_EQ(ibv_dealloc_pd(par), 0, "[A] dealloc the parent domain");
+		}
 		/* the creator holds the domain already: one handle per process */
 		CHECK_NULL_ERRNO(ibv_share_pd(ctx, &shpd, KEY), EEXIST);
 	}
