@@ -49,7 +49,7 @@
  * and exit 0 only when all passed. A waits for them (bounded; on timeout it
  * kills its own children by PID), prints the total "N passed, N failed"
  * and exits non-zero on any failure. Every wait is bounded: completions
- * 5 s, messages 20 s.
+ * 5 s, replies 20 s, commands 30 s. The whole run takes about a second.
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -87,7 +87,8 @@
 #define N_LEN (8u * 1024)   /* [0, 4K) SEND source, [4K, 8K) P's RDMA WRITE target */
 
 #define POLL_MS 5000u
-#define MSG_MS 20000
+#define MSG_MS 20000       /* A waits this long for a reply */
+#define CHILD_MS 30000     /* a child for the next command: longer, so A notices a hang first */
 #define SEED 0x5348504400000000ull
 /* the pattern of step s for child i (0: B, 1: C) */
 #define PAT(s) (SEED + (s))
@@ -251,8 +252,8 @@ static int g_fd = -1;
 /* The next command from A; leaves (status 1) when A is gone. */
 static void child_recv(struct msg *m)
 {
-	if (msg_recv(g_fd, m, MSG_MS) != 0) {
-		CHECK(false, "[%s] no command from the orchestrator within %d ms (or it is gone)", g_role, MSG_MS);
+	if (msg_recv(g_fd, m, CHILD_MS) != 0) {
+		CHECK(false, "[%s] no command from the orchestrator within %d ms (or it is gone)", g_role, CHILD_MS);
 		printf("[%s] %d passed, %d failed (orchestrator lost)\n", g_role, dpvt_pass_count(), dpvt_fail_count());
 		_exit(1);
 	}
