@@ -12,14 +12,15 @@
  *   A  dpv0: a PD, an MR (local write, remote write, remote read) on an
  *      aligned_alloc'd 64 KiB buffer with known patterns, ibv_alloc_shpd.
  *      Asserts: a second ibv_alloc_shpd on the PD is EBUSY, NULL arguments
- *      and a parent domain EINVAL, sharing the PD in its own process EEXIST. Hands the struct
- *      ibv_shpd bytes and the MR's addr/lkey/rkey/length to B, C and P.
+ *      and a parent domain EINVAL, sharing the PD in its own process
+ *      EEXIST. Hands the struct ibv_shpd bytes and the MR's
+ *      addr/lkey/rkey/length to B, C and P.
  *   B, C  dpv0: ibv_share_pd with a wrong key (EACCES), an unknown id
  *      (ENOENT), NULL arguments (EINVAL), then the right key (a PD), then
  *      again (EEXIST); the handle dropped and taken again; ibv_alloc_shpd on
- *      the shared handle (EBUSY). A CQ
- *      pair and an RC QP on the shared PD, connected (QPN, GID, PSN relayed
- *      by A) to a QP of P. B uses A's bytes [0, 32K), C [32K, 64K).
+ *      the shared handle (EBUSY). A CQ pair and an RC QP on the shared PD,
+ *      connected (QPN, GID, PSN relayed by A) to a QP of P. B uses A's
+ *      bytes [0, 32K), C [32K, 64K).
  *   P  dpv1: a PD and an MR of its own and one RC QP per B and C; on dpv0 a
  *      PD of its own for the isolation pairs (dpv1 <-> dpv0, both P's).
  *
@@ -41,9 +42,8 @@
  * move data both ways (SEND to P, RDMA WRITE from P); A's deregistered keys
  * are refused (P's RDMA WRITE with its rkey through B's QP:
  * IBV_WC_REM_ACCESS_ERR; C's SEND with its lkey: IBV_WC_LOC_PROT_ERR), A's
- * bytes stay as they were; B/C's ibv_dealloc_pd
- * is EBUSY while their objects exist, then 0; afterwards the share id is
- * gone (ENOENT).
+ * bytes stay as they were; B/C's ibv_dealloc_pd is EBUSY while their
+ * objects exist, then 0; afterwards the share id is gone (ENOENT).
  *
  * Every process counts its checks; the children report their counts to A
  * and exit 0 only when all passed. A waits for them (bounded; on timeout it
