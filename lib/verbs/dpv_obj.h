@@ -66,6 +66,8 @@ struct dpv_pd {
 	_Atomic int users;           /* MRs, QPs, AHs, SRQs, CQs, parent domains */
 	/* parent domain (ibv_alloc_parent_domain) */
 	bool parent;
+	bool foreign;                /* a handle on another process' PD (ibv_share_pd): its
+					number is not this process' to give back */
 	struct dpv_pd *base;         /* the protection domain: itself for a plain PD */
 	struct dpv_td *td;
 	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment,

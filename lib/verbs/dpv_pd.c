@@ -66,7 +66,10 @@ DPV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 	} else {
 		struct dpv_device *d = to_dctx(ibpd->context)->dev;
 		dpv_ops(d)->dealloc_pd(d->drv_dev, pd->handle);
-		dpv_pool_del(DPV_OBJ_PD, pd->handle, pd);
+		if (pd->foreign)
+			dpv_pool_del_at(DPV_OBJ_PD, pd->handle, pd);
+		else
+			dpv_pool_del(DPV_OBJ_PD, pd->handle, pd);
 	}
 	free(pd);
 	return 0;

@@ -134,7 +134,19 @@ int dpv_pool_add(enum dpv_obj_type t, void *obj, uint32_t *index)
 	return ret;
 }
 
+static void pool_del(enum dpv_obj_type t, uint32_t index, void *obj, bool give_back);
+
 void dpv_pool_del(enum dpv_obj_type t, uint32_t index, void *obj)
+{
+	pool_del(t, index, obj, true);
+}
+
+void dpv_pool_del_at(enum dpv_obj_type t, uint32_t index, void *obj)
+{
+	pool_del(t, index, obj, false);
+}
+
+static void pool_del(enum dpv_obj_type t, uint32_t index, void *obj, bool give_back)
 {
 	struct dpv_pool *pl = &g_pools[t];
 	if (!pl->table || index < pl->first || index > pl->last)
@@ -147,7 +159,7 @@ void dpv_pool_del(enum dpv_obj_type t, uint32_t index, void *obj)
 		gone = true;
 	}
 	rte_spinlock_unlock(&pl->lock);
-	if (gone && g_source)
+	if (gone && g_source && give_back)
 		g_source->release(t, index);
 }
 

@@ -70,6 +70,10 @@ static inline int dpv_pool_errno(int r)
 /** Remove the object with this number (nothing if it is not obj). */
 void dpv_pool_del(enum dpv_obj_type t, uint32_t index, void *obj);
 
+/** Remove an object added with dpv_pool_add_at (its number is not this
+ *  process' to give back to the source). */
+void dpv_pool_del_at(enum dpv_obj_type t, uint32_t index, void *obj);
+
 /** The object with this number, or NULL. */
 void *dpv_pool_get(enum dpv_obj_type t, uint32_t index);
 

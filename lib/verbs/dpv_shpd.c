@@ -57,6 +57,7 @@ DPV_EXPORT struct ibv_pd *ibv_share_pd(struct ibv_context *context, struct ibv_s
 		return NULL;
 	}
 	pd->handle = pdn;
+	pd->foreign = true;
 	pd->ibpd.context = context;
 	pd->ibpd.handle = pdn;
 	pd->base = pd;
