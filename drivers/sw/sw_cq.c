@@ -76,6 +76,7 @@ int sw_resize_cq(void *p, struct dpv_ring_hdr *ring, uint32_t size)
 void sw_cq_push(struct sw_cq *cq, const struct dpv_cqe *cqe)
 {
 	bool overrun = false;
+	sw_mem_flush(); /* the data a completion reports is in place first */
 	if (!cq->lockless)
 		rte_spinlock_lock(&cq->lock);
 	int r = dpv_cq_ring_put_ci(cq->ring, cq->size, &cq->ci_cache, cqe, cq->timestamps ? rte_get_tsc_cycles() : 0);

@@ -119,6 +119,18 @@ static void ring_one(struct sw_db *db, uint32_t v)
 	sw_qp_unlock(qp);
 }
 
+void sw_db_sync(void *d)
+{
+	struct sw_dev *dev = d;
+	for (uint16_t q = 0; q < dev->port->n_qctx; q++) {
+		struct dpv_qctx *qc = &dev->port->qctx[q];
+		rte_spinlock_lock(&qc->rx_lock); /* the context's engine thread is out */
+		sw_db_poll(qc);
+		sw_mem_flush();
+		rte_spinlock_unlock(&qc->rx_lock);
+	}
+}
+
 int sw_db_poll(struct dpv_qctx *qc)
 {
 	struct sw_db_tab *t = &g_db[qc->port->index][qc->qid];

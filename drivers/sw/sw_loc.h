@@ -459,6 +459,7 @@ unsigned int sw_db_count(void *dev);
 unsigned int sw_qp_db_index(void *qp);
 void *sw_db_attach(void *dev, unsigned int index, struct dpv_db_ring *ring, uint32_t size, uint32_t owner);
 void sw_db_detach(void *db);
+void sw_db_sync(void *dev);
 /* Take the doorbells rung on the context's attached rings: how many. */
 int sw_db_poll(struct dpv_qctx *qc);
 
@@ -488,6 +489,19 @@ void sw_build_init(struct sw_qp *qp, struct dpv_pkt_build *b, uint8_t opcode, ui
 /* Copies between the engine and memory of this or another process
  * (sw_mem.c): 0 or -errno (the process or the mapping is gone). */
 int sw_mem_write(int32_t pid, void *dst, const void *src, uint32_t len);
+/* Writes into another process' memory are batched per thread (sw_mem.c):
+ * sw_mem_flush before anything that makes them visible (a CQE, a packet,
+ * the end of a poll turn). Read-ahead of another process' memory within a
+ * scope (one WQE sent, one run of READ responses). */
+void sw_mem_flush_slow(void);
+extern __thread uint32_t sw_mem_pending; /* writes waiting in this thread's batch */
+static inline void sw_mem_flush(void)
+{
+	if (unlikely(sw_mem_pending))
+		sw_mem_flush_slow();
+}
+void sw_mem_ra_begin(void);
+void sw_mem_ra_end(void);
 int sw_mem_read(int32_t pid, void *dst, const void *src, uint32_t len);
 /* A 64-bit atomic (compare-and-swap, else fetch-and-add) at p of process
  * pid; *orig gets the value before. */

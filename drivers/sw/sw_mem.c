@@ -14,6 +14,7 @@
  * not either, unless the platform supports them).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 
@@ -23,16 +24,110 @@
 
 static rte_spinlock_t g_atomic_lock = RTE_SPINLOCK_INITIALIZER;
 
+/*
+ * A system call per packet is what made memory of another process slow:
+ * each engine thread batches them.
+ *   - write-behind: writes into one process are copied into a staging
+ *     buffer and go out as one process_vm_writev (up to SW_WB_IOV pieces,
+ *     SW_WB_CAP bytes) before anything that lets the application or a peer
+ *     see them: a CQE (sw_cq_push), a packet sent (sw_xmit: ACKs, NAKs,
+ *     responses), a read or an atomic, the end of the thread's poll turn
+ *     (sw_poll, sw_td_progress: before the context's lock is released,
+ *     so a QP or MR destroyed after sw_quiesce sees none pending);
+ *   - read-ahead: inside a scope (one WQE being sent, one run of READ
+ *     responses: sw_mem_ra_begin/end), a read of another process' memory
+ *     fetches up to SW_RA_CAP bytes of the SGE at once and later reads of
+ *     the same scope are served from it. Never across scopes: what the
+ *     application writes after a WQE completed is read again.
+ * The buffers are the thread's, made at its first access to another
+ * process' memory (shared mode only; embedded mode never gets here).
+ */
+#define SW_WB_CAP (64u * 1024)
+#define SW_WB_IOV 64
+#define SW_RA_CAP (64u * 1024)
+
+struct sw_memq {
+	int32_t wb_pid;
+	uint32_t wb_used, wb_n;
+	struct iovec wb_l[SW_WB_IOV], wb_r[SW_WB_IOV];
+	uint8_t wb_buf[SW_WB_CAP];
+	int32_t ra_pid;
+	unsigned int ra_depth;
+	uint64_t ra_base;
+	uint32_t ra_len;
+	uint8_t ra_buf[SW_RA_CAP];
+};
+
+static __thread struct sw_memq *t_mq;
+__thread uint32_t sw_mem_pending;
+
+static struct sw_memq *memq(void)
+{
+	if (!t_mq)
+		t_mq = calloc(1, sizeof(*t_mq));
+	return t_mq;
+}
+
+static int vm_write(int32_t pid, const void *src, void *dst, uint32_t len)
+{
+	struct iovec l = {.iov_base = (void *)(uintptr_t)src, .iov_len = len};
+	struct iovec r = {.iov_base = dst, .iov_len = len};
+	ssize_t n = process_vm_writev(pid, &l, 1, &r, 1, 0);
+	return n == (ssize_t)len ? 0 : -(n < 0 ? errno : EFAULT);
+}
+
+static int vm_read(int32_t pid, void *dst, const void *src, uint32_t len)
+{
+	struct iovec l = {.iov_base = dst, .iov_len = len};
+	struct iovec r = {.iov_base = (void *)(uintptr_t)src, .iov_len = len};
+	ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+	return n == (ssize_t)len ? 0 : -(n < 0 ? errno : EFAULT);
+}
+
+void sw_mem_flush_slow(void)
+{
+	struct sw_memq *q = t_mq;
+	if (!q || !q->wb_n)
+		return;
+	ssize_t n = process_vm_writev(q->wb_pid, q->wb_l, q->wb_n, q->wb_r, q->wb_n, 0);
+	if (n != (ssize_t)q->wb_used) {
+		/* a piece failed (unmapped meanwhile): the others one by one */
+		for (uint32_t i = 0; i < q->wb_n; i++)
+			vm_write(q->wb_pid, q->wb_l[i].iov_base, q->wb_r[i].iov_base, (uint32_t)q->wb_l[i].iov_len);
+	}
+	q->wb_n = 0;
+	q->wb_used = 0;
+	sw_mem_pending = 0;
+}
+
 int sw_mem_write(int32_t pid, void *dst, const void *src, uint32_t len)
 {
 	if (!pid) {
 		memcpy(dst, src, len);
 		return 0;
 	}
-	struct iovec l = {.iov_base = (void *)(uintptr_t)src, .iov_len = len};
-	struct iovec r = {.iov_base = dst, .iov_len = len};
-	ssize_t n = process_vm_writev(pid, &l, 1, &r, 1, 0);
-	return n == (ssize_t)len ? 0 : -(n < 0 ? errno : EFAULT);
+	struct sw_memq *q = memq();
+	if (!q || len > SW_WB_CAP) {
+		sw_mem_flush(); /* in order with what is waiting */
+		return vm_write(pid, src, dst, len);
+	}
+	if (q->wb_n && (q->wb_pid != pid || q->wb_n == SW_WB_IOV || q->wb_used + len > SW_WB_CAP))
+		sw_mem_flush_slow();
+	uint8_t *l = q->wb_buf + q->wb_used;
+	memcpy(l, src, len);
+	struct iovec *last = q->wb_n ? &q->wb_r[q->wb_n - 1] : NULL;
+	if (last && (uint8_t *)last->iov_base + last->iov_len == (uint8_t *)dst) {
+		last->iov_len += len; /* the next bytes of the same place: one piece */
+		q->wb_l[q->wb_n - 1].iov_len += len;
+	} else {
+		q->wb_l[q->wb_n] = (struct iovec){.iov_base = l, .iov_len = len};
+		q->wb_r[q->wb_n] = (struct iovec){.iov_base = dst, .iov_len = len};
+		q->wb_n++;
+	}
+	q->wb_pid = pid;
+	q->wb_used += len;
+	sw_mem_pending = q->wb_n;
+	return 0;
 }
 
 int sw_mem_read(int32_t pid, void *dst, const void *src, uint32_t len)
@@ -41,10 +136,44 @@ int sw_mem_read(int32_t pid, void *dst, const void *src, uint32_t len)
 		memcpy(dst, src, len);
 		return 0;
 	}
-	struct iovec l = {.iov_base = dst, .iov_len = len};
-	struct iovec r = {.iov_base = (void *)(uintptr_t)src, .iov_len = len};
-	ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
-	return n == (ssize_t)len ? 0 : -(n < 0 ? errno : EFAULT);
+	sw_mem_flush();
+	return vm_read(pid, dst, src, len);
+}
+
+void sw_mem_ra_begin(void)
+{
+	if (sw_any_remote_mr() && memq())
+		t_mq->ra_depth++;
+}
+
+void sw_mem_ra_end(void)
+{
+	struct sw_memq *q = t_mq;
+	if (q && q->ra_depth && --q->ra_depth == 0)
+		q->ra_len = 0;
+}
+
+/* A read of len bytes at src of process pid, which has avail bytes (>= len)
+ * readable from src: from the read-ahead buffer of the scope, filled with up
+ * to SW_RA_CAP of them in one call when it does not hold these. */
+static int mem_read_ahead(int32_t pid, void *dst, const uint8_t *src, uint32_t len, uint64_t avail)
+{
+	struct sw_memq *q = t_mq;
+	if (!q || !q->ra_depth || len > SW_RA_CAP)
+		return sw_mem_read(pid, dst, src, len);
+	uint64_t a = (uint64_t)(uintptr_t)src;
+	if (!(q->ra_len && q->ra_pid == pid && a >= q->ra_base && a + len <= q->ra_base + q->ra_len)) {
+		sw_mem_flush();
+		uint32_t n = (uint32_t)RTE_MIN(avail, (uint64_t)SW_RA_CAP);
+		q->ra_len = 0;
+		if (vm_read(pid, q->ra_buf, src, n) != 0)
+			return vm_read(pid, dst, src, len); /* part of it is gone: just these bytes */
+		q->ra_pid = pid;
+		q->ra_base = a;
+		q->ra_len = n;
+	}
+	memcpy(dst, q->ra_buf + (a - q->ra_base), len);
+	return 0;
 }
 
 int sw_mem_atomic(int32_t pid, uint64_t *p, bool cmp_swap, uint64_t cmp, uint64_t val, uint64_t *orig)
@@ -59,6 +188,7 @@ int sw_mem_atomic(int32_t pid, uint64_t *p, bool cmp_swap, uint64_t cmp, uint64_
 		return 0;
 	}
 	uint64_t v;
+	sw_mem_flush();
 	rte_spinlock_lock(&g_atomic_lock);
 	int r = sw_mem_read(pid, &v, p, sizeof(v));
 	if (!r) {
@@ -125,7 +255,8 @@ void sw_sge_copy_out_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, ui
 		uint64_t a = sge[i].addr + off;
 		int32_t pid = 0;
 		const uint8_t *p = remote ? sge_resolve(pd, sge[i].lkey, a, chunk, &pid) : (const uint8_t *)(uintptr_t)a;
-		if (!p || sw_mem_read(pid, d, p, chunk) != 0)
+		int r = !p ? -EFAULT : pid ? mem_read_ahead(pid, d, p, chunk, sge[i].length - off) : sw_mem_read(0, d, p, chunk);
+		if (r != 0)
 			memset(d, 0, chunk); /* gone: send zeroes rather than stale bytes */
 		d += chunk;
 		len -= chunk;

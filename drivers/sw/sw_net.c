@@ -48,6 +48,7 @@ int sw_xmit(struct sw_qp *qp, struct dpv_pkt_build *b, uint32_t pd, const struct
 	    uint32_t off, uint32_t len, const void *flat)
 {
 	struct dpv_port *p = qp->port;
+	sw_mem_flush(); /* an ACK or response only after the data it covers is placed */
 	uint32_t flen = dpv_pkt_frame_len(b->opcode, b->ip_ver, len);
 	struct rte_mbuf *m = dpv_port_alloc_mbuf(p);
 	if (!m) {

@@ -163,7 +163,7 @@ static bool atomic_send(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe 
 
 /* Send the next packets of a SEND/WRITE WQE. Returns true when it is fully
  * sent. Must hold the QP lock. */
-static bool msg_send(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w)
+static bool msg_send_ra(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w)
 {
 	uint32_t mtu = sw_qp_mtu(qp);
 	bool uc = qp->type == IBV_QPT_UC;
@@ -209,6 +209,16 @@ static bool msg_send(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w)
 		if (last)
 			return true;
 	}
+}
+
+/* One WQE's packets read its memory once per SW_RA_CAP bytes when that is
+ * another process' (sw_mem.c read-ahead, for this call only). */
+static bool msg_send(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w)
+{
+	sw_mem_ra_begin();
+	bool r = msg_send_ra(qp, s, w);
+	sw_mem_ra_end();
+	return r;
 }
 
 static bool wqe_send(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w)

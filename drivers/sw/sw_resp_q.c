@@ -68,6 +68,7 @@ bool sw_resp_pump(struct sw_qp *qp, unsigned int budget)
 {
 	struct sw_resp *r = &qp->resp;
 	r->stalled = false;
+	sw_mem_ra_begin(); /* a READ's responses read its memory in large pieces */
 	while (budget && r->q_head != r->q_tail) {
 		struct sw_resp_ent *e = &r->q[r->q_head % SW_RESP_Q];
 		int done;
@@ -84,6 +85,7 @@ bool sw_resp_pump(struct sw_qp *qp, unsigned int budget)
 		if (e->kind != RESP_READ || done)
 			r->q_head++;
 	}
+	sw_mem_ra_end();
 	return sw_resp_pending(qp);
 }
 

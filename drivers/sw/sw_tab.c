@@ -132,13 +132,20 @@ void sw_dereg_mr(void *dev, uint32_t key)
 	if (!key || i >= g_tab.n_mr)
 		return;
 	struct sw_mr *m = &g_tab.mr[i];
+	bool remote = false;
 	rte_spinlock_lock(&g_tab.lock);
 	if (atomic_load_explicit(&m->key, memory_order_relaxed) == key) {
 		atomic_store_explicit(&m->key, 0, memory_order_release);
-		if (m->pid || m->delta)
+		remote = m->pid || m->delta;
+		if (remote)
 			atomic_fetch_sub(&sw_remote_mrs, 1);
 	}
 	rte_spinlock_unlock(&g_tab.lock);
+	/* memory of another process: after this returns no engine thread is
+	 * still inside an access that resolved the key, nor has a write to it
+	 * waiting in its batch (sw_mem.c flushes before a poll turn ends) */
+	if (remote)
+		sw_quiesce();
 }
 
 const struct sw_mr *sw_mr_lookup(uint32_t key)

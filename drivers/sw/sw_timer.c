@@ -257,8 +257,7 @@ static int doorbells(struct dpv_qctx *qc)
 	return (int)n;
 }
 
-/* Engine hook after each RX burst of a context. Runs with qc->rx_lock held. */
-int sw_poll(struct dpv_qctx *qc, uint64_t now)
+static int poll_turn(struct dpv_qctx *qc, uint64_t now)
 {
 	int work = 0;
 	struct sw_ctx *c = ctx_of(qc);
@@ -298,12 +297,21 @@ int sw_poll(struct dpv_qctx *qc, uint64_t now)
 	return work;
 }
 
+/* Engine hook after each RX burst of a context. Runs with qc->rx_lock held. */
+int sw_poll(struct dpv_qctx *qc, uint64_t now)
+{
+	int work = poll_turn(qc, now);
+	sw_mem_flush(); /* nothing waits past the poll turn (the context's lock) */
+	return work;
+}
+
 /* A thread domain's owner: the packets other threads received for its QPs,
  * then (at most every SW_TIMER_US) its QPs' timers. */
 int sw_td_progress(struct sw_td *td)
 {
 	int n = sw_td_rx(td);
 	uint64_t now = rte_get_tsc_cycles();
+	sw_mem_flush();
 	if (now < td->next_timer_tsc)
 		return n;
 	td->next_timer_tsc = now + rte_get_tsc_hz() / 1000000 * SW_TIMER_US;

@@ -378,6 +378,10 @@ static int cq_resize(struct dpvd_client *c, struct dpv_shm_cq *q)
 	struct dpv_device *d = o ? dpvd_dev(o->dev) : NULL;
 	if (!o || !m || !d || q->ring_size < 2)
 		return -EINVAL;
+	/* the completions of work posted before the resize are in the ring it
+	 * copies (an RNIC executes doorbells before a later command) */
+	for (unsigned int i = 0; i < g_dpvd.core->n_devs; i++)
+		dpv_ops(&g_dpvd.core->devs[i])->db_sync(g_dpvd.core->devs[i].drv_dev);
 	int e = dpv_ops(d)->resize_cq(o->drv, dpvd_mem_xlate(m, q->ring), q->ring_size);
 	if (e)
 		return e;

@@ -89,6 +89,7 @@ static void *def_db_attach(void *dev, unsigned int index, struct dpv_db_ring *ri
 static void def_db_detach(void *db) {}
 static unsigned int def_qp_db_index(void *qp) { return 0; }
 static bool def_false(void) { return false; }
+static void def_db_sync(void *dev) {}
 
 static struct dpv_driver_ops g_ops;
 
@@ -137,6 +138,7 @@ static void ops_fill(const struct dpv_driver_ops *o)
 	DEF(db_detach, def_db_detach);
 	DEF(qp_db_index, def_qp_db_index);
 	DEF(rings_queue_only, def_false);
+	DEF(db_sync, def_db_sync);
 #undef DEF
 }
 

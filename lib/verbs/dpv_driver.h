@@ -251,6 +251,9 @@ struct dpv_driver_ops {
 	void (*db_detach)(void *db);
 	/** The doorbell ring index that serves qp. */
 	unsigned int (*qp_db_index)(void *qp);
+	/** Take every doorbell queued for dev now (a command that must see the
+	 *  work posted before it, e.g. a CQ resize, runs after this). */
+	void (*db_sync)(void *dev);
 };
 
 struct dpv_driver {
