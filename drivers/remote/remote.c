@@ -64,12 +64,13 @@ int rm_call(uint16_t op, void *body, const int *fds, unsigned int nfd, int *out_
 	uint64_t seq = m.h.seq;
 	int r = dpv_shm_send(rm.sock, &m, fds, nfd);
 	if (r == 0)
-		r = dpv_shm_recv(rm.sock, &m, in, -1);
+		r = dpv_shm_recv(rm.sock, &m, in, RM_ANSWER_MS);
 	pthread_mutex_unlock(&rm.lock);
 	if (r <= 0 || m.h.seq != seq || m.h.op != op || m.h.len != sizeof(m.h) + len) {
 		if (r > 0)
 			dpv_shm_close_fds(in);
-		rm_fatal(r == 0 ? "closed the connection" : "answered out of turn");
+		rm_fatal(r == 0 ? "closed the connection" : r == -ETIMEDOUT ? "did not answer within 30 s"
+							     : "answered out of turn");
 		return -EIO;
 	}
 	memcpy(body, &m.u, len);

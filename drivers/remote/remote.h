@@ -20,6 +20,9 @@
 #include "dpv_shm_proto.h"
 
 extern int rm_logtype;
+/* A daemon that answers nothing this long is as good as gone (a hung
+ * daemon must not hang its applications for ever). */
+#define RM_ANSWER_MS 30000
 #define RM_LOG(level, fmt, ...) rte_log(RTE_LOG_##level, rm_logtype, "dpverbs: " fmt "\n", ##__VA_ARGS__)
 
 struct rm_dev {
