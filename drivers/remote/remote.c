@@ -27,6 +27,7 @@ void rm_fatal(const char *why)
 {
 	if (atomic_exchange(&rm.dead, true))
 		return;
+	shutdown(rm.sock, SHUT_RDWR); /* a daemon still there reclaims what we had */
 	RM_LOG(ERR, "shared mode: dpverbsd (pid %d, %s) %s: every context of this process is dead "
 		    "(IBV_EVENT_DEVICE_FATAL); start the application again once the daemon runs",
 	       (int)rm.w.pid, rm.path, why);
