@@ -24,16 +24,18 @@
 #      through the daemon (-d dpv0 / -d dpv1, both pinned to CPU 0: with the
 #      daemon's lcore, three spinning threads on two CPUs).
 # Then apps/dpv_bench_report.py writes results.json, results.csv, summary.txt
-# (every dpverbs figure next to its baseline and the ratio) and the plots
-# latency_cdf.png and sweep.png (gnuplot), and prints the summary.
+# (every dpverbs figure next to its baseline and the ratio; with --shared
+# also the section "shared mode vs embedded mode": every shared figure next
+# to its embedded counterpart and the ratio) and the plots latency_cdf.png
+# and sweep.png (gnuplot), and prints the summary.
 #
 # usage: apps/dpv_bench.sh [options]
 #   --quick            short runs (under a minute in all), for smoke use
 #   --two-process      also the two-process part (serialized with other
 #                      two-process runs on /tmp/dpverbs-pair.lock)
 #   --shared           also the shared-mode part (after the others; starts
-#                      and stops its own dpverbsd; the memif runs of this part
-#                      hold /tmp/dpverbs-pair.lock too)
+#                      and stops its own dpverbsd on a private configuration;
+#                      its two-process runs hold /tmp/dpverbs-pair.lock too)
 #   --progress MODE    inline (default) or lcore: config/loopback-lcore.json
 #                      (and pair-a-lcore.json / pair-b-lcore.json)
 #   -o DIR             results directory (default BUILD/bench/<timestamp>)
@@ -399,6 +401,9 @@ run_shared() {
 		return
 	fi
 	make_shared_cfg || { note_fail "shared configuration"; return; }
+	# other work on the machine shows in every figure: the load average
+	# at the start and at the end of the part go into the report
+	cp /proc/loadavg "$out/raw/sh_loadavg_start.txt"
 
 	# embedded, one process, the same pinning: inline progress (application
 	# and engine on CPU 0: one core) and lcore progress (engine on CPU 1:
@@ -445,6 +450,7 @@ run_shared() {
 		stop_daemon
 	fi
 	exec 9>&-
+	cp /proc/loadavg "$out/raw/sh_loadavg_end.txt"
 }
 
 t0=$(date +%s)
