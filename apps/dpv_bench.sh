@@ -20,9 +20,10 @@
 #      core; lcore progress, config/loopback-lcore.json: engine on CPU 1)
 #      and through dpverbsd (a private shared configuration, its engine on
 #      an lcore on CPU 1); then two processes: dpv_perf RC SEND 64 B
-#      latency and rate and perftest, embedded over net_memif (unpinned) and
-#      through the daemon (-d dpv0 / -d dpv1, both pinned to CPU 0: with the
-#      daemon's lcore, three spinning threads on two CPUs).
+#      latency and rate and perftest, embedded over net_memif (server on
+#      CPU 0, client on CPU 1) and through the daemon (-d dpv0 / -d dpv1,
+#      both pinned to CPU 0: with the daemon's lcore, three spinning threads
+#      on two CPUs).
 # Then apps/dpv_bench_report.py writes results.json, results.csv, summary.txt
 # (every dpverbs figure next to its baseline and the ratio; with --shared
 # also the section "shared mode vs embedded mode": every shared figure next
@@ -213,8 +214,9 @@ wait_for() {
 # run_pair NAME WAIT_PATTERN SERVER_CMD... -- CLIENT_CMD...: output in logs/NAME.srv
 # (server, stdout and stderr), NAME.cli and NAME.err (client stdout, stderr).
 # The server runs on $pair_srv_cfg, the client on $pair_cli_cfg (default the
-# memif pair), both behind the command prefix $pair_pin (default none).
-pair_srv_cfg='' pair_cli_cfg='' pair_pin=''
+# memif pair), behind the command prefixes $pair_pin_srv and $pair_pin_cli
+# (default none).
+pair_srv_cfg='' pair_cli_cfg='' pair_pin_srv='' pair_pin_cli=''
 run_pair() {
 	local name=$1 pat=$2 scmd=() rc src
 	local scfg=${pair_srv_cfg:-$work/pair-a.json} ccfg=${pair_cli_cfg:-$work/pair-b.json}
@@ -222,12 +224,12 @@ run_pair() {
 	while [ "$1" != -- ]; do scmd+=("$1"); shift; done
 	shift
 	# shellcheck disable=SC2086
-	DPVERBS_CONFIG=$scfg timeout $((tmo + 10)) $pair_pin "${scmd[@]}" > "$out/logs/$name.srv" 2>&1 &
+	DPVERBS_CONFIG=$scfg timeout $((tmo + 10)) $pair_pin_srv "${scmd[@]}" > "$out/logs/$name.srv" 2>&1 &
 	local sp=$!
 	pids+=("$sp")
 	if [ -n "$pat" ]; then wait_for "$out/logs/$name.srv" "$sp" "$pat"; else sleep 1.5; fi
 	# shellcheck disable=SC2086
-	DPVERBS_CONFIG=$ccfg timeout $((tmo + 10)) $pair_pin "$@" > "$out/logs/$name.cli" 2> "$out/logs/$name.err"
+	DPVERBS_CONFIG=$ccfg timeout $((tmo + 10)) $pair_pin_cli "$@" > "$out/logs/$name.cli" 2> "$out/logs/$name.err"
 	rc=$?
 	wait "$sp" 2>/dev/null
 	src=$?
@@ -278,7 +280,7 @@ run_perftest() {
 		name=${t%%|*} args=${t#*|}
 		command -v "$name" >/dev/null || { log "[perftest] $name not installed: skipped"; continue; }
 		port=$(pick_port)
-		log "[perftest${tag:+ $tag}] $name $args (drop-in libibverbs.so.1, server -d $sdev, client -d $cdev)"
+		log "[perftest${tag:+ $tag}] $name $args (drop-in libibverbs.so.1, server -d $sdev, client -d $cdev${pair_pin_srv:+; server $pair_pin_srv, client $pair_pin_cli})"
 		# shellcheck disable=SC2086
 		LD_LIBRARY_PATH=$build/compat run_pair "pt_$tag$name" "" "$name" -d "$sdev" -x 1 -p "$port" $args -- \
 			"$name" -d "$cdev" -x 1 -p "$port" $args 127.0.0.1
@@ -377,7 +379,7 @@ sh_loop() {
 sh_pair() {
 	local setup=$1 name=$2 args=$3 port
 	port=$(pick_port)
-	log "[shared] $setup $name: dpv_perf --server -d $4 / dpv_perf -d $5 $args 127.0.0.1${pair_pin:+ ($pair_pin)}"
+	log "[shared] $setup $name: ${pair_pin_srv:+$pair_pin_srv }dpv_perf --server -d $4 / ${pair_pin_cli:+$pair_pin_cli }dpv_perf -d $5 $args 127.0.0.1"
 	# shellcheck disable=SC2086
 	run_pair "sh_${setup}_$name" "waiting for a client" "$perf" --server -d "$4" -p "$port" --timeout "$tmo" -- \
 		"$perf" -d "$5" -p "$port" $args --msg-timeout 5000 --timeout "$tmo" --json \
@@ -418,16 +420,20 @@ run_shared() {
 	done
 
 	# two processes: embedded over net_memif (each process its engine inline,
-	# unpinned: two spinning threads on two CPUs) ...
+	# server on CPU 0, client on CPU 1: two spinning threads, each on its
+	# own CPU; unpinned, the scheduler sometimes puts both on one CPU and
+	# the latency jumps from 0.5 to 60 us or more) ...
 	make_pair_cfgs || { note_fail "pair configurations"; return; }
 	exec 9>/tmp/dpverbs-pair.lock
 	log "[shared] waiting for /tmp/dpverbs-pair.lock"
 	flock -w 600 9 || { note_fail "could not get /tmp/dpverbs-pair.lock"; exec 9>&-; return; }
 	cacheline_now sh_memif
+	pair_pin_srv="taskset -c 0" pair_pin_cli="taskset -c 1"
 	for t in "${pairs[@]}"; do
 		sh_pair memif "${t%%|*}" "${t#*|}" dpv0 dpv0
 	done
 	run_perftest sh_memif_ dpv0 dpv0 "$sh_pt_lat" "$sh_pt_bw" "$sh_pt_big"
+	pair_pin_srv='' pair_pin_cli=''
 
 	# ... and through the daemon. The cache line is measured before the
 	# daemon starts: its lcore spins on CPU 1, one of the test's two CPUs.
@@ -441,12 +447,12 @@ run_shared() {
 		done
 		# both applications on CPU 0, the daemon's lcore alone on CPU 1:
 		# three spinning threads on two CPUs
-		pair_srv_cfg=$sh_cfg pair_cli_cfg=$sh_cfg pair_pin="taskset -c 0"
+		pair_srv_cfg=$sh_cfg pair_cli_cfg=$sh_cfg pair_pin_srv="taskset -c 0" pair_pin_cli="taskset -c 0"
 		for t in "${pairs[@]}"; do
 			sh_pair shared2 "${t%%|*}" "${t#*|}" dpv0 dpv1
 		done
 		run_perftest sh_shared_ dpv0 dpv1 "$sh_pt_lat" "$sh_pt_bw" "$sh_pt_big"
-		pair_srv_cfg='' pair_cli_cfg='' pair_pin=''
+		pair_srv_cfg='' pair_cli_cfg='' pair_pin_srv='' pair_pin_cli=''
 		stop_daemon
 	fi
 	exec 9>&-

@@ -165,8 +165,8 @@ SHARED_SETUPS = {
     'emb_lcore': ('lcore, 2 cores', 'embedded, lcore progress (config/loopback-lcore.json): application on '
                   'CPU 0, engine on CPU 1'),
     'shared': ('dpverbsd', 'shared mode, one application process on CPU 0, dpverbsd\'s engine on an lcore on CPU 1'),
-    'memif': ('memif, 2 procs', 'embedded, two processes over net_memif, inline progress, unpinned (two '
-              'spinning threads on two CPUs)'),
+    'memif': ('memif, 2 procs', 'embedded, two processes over net_memif, inline progress, server on CPU 0, '
+              'client on CPU 1 (two spinning threads, each on its own CPU)'),
     'shared2': ('dpverbsd, 2 procs', 'shared mode, two application processes both on CPU 0, dpverbsd\'s engine '
                 'on an lcore on CPU 1 (three spinning threads on two CPUs)'),
 }
