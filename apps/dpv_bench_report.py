@@ -250,6 +250,14 @@ def shared_loadavg(raw):
     return out
 
 
+def cacheline_moved(rows):
+    """(lowest, highest) cache-line one-way p50 of the part when they differ by more than 2x, else None"""
+    v = [x for r in rows for x in (r['cacheline_embedded_ns'], r['cacheline_shared_ns']) if x]
+    if v and max(v) > 2 * min(v):
+        return min(v), max(v)
+    return None
+
+
 def shared_table(rows, load):
     lines = ['', '== ' + SHARED_SECTION,
              'ratio = shared / embedded ("better": which way is better); cl ns: the cache line between CPU 0 and',
@@ -262,6 +270,11 @@ def shared_table(rows, load):
             if (r[k + '_short'], r[k + '_setup']) not in seen:
                 seen.append((r[k + '_short'], r[k + '_setup']))
     lines += ['  %-18s %s' % kv for kv in seen]
+    moved = cacheline_moved(rows)
+    if moved:
+        lines += ['note: the cache line between CPU 0 and CPU 1 took %.0f ns one way in one measurement of this part'
+                  % moved[0], 'and %.0f ns in another (the vCPUs were placed differently): figures that cross the two '
+                  'CPUs' % moved[1], '(lcore, memif, dpverbsd) are not comparable across that move; run again.']
     w = [max(len(r['metric']) for r in rows), 8, 18, 11, 11, 6, 7]
     head = ('metric', 'buffer', 'embedded', 'value', 'shared', 'unit', 'ratio')
     lines.append('  '.join(h.ljust(w[i]) if i in (0, 1, 2, 5) else h.rjust(w[i]) for i, h in enumerate(head))
@@ -456,7 +469,8 @@ def main():
     if shared:
         meta['shared'] = {'config': load(os.path.join(raw, 'shared-config.json')),
                           'setups': {v[0]: v[1] for v in SHARED_SETUPS.values()},
-                          'loadavg_1min': shared_loadavg(raw)}
+                          'loadavg_1min': shared_loadavg(raw),
+                          'cacheline_moved_ns': cacheline_moved(shared)}
         text += shared_table(shared, meta['shared']['loadavg_1min'])
     if failed:
         text += '\nruns that failed or are missing: %s (see logs/)\n' % ', '.join(failed)
