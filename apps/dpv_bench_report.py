@@ -6,12 +6,18 @@ usage: dpv_bench_report.py --dir DIR [--build BUILD] [--progress MODE]
                            [--quick] [--no-plots]
 
 Reads DIR/raw (baseline.json from dpv_baseline, loop_*.json and
-memif_*.json from dpv_perf --json, pt_*.txt: perftest's result lines) and
-writes into DIR:
+memif_*.json from dpv_perf --json, pt_*.txt: perftest's result lines;
+with dpv_bench.sh --shared also sh_*.json, pt_sh_*.txt and cacheline_*.json)
+and writes into DIR:
   results.json   meta (machine, build, commit, mode), the baseline, every
-                 run as its tool wrote it, the summary and the size sweep
+                 run as its tool wrote it, the summary and the size sweep;
+                 with --shared runs, shared_vs_embedded[]
   results.csv    the summary: section, metric, dpverbs, unit, baseline,
-                 baseline_value, ratio (dpverbs / baseline), better
+                 baseline_value, ratio (dpverbs / baseline), better; with
+                 --shared runs also the section "shared mode vs embedded
+                 mode" (dpverbs = the shared figure, baseline = its embedded
+                 counterpart) and the columns buffer, cacheline_embedded_ns,
+                 cacheline_shared_ns
   summary.txt    the table printed on stdout
   latency_cdf.png, sweep.png   gnuplot plots (their .dat and .gp files too)
 Exit status 1 if a run is missing or did not pass its checks.
@@ -150,6 +156,137 @@ def add_perftest_rows(s, raw, base, cl_near=None):
         cl = get(cl_near or base, 'cacheline', 'one_way_ns_p50')
         s.add(sec, 'ib_send_lat 64 B typical (one-way)', lat[4], 'us', 'cache line between 2 CPUs, one way p50',
               cl / 1000 if cl else None, 'lower')
+
+
+SHARED_SECTION = 'shared mode vs embedded mode'
+# where each setup of the --shared part runs (dpv_bench.sh run_shared)
+SHARED_SETUPS = {
+    'emb_inline': ('inline, 1 core', 'embedded, inline progress: application and engine on CPU 0 (one core)'),
+    'emb_lcore': ('lcore, 2 cores', 'embedded, lcore progress (config/loopback-lcore.json): application on '
+                  'CPU 0, engine on CPU 1'),
+    'shared': ('dpverbsd', 'shared mode, one application process on CPU 0, dpverbsd\'s engine on an lcore on CPU 1'),
+    'memif': ('memif, 2 procs', 'embedded, two processes over net_memif, inline progress, server on CPU 0, '
+              'client on CPU 1 (two spinning threads, each on its own CPU)'),
+    'shared2': ('dpverbsd, 2 procs', 'shared mode, two application processes both on CPU 0, dpverbsd\'s engine '
+                'on an lcore on CPU 1 (three spinning threads on two CPUs)'),
+}
+
+
+def cl_ns(raw, part):
+    return get(load(os.path.join(raw, 'cacheline_%s.json' % part)), 'cacheline', 'one_way_ns_p50')
+
+
+def shared_rows(raw, runs):
+    """the --shared part: every shared figure next to its embedded counterpart
+    (ratio = shared / embedded), with the buffer kind and the cache-line one-way
+    p50 measured just before each side; [] when the part did not run"""
+    if not any(k.startswith('sh_') for k in runs):
+        return []
+    cl = {'emb': cl_ns(raw, 'sh_embedded'), 'memif': cl_ns(raw, 'sh_memif'), 'shared': cl_ns(raw, 'shared')}
+    out = []
+
+    def add(metric, buf, emb_setup, emb, sh_setup, sh, unit, better, cl_emb):
+        ratio = sh / emb if sh is not None and emb else None
+        out.append({'section': SHARED_SECTION, 'metric': metric, 'buffer': buf,
+                    'embedded_setup': SHARED_SETUPS[emb_setup][1], 'embedded_short': SHARED_SETUPS[emb_setup][0],
+                    'embedded': emb, 'shared_setup': SHARED_SETUPS[sh_setup][1],
+                    'shared_short': SHARED_SETUPS[sh_setup][0], 'shared': sh, 'unit': unit, 'ratio': ratio,
+                    'better': better, 'cacheline_embedded_ns': cl_emb, 'cacheline_shared_ns': cl['shared']})
+
+    def lat(name, q):
+        return (row0(runs.get(name)).get('one_way_us') or {}).get(q)
+
+    one = (('RC SEND 64 B latency p50 (one-way)', 'rc_send_lat_64', lambda n: lat(n, 'p50'), 'us', 'lower'),
+           ('RC SEND 64 B latency p99 (one-way)', 'rc_send_lat_64', lambda n: lat(n, 'p99'), 'us', 'lower'),
+           ('RC SEND 64 B rate (post list 16)', 'rc_send_bw_64', lambda n: row0(runs.get(n)).get('msg_per_s'),
+            'msg/s', 'higher'),
+           ('RC WRITE 64 KiB bandwidth', 'rc_write_bw_64k', lambda n: row0(runs.get(n)).get('gbit_per_s'),
+            'Gb/s', 'higher'))
+    for metric, test, val, unit, better in one:
+        for buf in ('heap', 'hugepage'):
+            sh = val('sh_shared_%s_%s' % (test, buf))
+            for setup in ('emb_inline', 'emb_lcore'):
+                add(metric + ', one process', buf, setup, val('sh_%s_%s_%s' % (setup, test, buf)), 'shared', sh,
+                    unit, better, cl['emb'])
+    two = (('RC SEND 64 B latency p50 (one-way)', 'rc_send_lat_64', lambda n: lat(n, 'p50'), 'us', 'lower'),
+           ('RC SEND 64 B latency p99 (one-way)', 'rc_send_lat_64', lambda n: lat(n, 'p99'), 'us', 'lower'),
+           ('RC SEND 64 B rate (post list 16)', 'rc_send_bw_64', lambda n: row0(runs.get(n)).get('msg_per_s'),
+            'msg/s', 'higher'))
+    for metric, test, val, unit, better in two:
+        add('dpv_perf ' + metric + ', 2 processes', 'heap', 'memif', val('sh_memif_' + test), 'shared2',
+            val('sh_shared2_' + test), unit, better, cl['memif'])
+    pts = {k: (perftest(raw, 'sh_memif_' + k), perftest(raw, 'sh_shared_' + k))
+           for k in ('ib_send_lat', 'ib_send_bw', 'ib_write_bw')}
+
+    def pt(name, idx, scale=1.0):
+        return tuple(v[idx] * scale if v and len(v) > idx else None for v in pts[name])
+
+    for metric, name, idx, scale, unit, better in (
+            ('perftest ib_send_lat 64 B typical (one-way)', 'ib_send_lat', 4, 1.0, 'us', 'lower'),
+            ('perftest ib_send_lat 64 B p99 (one-way)', 'ib_send_lat', 7, 1.0, 'us', 'lower'),
+            ('perftest ib_send_bw -s 64 message rate', 'ib_send_bw', 4, 1e6, 'msg/s', 'higher'),
+            ('perftest ib_write_bw -s 65536 bandwidth', 'ib_write_bw', 3, 1e6 * 8 / GBIT, 'Gb/s', 'higher')):
+        if any(os.path.exists(os.path.join(raw, 'pt_sh_%s_%s.txt' % (m, name))) for m in ('memif', 'shared')):
+            e, sh = pt(name, idx, scale)
+            add(metric + ', 2 processes', 'heap', 'memif', e, 'shared2', sh, unit, better, cl['memif'])
+    return out
+
+
+def shared_failed(raw):
+    """perftest runs of the --shared part that ran (their file exists) but left no result line"""
+    return [f[:-4] for f in sorted(os.listdir(raw))
+            if f.startswith('pt_sh_') and f.endswith('.txt') and perftest(raw, f[3:-4]) is None]
+
+
+def shared_loadavg(raw):
+    """the 1-minute load average at the start and at the end of the --shared part"""
+    out = {}
+    for k in ('start', 'end'):
+        try:
+            with open(os.path.join(raw, 'sh_loadavg_%s.txt' % k), encoding='utf-8') as f:
+                out[k] = float(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            out[k] = None
+    return out
+
+
+def cacheline_moved(rows):
+    """(lowest, highest) cache-line one-way p50 of the part when they differ by more than 2x, else None"""
+    v = [x for r in rows for x in (r['cacheline_embedded_ns'], r['cacheline_shared_ns']) if x]
+    if v and max(v) > 2 * min(v):
+        return min(v), max(v)
+    return None
+
+
+def shared_table(rows, load):
+    lines = ['', '== ' + SHARED_SECTION,
+             'ratio = shared / embedded ("better": which way is better); cl ns: the cache line between CPU 0 and',
+             'CPU 1, one way p50, measured just before the embedded runs / before the daemon started; load average',
+             '(1 min) %s at the start of the part, %s at its end. Setups:' % (
+                 fmt(load.get('start')), fmt(load.get('end')))]
+    seen = []
+    for r in rows:
+        for k in ('embedded', 'shared'):
+            if (r[k + '_short'], r[k + '_setup']) not in seen:
+                seen.append((r[k + '_short'], r[k + '_setup']))
+    lines += ['  %-18s %s' % kv for kv in seen]
+    moved = cacheline_moved(rows)
+    if moved:
+        lines += ['note: the cache line between CPU 0 and CPU 1 took %.0f ns one way in one measurement of this part'
+                  % moved[0], 'and %.0f ns in another (the vCPUs were placed differently): figures that cross the two '
+                  'CPUs' % moved[1], '(lcore, memif, dpverbsd) are not comparable across that move; run again.']
+    w = [max(len(r['metric']) for r in rows), 8, 18, 11, 11, 6, 7]
+    head = ('metric', 'buffer', 'embedded', 'value', 'shared', 'unit', 'ratio')
+    lines.append('  '.join(h.ljust(w[i]) if i in (0, 1, 2, 5) else h.rjust(w[i]) for i, h in enumerate(head))
+                 + '  cl ns (emb/shared)')
+    for r in rows:
+        cells = (r['metric'], r['buffer'], r['embedded_short'], fmt(r['embedded']), fmt(r['shared']), r['unit'],
+                 '-' if r['ratio'] is None else '%.3f' % r['ratio'])
+        cln = '%s/%s' % tuple('-' if v is None else '%.0f' % v for v in (r['cacheline_embedded_ns'],
+                                                                        r['cacheline_shared_ns']))
+        lines.append('  '.join(c.ljust(w[i]) if i in (0, 1, 2, 5) else c.rjust(w[i]) for i, c in enumerate(cells))
+                     + '  %-9s' % cln + ('  (%s is better)' % r['better'] if r['ratio'] is not None else ''))
+    return '\n'.join(lines) + '\n'
 
 
 def sweep_rows(runs, base, name):
@@ -312,7 +449,7 @@ def main():
     base = load(os.path.join(raw, 'baseline.json'))
     runs = {}
     for f in sorted(os.listdir(raw)):
-        if f.endswith('.json') and (f.startswith('loop_') or f.startswith('memif_')):
+        if f.endswith('.json') and (f.startswith('loop_') or f.startswith('memif_') or f.startswith('sh_')):
             runs[f[:-5]] = load(os.path.join(raw, f))
     meta = meta_of(args)
     s = Summary()
@@ -323,22 +460,39 @@ def main():
         add_perftest_rows(s, raw, base, load(os.path.join(raw, 'cacheline_perftest.json')))
     sweep = {'RC WRITE, loopback': sweep_rows(runs, base, 'loop_rc_write_sweep'),
              'RC WRITE, memif': sweep_rows(runs, base, 'memif_rc_write_sweep')}
+    shared = shared_rows(raw, runs)
     failed = [k for k, v in runs.items() if not v or v.get('status') != 'pass']
     if not base or base.get('status') != 'pass':
         failed.append('baseline')
+    failed += shared_failed(raw)
     text = table(s.rows, sweep, meta)
+    if shared:
+        meta['shared'] = {'config': load(os.path.join(raw, 'shared-config.json')),
+                          'setups': {v[0]: v[1] for v in SHARED_SETUPS.values()},
+                          'loadavg_1min': shared_loadavg(raw),
+                          'cacheline_moved_ns': cacheline_moved(shared)}
+        text += shared_table(shared, meta['shared']['loadavg_1min'])
     if failed:
         text += '\nruns that failed or are missing: %s (see logs/)\n' % ', '.join(failed)
     made = [] if args.no_plots else plots(d, runs, base, sweep)
     result = {'meta': meta, 'summary': s.rows, 'sweep': sweep, 'baseline': base, 'runs': runs,
               'failed': failed, 'plots': made}
+    if shared:
+        result['shared_vs_embedded'] = shared
     with open(os.path.join(d, 'results.json'), 'w', encoding='utf-8') as f:
         json.dump(result, f, indent=1)
     with open(os.path.join(d, 'results.csv'), 'w', newline='', encoding='utf-8') as f:
-        w = csv.DictWriter(f, fieldnames=['section', 'metric', 'dpverbs', 'unit', 'baseline', 'baseline_value',
-                                          'ratio', 'better'])
+        fields = ['section', 'metric', 'dpverbs', 'unit', 'baseline', 'baseline_value', 'ratio', 'better']
+        if shared:
+            fields += ['buffer', 'cacheline_embedded_ns', 'cacheline_shared_ns']
+        w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()
         w.writerows(s.rows)
+        # the shared figure in the dpverbs column, its embedded counterpart as the baseline
+        w.writerows({'section': r['section'], 'metric': r['metric'], 'dpverbs': r['shared'], 'unit': r['unit'],
+                     'baseline': r['embedded_setup'], 'baseline_value': r['embedded'], 'ratio': r['ratio'],
+                     'better': r['better'], 'buffer': r['buffer'], 'cacheline_embedded_ns': r['cacheline_embedded_ns'],
+                     'cacheline_shared_ns': r['cacheline_shared_ns']} for r in shared)
     with open(os.path.join(d, 'summary.txt'), 'w', encoding='utf-8') as f:
         f.write(text)
     sys.stdout.write(text)

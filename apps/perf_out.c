@@ -154,6 +154,7 @@ static json_t *params_json(const struct pf_opts *o, const struct pf_ep *a, const
 	json_object_set_new(p, "inline", json_boolean(a && a->max_inline));
 	json_object_set_new(p, "max_inline", json_integer(a ? a->max_inline : 0));
 	json_object_set_new(p, "verify", json_boolean(o->verify));
+	json_object_set_new(p, "hugepage_buf", json_boolean(o->hugebuf));
 	json_object_set_new(p, "transport", json_string(pf_qpt_name(o->qpt)));
 	json_object_set_new(p, "device", json_string(a && a->name ? a->name : ""));
 	if (b)

@@ -9,6 +9,11 @@ usage: check_perf.py perf BUILD      dpv_perf --loopback, every QP type x
                                      --csv, the text output, usage errors
        check_perf.py baseline BUILD  dpv_baseline, short runs
        check_perf.py bench BUILD     apps/dpv_bench.sh --quick (loopback)
+       check_perf.py bench_shared BUILD
+                                     apps/dpv_bench.sh --quick --shared: every
+                                     run passes, the daemon stops cleanly and the
+                                     report has the section "shared mode vs
+                                     embedded mode" (no speed is asserted)
        check_perf.py two BUILD       dpv_perf --server / client over net_memif
                                      (private copies of config/pair-a.json and
                                      pair-b.json; /tmp/dpverbs-pair.lock held)
@@ -200,6 +205,57 @@ def test_bench(build):
         check('ratio' in out, 'summary printed')
 
 
+def test_bench_shared(build):
+    if (os.cpu_count() or 1) < 2:
+        print('SKIP: --shared needs two CPUs')
+        sys.exit(77)
+    if os.environ.get('DPVERBS_HUGEPAGES') == '0':
+        print('SKIP: net_memif and the daemon need hugepages (DPVERBS_HUGEPAGES=0)')
+        sys.exit(77)
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with tempfile.TemporaryDirectory() as tmp:
+        # SIGTERM, not SIGKILL, on a timeout: the script then stops its daemon
+        p = subprocess.Popen([os.path.join(src, 'apps', 'dpv_bench.sh'), '--quick', '--shared', '--no-plots',
+                              '-b', build, '-o', tmp], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        try:
+            out, err = p.communicate(timeout=840)
+        except subprocess.TimeoutExpired:
+            p.terminate()
+            try:
+                out, err = p.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out, err = p.communicate()
+            err += ' (timeout)'
+        rc = p.returncode
+        check(rc == 0, 'dpv_bench.sh --quick --shared: exit %d %s' % (rc, err[-800:]))
+        check('dpverbsd pid' in err and 'exited with status 0' in err, 'the daemon started and exited with 0')
+        d = json.load(open(os.path.join(tmp, 'results.json'), encoding='utf-8'))
+        check(not d['failed'], 'no failed run: %s' % d['failed'])
+        rows = d.get('shared_vs_embedded') or []
+        check(len(rows) >= 19, 'shared_vs_embedded rows: %d' % len(rows))
+        check(all(r['shared'] and r['embedded'] and r['ratio'] > 0 for r in rows),
+              'every shared row has both figures and a ratio')
+        setups = {(r['buffer'], r['embedded_short']) for r in rows}
+        check({('heap', 'inline, 1 core'), ('hugepage', 'inline, 1 core'), ('heap', 'lcore, 2 cores'),
+               ('hugepage', 'lcore, 2 cores'), ('heap', 'memif, 2 procs')} <= setups,
+              'both buffer kinds and every embedded setup: %s' % sorted(setups))
+        check(all(r['cacheline_embedded_ns'] and r['cacheline_shared_ns'] for r in rows),
+              'the cache line measured before each side')
+        check(d['meta']['shared']['config']['mode'] == 'shared', 'the daemon configuration is recorded')
+        summary = open(os.path.join(tmp, 'summary.txt'), encoding='utf-8').read()
+        check('== shared mode vs embedded mode' in summary and 'dpverbsd, 2 procs' in summary,
+              'summary.txt has the section')
+        with open(os.path.join(tmp, 'results.csv'), encoding='utf-8') as f:
+            csv_rows = [r for r in csv.DictReader(f) if r['section'] == 'shared mode vs embedded mode']
+        check(len(csv_rows) == len(rows) and all(r['buffer'] for r in csv_rows), 'results.csv has the section')
+        check(len(d['summary']) >= 10, 'the rest of the report is still there')
+        prefix = d['meta']['shared']['config']['eal']['file_prefix']
+        check(not os.path.exists(os.path.join('/var/run/dpdk', prefix)), 'no EAL runtime directory left')
+        check(not os.path.exists(d['meta']['shared']['config']['shared']['socket']), 'no socket left')
+
+
 TWO = [['-t', 'rc_send_lat', '-n', '2000'],
        ['-t', 'ud_bw', '-n', '20000', '-l', '8', '--signal', '8'],
        ['-t', 'xrc_send_bw', '-q', '4', '--sweep', '64:1024', '-n', '5000'],
@@ -275,6 +331,8 @@ def main():
         test_baseline(build)
     elif what == 'bench':
         test_bench(build)
+    elif what == 'bench_shared':
+        test_bench_shared(build)
     elif what == 'two':
         test_two(build)
     print('%d passed, %d failed' % (RESULTS['pass'], RESULTS['fail']))
