@@ -330,6 +330,14 @@ static uint32_t pick_ctx(struct dpvd_client *c, uint32_t dev, bool any_dev)
 	return pick;
 }
 
+static bool ctx_slots_free(struct dpvd_client *c)
+{
+	for (unsigned int i = 0; i < DPVD_MAX_CTX; i++)
+		if (c->ctx[i].async_fd < 0 && c->ctx[i].token_fd < 0)
+			return true;
+	return false;
+}
+
 /* A PD c may use on dev (its own or one it holds a handle on). */
 static uint32_t pick_usable_pd(struct dpvd_client *c, uint32_t dev)
 {
@@ -658,11 +666,10 @@ static void snap_client(struct snap *s, struct dpvd_client *c)
 		put(s, o->addr);
 		put(s, o->length);
 		put(s, (uint64_t)o->access);
-		if (o->type == DPV_OBJ_QP && o->created) {
-			struct dpv_device *d = dpvd_dev(o->dev);
+		/* the daemon's record of the QP's state (the engine's own moves on
+		 * by itself: retries exhausted, errors, on the engine's threads) */
+		if (o->type == DPV_OBJ_QP && o->created)
 			put(s, o->attr.qp_state);
-			put(s, d ? dpv_ops(d)->query_qp_state(o->drv) : 99);
-		}
 	}
 	struct dpvd_mem *m;
 	TAILQ_FOREACH(m, &c->mem, next) {
@@ -1000,7 +1007,9 @@ static bool build_valid(struct fclient *f, uint16_t op, struct vreq *v)
 	case DPV_SHM_CTX_OPEN:
 		m->u.dev.dev = dev;
 		v->fd[0] = new_pipe_end(true);
-		ok = ok && pick_ctx(c, 0, true) == 0 ? ok : ok && chance(30);
+		ok = ok && (pick_ctx(c, 0, true) == 0 || chance(30));
+		if (!ctx_slots_free(c))
+			v->ex = EXP_ANY; /* -EMFILE */
 		break;
 	case DPV_SHM_CTX_CLOSE:
 		m->u.dev.ctx = pick_ctx(c, 0, true);
@@ -1010,6 +1019,8 @@ static bool build_valid(struct fclient *f, uint16_t op, struct vreq *v)
 		v->fd[0] = token_of_someone();
 		v->fd[1] = new_pipe_end(true);
 		ok = ok && v->fd[0] >= 0;
+		if (!ctx_slots_free(c))
+			v->ex = EXP_ANY; /* -EMFILE */
 		break;
 	}
 	case DPV_SHM_MEM_ADD: {
@@ -1028,7 +1039,14 @@ static bool build_valid(struct fclient *f, uint16_t op, struct vreq *v)
 		m->u.mem.addr = (uintptr_t)p2;
 		m->u.mem.size = size;
 		ok = ok && p2 && f->n_reg < MAX_REGIONS;
-		break;
+		/* a mutated MEM_ADD may have claimed these addresses already */
+		struct dpvd_mem *dm;
+		TAILQ_FOREACH(dm, &c->mem, next)
+			if (p2 && (uintptr_t)p2 < dm->caddr + dm->size && dm->caddr < (uintptr_t)p2 + size)
+				v->ex = EXP_ANY;
+		if (!ok)
+			break;
+		return true;
 	}
 	case DPV_SHM_MEM_DEL: {
 		if (!f->n_reg) {
@@ -1812,6 +1830,25 @@ static void mutate(struct fclient *f, struct dpv_shm_msg *m)
 /* ------------------------------------------------------------------ */
 /* the engine: garbage into a client's own rings, its doorbells rung */
 
+/* dpv_db_ring_put with a bounded number of tries: after the scribbles
+ * below the ring's head may say anything (only the producer spins on it;
+ * the engine keeps its position in its own memory). */
+static void db_put(struct dpv_db_ring *r, uint32_t mask, uint32_t val)
+{
+	for (unsigned int k = 0; k < 8; k++) {
+		uint32_t pos = atomic_load_explicit(&r->head, memory_order_relaxed);
+		struct dpv_db_slot *s = &r->slot[pos & mask];
+		uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+		if (seq != pos)
+			continue;
+		if (atomic_compare_exchange_strong(&r->head, &pos, pos + 1)) {
+			s->val = val;
+			atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
+			return;
+		}
+	}
+}
+
 static void poke(struct fclient *f)
 {
 	if (!f->n_qp || !f->db || !g_have_w)
@@ -1913,7 +1950,7 @@ static void poke(struct fclient *f)
 	uint32_t mask = g_w.db_size - 1;
 	uint32_t val = chance(90) ? (t->qpn | (rq ? DPV_DB_RQ : 0)) : (uint32_t)any_num(f, DPV_OBJ_QP);
 	if (!atomic_exchange(&h->db, 1) || chance(20))
-		dpv_db_ring_put(db, mask, val);
+		db_put(db, mask, val);
 	if (chance(3)) /* scribble on the doorbell ring itself */
 		atomic_store_explicit(&db->head, (uint32_t)rnd(), memory_order_relaxed);
 	g_n_pokes++;
@@ -2196,7 +2233,7 @@ static void mode_attack(struct fclient *y)
 		q.u.qpq.qpn = num;
 		int st = request(x, &q, -1, -1, EXP_OK, NULL);
 		/* the engine may have moved it to ERR itself meanwhile (retries) */
-		CHECK(st == 0 && (q.u.qpq.state == st0 || q.u.qpq.state == IBV_QPS_ERR),
+		CHECK(st == 0 && (q.u.qpq.state == st0 || q.u.qpq.state == IBV_QPS_ERR || q.u.qpq.state == IBV_QPS_SQE),
 		      "connection %u's QP %#x: QP_QUERY %d, state %u (was %u) after connection %u's %s", x->c->id, num, st,
 		      q.u.qpq.state, st0, y->c->id, op_name(op));
 	}
@@ -2306,6 +2343,14 @@ static int fuzz(uint64_t iters, unsigned int seconds)
 	return dpvt_finish();
 }
 
+static volatile sig_atomic_t g_stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	g_stop = 1;
+}
+
 static uint64_t arg_u64(int argc, char **argv, int i, const char *env, uint64_t def)
 {
 	const char *s = i < argc ? argv[i] : getenv(env);
@@ -2376,10 +2421,21 @@ int main(int argc, char **argv)
 	int status = 0;
 	uint64_t limit = now_ms() + ((uint64_t)seconds + 90) * 1000;
 	pid_t w;
-	while ((w = waitpid(pid, &status, WNOHANG)) == 0 && now_ms() < limit)
+	struct sigaction sa = {.sa_handler = on_stop};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	while ((w = waitpid(pid, &status, WNOHANG)) == 0 && now_ms() < limit && !g_stop)
 		usleep(20000);
 	int rc;
-	if (w == 0) {
+	if (w == 0 && g_stop) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		fprintf(stderr, "fuzz_daemon: stopped by a signal (seed %" PRIu64 ")\n", g_seed);
+		printf("0 passed, 1 failed\n");
+		rc = 1;
+	} else if (w == 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
 		fprintf(stderr, "fuzz_daemon: HANG: the daemon's core did not finish within %u s (seed %" PRIu64 ")\n",
