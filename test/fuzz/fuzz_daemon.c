@@ -163,6 +163,7 @@ static struct {
 static unsigned int g_n_shares;
 
 /* statistics */
+static uint64_t g_op_n[DPV_SHM_OP_NR], g_op_ok[DPV_SHM_OP_NR];
 static uint64_t g_n_req, g_n_mode[5], g_n_ok, g_n_clients, g_n_gone, g_n_pokes, g_n_attacks;
 
 /* ------------------------------------------------------------------ */
@@ -421,8 +422,8 @@ static bool audit(char *why, size_t wl)
 			live_add(&l, o);
 		}
 	}
-	size_t n_listed = l.n;
-	qsort(l.v, l.n, sizeof(*l.v), ptr_cmp);
+	if (l.n > 1)
+		qsort(l.v, l.n, sizeof(*l.v), ptr_cmp);
 	/* ownerless PDs are reachable only through the handles of sharers */
 	TAILQ_FOREACH(c, &g_dpvd.clients, next) {
 		struct dpvd_pdref *r;
@@ -433,7 +434,6 @@ static bool audit(char *why, size_t wl)
 			qsort(l.v, l.n, sizeof(*l.v), ptr_cmp);
 		}
 	}
-	(void)n_listed;
 	if (ucap < l.n) {
 		ucap = l.n + 256;
 		users = realloc(users, ucap * sizeof(*users));
@@ -441,8 +441,10 @@ static bool audit(char *why, size_t wl)
 		if (!users || !refs)
 			abort();
 	}
-	memset(users, 0, l.n * sizeof(*users));
-	memset(refs, 0, l.n * sizeof(*refs));
+	if (l.n) {
+		memset(users, 0, l.n * sizeof(*users));
+		memset(refs, 0, l.n * sizeof(*refs));
+	}
 	uint32_t count[DPV_OBJ_NR] = {0};
 	for (size_t i = 0; i < l.n; i++) {
 		o = l.v[i];
@@ -808,6 +810,10 @@ static int request(struct fclient *f, struct dpv_shm_msg *m, int fd0, int fd1, e
 	}
 	if (st == 0)
 		g_n_ok++;
+	if (req.h.op < DPV_SHM_OP_NR) {
+		g_op_n[req.h.op]++;
+		g_op_ok[req.h.op] += st == 0;
+	}
 	/* no other client's state changed; a failed request changed nothing */
 	snap_others(&after, f->c);
 	if (before.n != after.n || memcmp(before.w, after.w, before.n * sizeof(*before.w))) {
@@ -2340,6 +2346,10 @@ static int fuzz(uint64_t iters, unsigned int seconds)
 	       " connections, %" PRIu64 " gone\n",
 	       g_seed, g_iter, g_n_req, g_n_mode[0], g_n_mode[1], g_n_mode[2], g_n_mode[3], g_n_ok, g_n_pokes,
 	       g_n_clients, g_n_gone);
+	printf("fuzz_daemon: succeeded/sent by op:");
+	for (unsigned int op = 1; op < DPV_SHM_OP_NR; op++)
+		printf(" %s %" PRIu64 "/%" PRIu64, op_name((uint16_t)op), g_op_ok[op], g_op_n[op]);
+	printf("\n");
 	return dpvt_finish();
 }
 
