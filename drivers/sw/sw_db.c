@@ -58,6 +58,9 @@ void *sw_db_attach(void *d, unsigned int index, struct dpv_db_ring *ring, uint32
 		errno = ENOMEM;
 		return NULL;
 	}
+	/* from now on SGEs come from rings other processes write: the engine
+	 * resolves every one through its MR where it is used (sw_loc.h) */
+	atomic_store(&sw_serves_apps, true);
 	db->ring = ring;
 	db->mask = size - 1;
 	db->owner = owner;

@@ -353,11 +353,16 @@ void sw_dereg_mr(void *dev, uint32_t key);
 /* The MR of an lkey/rkey (its full 32-bit value), or NULL. */
 const struct sw_mr *sw_mr_lookup(uint32_t key);
 /* Is any registered MR in another process' memory, or mapped at another
- * address (shared mode)? Then every SGE is resolved through its MR. */
+ * address (shared mode)? Then every SGE is resolved through its MR. So is
+ * every SGE once the engine serves other processes (sw_db_attach): their
+ * rings are memory they write, an SGE read there may have changed since
+ * it was checked, and a raw SGE address is never to be used. */
 extern _Atomic uint32_t sw_remote_mrs;
+extern _Atomic bool sw_serves_apps;
 static inline bool sw_any_remote_mr(void)
 {
-	return atomic_load_explicit(&sw_remote_mrs, memory_order_relaxed) != 0;
+	return atomic_load_explicit(&sw_remote_mrs, memory_order_relaxed) != 0 ||
+	       atomic_load_explicit(&sw_serves_apps, memory_order_relaxed);
 }
 int sw_create_ah(void *dev, const struct dpv_ah_desc *d);
 void sw_destroy_ah(void *dev, uint32_t handle);

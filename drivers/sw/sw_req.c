@@ -243,6 +243,10 @@ void sw_req_read_more(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w
 void sw_req_fetch(struct sw_qp *qp)
 {
 	uint32_t pi = sw_sq_pi(qp);
+	/* a producer index that moved backwards (another process writes it)
+	 * brings nothing new, rather than 2^32 - n WQEs to walk */
+	if (pi - qp->req.sq_head < qp->req.sq_fetched - qp->req.sq_head)
+		return;
 	for (; qp->req.sq_fetched != pi; qp->req.sq_fetched++)
 		memset(sw_sq_state(qp, qp->req.sq_fetched), 0, sizeof(struct sw_wqe));
 }

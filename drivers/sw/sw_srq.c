@@ -106,13 +106,16 @@ bool sw_rq_pop(struct sw_qp *qp, struct sw_rwqe *out)
 }
 
 /* IBA 10.3.1: in ERR, receive WQEs complete with IBV_WC_WR_FLUSH_ERR; an
- * SRQ's WQEs stay in the SRQ (IBA 10.2.9.5). Must hold the QP lock. */
+ * SRQ's WQEs stay in the SRQ (IBA 10.2.9.5). At most a ring's worth per
+ * call: the producer index is in memory another process writes, and one
+ * far ahead must not keep the engine here for 2^32 WQEs. Must hold the QP
+ * lock. */
 void sw_rq_flush(struct sw_qp *qp)
 {
 	struct sw_rwqe w;
 	if (qp->srq || !qp->rq)
 		return;
-	while (sw_rq_pop(qp, &w)) {
+	for (uint32_t n = 0; n < qp->rq_size && sw_rq_pop(qp, &w); n++) {
 		struct dpv_cqe e = {.wr_id = w.wr_id, .status = IBV_WC_WR_FLUSH_ERR, .opcode = IBV_WC_RECV,
 				    .qp_num = qp->qpn};
 		sw_cq_push(qp->rcq, &e);

@@ -28,6 +28,7 @@ struct sw_tab {
 };
 
 _Atomic uint32_t sw_remote_mrs; /* MRs whose memory is in another process */
+_Atomic bool sw_serves_apps;    /* a doorbell ring of another process was attached */
 
 static struct sw_tab g_tab = {.lock = RTE_SPINLOCK_INITIALIZER};
 

@@ -112,8 +112,8 @@ bool dpvd_pd_usable(struct dpvd_client *c, uint32_t pdn)
 	struct dpvd_obj *o = dpv_pool_get(DPV_OBJ_PD, pdn);
 	if (!o || o->type != DPV_OBJ_PD || !o->refs)
 		return false;
-	if (o->owner == c && o->created)
-		return true;
+	if (o->owner == c && o->created && o->owner_handle)
+		return true; /* not once its creator let go of its handle */
 	struct dpvd_pdref *r;
 	TAILQ_FOREACH(r, &c->pdrefs, next)
 		if (r->pd == o)

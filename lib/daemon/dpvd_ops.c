@@ -201,6 +201,26 @@ static int num_reserve(struct dpvd_client *c, struct dpv_shm_num *n)
 	return 0;
 }
 
+/* May c let go of one of its handles on pd? Not if that is its last one
+ * while objects of its own (MRs, AHs, SRQs, QPs) still use the PD: a PD
+ * is freed with its last handle, so every user must belong to a process
+ * that holds one (other processes' users keep their own handles). */
+static bool pd_may_drop(struct dpvd_client *c, struct dpvd_obj *pd)
+{
+	unsigned int handles = pd->owner == c && pd->owner_handle;
+	struct dpvd_pdref *r;
+	TAILQ_FOREACH(r, &c->pdrefs, next)
+		handles += r->pd == pd;
+	if (handles > 1)
+		return true;
+	struct dpvd_obj *o;
+	TAILQ_FOREACH(o, &c->objs, next)
+		for (unsigned int i = 0; i < RTE_DIM(o->uses); i++)
+			if (o->uses[i] == pd)
+				return false;
+	return true;
+}
+
 static int num_release(struct dpvd_client *c, struct dpv_shm_num *n)
 {
 	struct dpvd_obj *o = dpvd_obj_get(c, (enum dpv_obj_type)n->type, n->num, false);
@@ -208,6 +228,8 @@ static int num_release(struct dpvd_client *c, struct dpv_shm_num *n)
 		return -EINVAL;
 	if (o->type != DPV_OBJ_PD && o->users)
 		return -EBUSY;
+	if (o->type == DPV_OBJ_PD && o->owner_handle && !pd_may_drop(c, o))
+		return -EBUSY; /* the number goes with the creator's handle */
 	dpvd_obj_release(c, o);
 	return 0;
 }
@@ -233,7 +255,7 @@ static int pd_dealloc(struct dpvd_client *c, struct dpv_shm_pd *p)
 	struct dpvd_pdref *r;
 	TAILQ_FOREACH(r, &c->pdrefs, next)
 		if (r->pd->num == p->pdn) {
-			if (r->pd->users && r->pd->refs == 1)
+			if (!pd_may_drop(c, r->pd))
 				return -EBUSY;
 			TAILQ_REMOVE(&c->pdrefs, r, next);
 			struct dpvd_obj *pd = r->pd;
@@ -244,8 +266,8 @@ static int pd_dealloc(struct dpvd_client *c, struct dpv_shm_pd *p)
 	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_PD, p->pdn, true);
 	if (!o || !o->owner_handle)
 		return -EINVAL;
-	if (o->users && o->refs == 1)
-		return -EBUSY; /* MRs, QPs, ... of this process or another use it */
+	if (!pd_may_drop(c, o))
+		return -EBUSY; /* MRs, QPs, ... of this process use it */
 	o->owner_handle = false;
 	dpvd_pd_unref(o);
 	return 0;
