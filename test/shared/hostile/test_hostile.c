@@ -111,6 +111,21 @@ static int daemon_fds_settle(int base)
 	return n;
 }
 
+/* The daemon's descriptors once it is quiet: a connection just closed
+ * (daemon_serves' HELLO) is reclaimed when the daemon's control thread
+ * sees it close, so the count must hold still for 200 ms (up to 3 s). */
+static int daemon_fds_quiet(void)
+{
+	int n = daemon_fds(), same = 0;
+	for (int i = 0; i < 150 && same < 10; i++) {
+		dpvt_sleep_ms(20);
+		int m = daemon_fds();
+		same = m == n ? same + 1 : 0;
+		n = m;
+	}
+	return n;
+}
+
 /* ------------------------------------------------------------------ */
 /* the wire protocol, by hand */
 
@@ -1392,7 +1407,7 @@ int main(void)
 	fflush(stdout);
 	if (!CHECK(daemon_serves(), "the daemon does not serve at the start"))
 		return dpvt_finish();
-	int fd_base = daemon_fds();
+	int fd_base = daemon_fds_quiet();
 
 	/* the well-behaved application runs through all of it */
 	pp_start();
