@@ -14,6 +14,19 @@ run_suite() {
   s=$(awk '/^Skipped:/ {print $2}' "$log"); t=$(awk '/^Timeout:/ {print $2}' "$log")
   pass=$((pass + ${ok:-0})); fail=$((fail + ${f:-0} + ${t:-0})); skip=$((skip + ${s:-0}))
   if [ -z "$ok" ]; then fail=$((fail + 1)); echo "run_tests: meson test in $dir did not run"; fi
+  # the last lines each failed test printed (the whole of it is in
+  # $dir/meson-logs/testlog.txt)
+  if [ "${f:-0}${t:-0}" != "00" ] && [ -f "$dir/meson-logs/testlog.json" ]; then
+    python3 - "$dir/meson-logs/testlog.json" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    t = json.loads(line)
+    if t.get('result') not in ('OK', 'SKIP', 'EXPECTEDFAIL'):
+        out = ((t.get('stdout') or '') + (t.get('stderr') or '')).splitlines()
+        print('---- %s (%s): last %d lines' % (t['name'], t['result'], min(25, len(out))))
+        print('\n'.join(out[-25:]))
+PY
+  fi
   rm -f "$log"
 }
 echo "== build/ (all suites)"
