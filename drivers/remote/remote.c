@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -138,6 +139,7 @@ static int connect_daemon(const char *path)
 static int rm_probe(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsigned int max)
 {
 	snprintf(rm.path, sizeof(rm.path), "%s", conf->shared_socket);
+	rm.idle_yield = conf->shared_idle_yield;
 	int s = connect_daemon(rm.path);
 	if (s < 0) {
 		fprintf(stderr, "dpverbs: %s: \"mode\" is \"shared\" but dpverbsd does not answer on %s: %s "
@@ -234,9 +236,20 @@ static int rm_query_port(void *dev, struct ibv_port_attr *attr)
 	return r;
 }
 
+/* ibv_poll_cq found the CQ empty. The daemon's engine makes the progress;
+ * this thread only waits. Every shared.idle_yield empty polls it gives
+ * its CPU away once (sched_yield): applications that busy-poll on the
+ * same CPU as another spinning application (or the daemon's engine)
+ * would otherwise see each other only once per scheduler time slice
+ * (milliseconds). Alone on its CPU the call returns at once. */
 static int rm_progress(void *cq)
 {
+	static __thread uint32_t idle;
 	(void)cq;
+	if (rm.idle_yield && ++idle >= rm.idle_yield) {
+		idle = 0;
+		sched_yield();
+	}
 	return atomic_load_explicit(&rm.dead, memory_order_relaxed) ? -EIO : 0;
 }
 

@@ -229,10 +229,11 @@ static int parse_fault(struct ctx *x, json_t *f)
 	return 0;
 }
 
-/* "shared": {"socket": "/absolute/path"}: where dpverbsd listens. */
+/* "shared": {"socket": "/absolute/path", "idle_yield": N}: where dpverbsd
+ * listens; how often a thread polling an empty CQ gives its CPU away. */
 static int parse_shared(struct ctx *x, json_t *sh)
 {
-	static const char *const keys[] = { "socket", NULL };
+	static const char *const keys[] = { "socket", "idle_yield", NULL };
 	const char *path = "shared", *s;
 	char p[CONF_PATH_LEN];
 
@@ -250,7 +251,7 @@ static int parse_shared(struct ctx *x, json_t *sh)
 					 sizeof(x->c->shared_socket) - 1);
 		snprintf(x->c->shared_socket, sizeof(x->c->shared_socket), "%s", s);
 	}
-	return 0;
+	return conf_get_u32(x, sh, path, "idle_yield", 0, DPV_CONF_MAX_IDLE_YIELD, &x->c->shared_idle_yield) < 0 ? -1 : 0;
 }
 
 /* "log": {"pmd.dpv.sw": 8, "lib.dpv.*": 7}: levels of DPDK log types. */
@@ -284,6 +285,7 @@ static void set_defaults(struct dpv_conf *c)
 	snprintf(c->driver, sizeof(c->driver), "sw");
 	c->mode = DPV_MODE_EMBEDDED;
 	snprintf(c->shared_socket, sizeof(c->shared_socket), "%s", DPV_CONF_DEF_SHARED_SOCKET);
+	c->shared_idle_yield = DPV_CONF_DEF_IDLE_YIELD;
 	c->progress = DPV_PROGRESS_INLINE;
 	c->sw_loopback = true;
 	c->huge = true;

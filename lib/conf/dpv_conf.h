@@ -24,6 +24,8 @@ extern "C" {
 /* Defaults and ranges of the per-port and EAL fields (config/README.md). */
 #define DPV_CONF_DEF_MTU 1500
 #define DPV_CONF_DEF_SHARED_SOCKET "/run/dpverbs/dpverbsd.sock" /* "shared.socket" */
+#define DPV_CONF_DEF_IDLE_YIELD 256      /* "shared.idle_yield" */
+#define DPV_CONF_MAX_IDLE_YIELD 1000000000
 #define DPV_CONF_MIN_MTU 256
 #define DPV_CONF_MAX_MTU 9000
 #define DPV_CONF_DEF_DESC 1024          /* rx_desc, tx_desc */
@@ -118,6 +120,7 @@ struct dpv_conf {
 	char driver[DPV_NAME_MAX];       /* transport driver: "sw" (default), "null" */
 	enum dpv_mode mode;
 	char shared_socket[108];         /* shared mode: dpverbsd's socket ("shared.socket") */
+	uint32_t shared_idle_yield;      /* shared mode: empty polls of a thread per sched_yield (0: never) */
 	enum dpv_progress progress;
 	bool sw_loopback;                /* loop local GIDs in software */
 	/* EAL */

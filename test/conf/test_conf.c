@@ -85,7 +85,11 @@ static const struct bad bad_table[] = {
 	{ T(",'shared':{'socket':'rel/x.sock'}"),
 	  "t: shared.socket: must be an absolute path (got \"rel/x.sock\")" },
 	{ T(",'shared':{'sock':'/x'}"),
-	  "t: shared.sock: unknown field (expected one of: socket)" },
+	  "t: shared.sock: unknown field (expected one of: socket, idle_yield)" },
+	{ T(",'shared':{'idle_yield':-1}"),
+	  "t: shared.idle_yield: must be an integer between 0 and 1000000000 (got -1)" },
+	{ T(",'shared':{'idle_yield':'64'}"),
+	  "t: shared.idle_yield: must be an integer between 0 and 1000000000 (got \"64\")" },
 	{ T(",'shared':{'socket':5}"),
 	  "t: shared.socket: must be a string (got 5)" },
 	{ T(",'driver':'hw'"),
@@ -390,6 +394,7 @@ static void test_kitchen_sink(void)
 {
 	static const char *js =
 		"{'mode':'shared','progress':'lcore','software_loopback':false,"
+		"'shared':{'socket':'/s/d.sock','idle_yield':0},"
 		"'eal':{'args':['--no-pci','--log-level=lib.eal:4','--in-memory'],"
 		"'file_prefix':'Dpv-X_1','hugepages':false,'memory_mb':512,'log_level':8,"
 		"'telemetry':false},"
@@ -418,6 +423,8 @@ static void test_kitchen_sink(void)
 	CHECK(strcmp(c.source, "kitchen") == 0, "source %s", c.source);
 	CHECK(c.mode == DPV_MODE_SHARED && c.progress == DPV_PROGRESS_LCORE && !c.sw_loopback,
 	      "top-level");
+	CHECK(strcmp(c.shared_socket, "/s/d.sock") == 0 && c.shared_idle_yield == 0, "shared: %s %u",
+	      c.shared_socket, c.shared_idle_yield);
 	CHECK(c.n_eal_args == 3 && strcmp(c.eal_args[0], "--no-pci") == 0 &&
 		      strcmp(c.eal_args[2], "--in-memory") == 0,
 	      "eal args");
@@ -468,6 +475,8 @@ static void check_default_values(const struct dpv_conf *c, const char *what)
 	CHECK(c->mode == DPV_MODE_EMBEDDED && c->progress == DPV_PROGRESS_INLINE &&
 		      c->sw_loopback,
 	      "%s: top-level", what);
+	CHECK(strcmp(c->shared_socket, "/run/dpverbs/dpverbsd.sock") == 0 && c->shared_idle_yield == 256,
+	      "%s: shared: %s, idle_yield %u", what, c->shared_socket, c->shared_idle_yield);
 	CHECK(c->huge && c->memory_mb == 0 && c->log_level == DPV_CONF_DEF_LOG_LEVEL &&
 		      c->file_prefix[0] == '\0' && c->n_eal_args == 0 && c->telemetry,
 	      "%s: eal", what);
