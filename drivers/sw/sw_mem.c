@@ -14,6 +14,7 @@
  * not either, unless the platform supports them).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -61,10 +62,26 @@ struct sw_memq {
 static __thread struct sw_memq *t_mq;
 __thread uint32_t sw_mem_pending;
 
+/* freed when its thread exits (engine lcores, assist threads) */
+static pthread_key_t memq_key;
+static pthread_once_t memq_once = PTHREAD_ONCE_INIT;
+
+static void memq_key_make(void)
+{
+	if (pthread_key_create(&memq_key, free) != 0)
+		abort();
+}
+
 static struct sw_memq *memq(void)
 {
-	if (!t_mq)
+	if (!t_mq) {
+		pthread_once(&memq_once, memq_key_make);
 		t_mq = calloc(1, sizeof(*t_mq));
+		if (t_mq && pthread_setspecific(memq_key, t_mq) != 0) {
+			free(t_mq);
+			t_mq = NULL;
+		}
+	}
 	return t_mq;
 }
 

@@ -205,6 +205,23 @@ bool dpvd_pd_usable(struct dpvd_client *c, uint32_t pdn);
  * addresses), or NULL. */
 struct dpvd_mem *dpvd_mem_find(struct dpvd_client *c, uint64_t caddr, uint64_t len);
 /* Our address of the application's caddr inside m. */
+/* An engine object now exists for o: whose it is (device, context,
+ * cookie for events) and the regions its rings are in (held while it
+ * exists; NULL: none). */
+static inline void dpvd_obj_created(struct dpvd_obj *o, uint32_t dev, uint32_t ctx, uint64_t cookie,
+				    struct dpvd_mem *r0, struct dpvd_mem *r1)
+{
+	o->dev = dev;
+	o->ctx = ctx;
+	o->cookie = cookie;
+	o->ring[0] = r0;
+	o->ring[1] = r1;
+	if (r0)
+		r0->busy++;
+	if (r1)
+		r1->busy++;
+}
+
 static inline void *dpvd_mem_xlate(const struct dpvd_mem *m, uint64_t caddr)
 {
 	return m->addr + (caddr - m->caddr);

@@ -376,11 +376,7 @@ static int cq_create(struct dpvd_client *c, struct dpv_shm_cq *q, int fds[DPV_SH
 	void *drv = dpv_ops(d)->create_cq(d->drv_dev, &cfg);
 	if (!drv)
 		return -(errno ? errno : ENOMEM);
-	o->dev = q->dev;
-	o->ctx = q->ctx;
-	o->cookie = q->cookie;
-	o->ring[0] = m;
-	m->busy++;
+	dpvd_obj_created(o, q->dev, q->ctx, q->cookie, m, NULL);
 	rte_spinlock_lock(&g_dpvd.evlock);
 	if (q->has_channel) {
 		fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);

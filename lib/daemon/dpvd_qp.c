@@ -70,11 +70,7 @@ int dpvd_srq_create(struct dpvd_client *c, struct dpv_shm_srq *s)
 	void *drv = dpv_ops(d)->create_srq(d->drv_dev, &cfg);
 	if (!drv)
 		return -(errno ? errno : ENOMEM);
-	o->dev = s->dev;
-	o->ctx = s->ctx;
-	o->cookie = s->cookie;
-	o->ring[0] = m;
-	m->busy++;
+	dpvd_obj_created(o, s->dev, s->ctx, s->cookie, m, NULL);
 	use(o, 0, dpv_pool_get(DPV_OBJ_PD, s->pd));
 	use(o, 1, cq);
 	if (x) {
@@ -191,18 +187,10 @@ int dpvd_qp_create(struct dpvd_client *c, struct dpv_shm_qp *q)
 		memset(&o->bufs, 0, sizeof(o->bufs));
 		return -e;
 	}
-	o->dev = q->dev;
-	o->ctx = q->ctx;
-	o->cookie = q->cookie;
+	dpvd_obj_created(o, q->dev, q->ctx, q->cookie, sm, rm);
 	o->qp_type = t;
 	memset(&o->attr, 0, sizeof(o->attr));
 	o->attr.port_num = DPV_PORT_NUM;
-	o->ring[0] = sm;
-	o->ring[1] = rm;
-	if (sm)
-		sm->busy++;
-	if (rm)
-		rm->busy++;
 	use(o, 0, pd);
 	use(o, 1, scq);
 	use(o, 2, rcq);
