@@ -204,7 +204,6 @@ bool dpvd_pd_usable(struct dpvd_client *c, uint32_t pdn);
 /* The region of c that holds [caddr, caddr + len) (application
  * addresses), or NULL. */
 struct dpvd_mem *dpvd_mem_find(struct dpvd_client *c, uint64_t caddr, uint64_t len);
-/* Our address of the application's caddr inside m. */
 /* An engine object now exists for o: whose it is (device, context,
  * cookie for events) and the regions its rings are in (held while it
  * exists; NULL: none). */
@@ -222,6 +221,7 @@ static inline void dpvd_obj_created(struct dpvd_obj *o, uint32_t dev, uint32_t c
 		r1->busy++;
 }
 
+/* Our address of the application's caddr inside m. */
 static inline void *dpvd_mem_xlate(const struct dpvd_mem *m, uint64_t caddr)
 {
 	return m->addr + (caddr - m->caddr);

@@ -180,6 +180,11 @@ uint32_t dpv_pool_count(enum dpv_obj_type t)
 	return n;
 }
 
+uint32_t dpv_pool_limit(enum dpv_obj_type t)
+{
+	return g_pools[t].table ? g_pools[t].limit : 0;
+}
+
 void dpv_pool_range(enum dpv_obj_type t, uint32_t *first, uint32_t *last)
 {
 	*first = g_pools[t].first;

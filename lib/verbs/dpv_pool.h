@@ -80,6 +80,9 @@ void *dpv_pool_get(enum dpv_obj_type t, uint32_t index);
 /** Objects of type t in the table now. */
 uint32_t dpv_pool_count(enum dpv_obj_type t);
 
+/** How many objects of type t the table takes (its limit). */
+uint32_t dpv_pool_limit(enum dpv_obj_type t);
+
 /** Lowest and highest number of type t (for iteration with dpv_pool_get). */
 void dpv_pool_range(enum dpv_obj_type t, uint32_t *first, uint32_t *last);
 

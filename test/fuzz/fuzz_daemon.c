@@ -1068,6 +1068,9 @@ static bool build_valid(struct fclient *f, uint16_t op, struct vreq *v)
 	case DPV_SHM_NUM_RESERVE: {
 		static const uint32_t types[] = {DPV_OBJ_PD, DPV_OBJ_MR, DPV_OBJ_AH, DPV_OBJ_CQ, DPV_OBJ_QP, DPV_OBJ_SRQ};
 		m->u.num.type = types[rn(RTE_DIM(types))];
+		/* the table full (every client's numbers count): -ENOMEM */
+		if (dpv_pool_count(m->u.num.type) >= dpv_pool_limit(m->u.num.type))
+			v->ex = EXP_FAIL;
 		break;
 	}
 	case DPV_SHM_NUM_RELEASE:
@@ -1458,8 +1461,11 @@ static void qp_remember(struct fclient *f, const struct dpv_shm_qp *q)
 	t->qpn = q->qpn;
 	t->drv = o->drv;
 	t->dev = q->dev;
-	t->sq = o->ring[0] ? (struct dpv_ring_hdr *)(uintptr_t)q->sq : NULL;
-	t->rq = o->ring[1] ? (struct dpv_ring_hdr *)(uintptr_t)q->rq : NULL;
+	/* the daemon's view of the rings (the engine reads them there): a
+	 * mutated request may name a region by an address this process does
+	 * not map at that place */
+	t->sq = o->ring[0] ? (struct dpv_ring_hdr *)dpvd_mem_xlate(o->ring[0], q->sq) : NULL;
+	t->rq = o->ring[1] ? (struct dpv_ring_hdr *)dpvd_mem_xlate(o->ring[1], q->rq) : NULL;
 	t->sq_size = q->sq_size;
 	t->sq_stride = q->sq_stride;
 	t->rq_size = q->rq_size;
