@@ -12,6 +12,19 @@
 #define DPV_MAX_EAL_ARGS 32
 #define DPV_MAX_QUEUES 8
 
+/* Identity: ibv_query_device, ibv_query_port and the sysfs view
+ * (lib/conf/dpv_view.c) */
+#define DPV_VENDOR_ID 0x026470     /* OUI-style id from our MAC prefix (perftest: unknown vendor) */
+#define DPV_VENDOR_PART_ID 0x4450  /* "DP" */
+#define DPV_HW_VER 1
+#define DPV_FW_VER "0.1.0"
+#define DPV_BOARD_ID "DPVERBS_DPDK_ROCEV2"
+/* port_cap_flags: IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS (checked in dpv_device.c) */
+#define DPV_PORT_CAP_FLAGS 0x04010000u
+/* link speed reported when the PMD does not know it, and in the sysfs view
+ * (which starts no PMD) */
+#define DPV_NOMINAL_SPEED_MBPS 10000
+
 /* GID table: 0 link-local, 1 IPv4-mapped, then configured IPv6 */
 #define DPV_GID_TABLE_LEN 16
 #define DPV_PKEY_TABLE_LEN 1

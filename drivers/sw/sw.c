@@ -12,6 +12,7 @@
 #include <rte_malloc.h>
 
 #include "dpv_engine.h"
+#include "dpv_view.h"
 #include "sw_loc.h"
 
 RTE_LOG_REGISTER(sw_logtype, pmd.dpv.sw, NOTICE);
@@ -52,24 +53,6 @@ static int sw_probe(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsi
 	return (int)n;
 }
 
-static uint8_t speed_width(uint64_t mbps, uint8_t *width)
-{
-	/* IB speed x width closest to the Ethernet link speed */
-	*width = 2; /* 4X */
-	if (mbps >= 200000)
-		return 64; /* HDR */
-	if (mbps >= 100000)
-		return 32; /* EDR */
-	if (mbps >= 40000)
-		return 16; /* FDR */
-	*width = 1;
-	if (mbps >= 25000)
-		return 32;
-	if (mbps >= 10000)
-		return 8; /* FDR10 x1 ~ 10G */
-	return 1; /* SDR */
-}
-
 static int sw_query_port(void *d, struct ibv_port_attr *a)
 {
 	struct dpv_port *p = ((struct sw_dev *)d)->port;
@@ -80,7 +63,7 @@ static int sw_query_port(void *d, struct ibv_port_attr *a)
 	a->active_mtu = (enum ibv_mtu)p->active_mtu;
 	a->bad_pkey_cntr = (uint32_t)DPV_STAT_READ(p, drop[DPV_DROP_BAD_PKEY]);
 	a->qkey_viol_cntr = (uint32_t)DPV_STAT_READ(p, drop[DPV_DROP_BAD_QKEY]);
-	a->active_speed = speed_width(p->eth_speed_mbps, &a->active_width);
+	a->active_speed = dpv_view_speed(p->eth_speed_mbps, &a->active_width);
 	return 0;
 }
 

@@ -144,6 +144,26 @@ struct dpv_conf {
 };
 
 /*
+ * A port's GID table (dpv_conf_gid.c), as lib/port builds it at start and
+ * the sysfs view shows it: 0 the link-local fe80::/64 with the modified
+ * EUI-64 of the MAC, 1 the IPv4-mapped ::ffff:a.b.c.d of "ipv4" (empty
+ * without one), 2.. the "ipv6" addresses in configuration order; the rest
+ * empty (all zero, valid false), as rxe's fixed-size table.
+ */
+struct dpv_gid_entry {
+	uint8_t gid[16];
+	bool valid;
+	uint8_t ip_ver;           /* 4 for IPv4-mapped, 6 otherwise */
+};
+
+/* The modified EUI-64 of a MAC (RFC 4291): node GUID and GID 0's low half. */
+void dpv_mac_eui64(const uint8_t mac[6], uint8_t out[8]);
+/* Fill tbl (DPV_GID_TABLE_LEN entries) for port cp whose MAC is mac (the
+ * configured one, or the PMD's when "mac" is not set). */
+void dpv_conf_gid_table(const struct dpv_conf_port *cp, const uint8_t mac[6],
+			struct dpv_gid_entry tbl[DPV_GID_TABLE_LEN]);
+
+/*
  * Load a configuration: from path if not NULL, else from $DPVERBS_CONFIG if
  * set, else the built-in default. On error returns -1 and writes a message
  * "FILE: FIELD: REASON" into err (errlen bytes). Returns 0 on success.

@@ -99,50 +99,11 @@ uint8_t dpv_eth_mtu_to_ib(uint16_t eth_mtu, uint8_t ip_ver)
 	return ib ? ib : 1;
 }
 
-static void set_gid_v4(struct dpv_gid_entry *e, struct in_addr a)
-{
-	memset(e->gid, 0, 16);
-	e->gid[10] = 0xff;
-	e->gid[11] = 0xff;
-	memcpy(&e->gid[12], &a, 4);
-	e->valid = true;
-	e->ip_ver = 4;
-}
-
-static void set_gid_v6(struct dpv_gid_entry *e, const struct in6_addr *a)
-{
-	memcpy(e->gid, a, 16);
-	e->valid = true;
-	e->ip_ver = 6;
-}
-
-/* GID 0: fe80::/64 with the modified EUI-64 of the MAC (RFC 4291 2.5.1). */
-static void set_gid_linklocal(struct dpv_gid_entry *e, const uint8_t mac[6])
-{
-	memset(e->gid, 0, 16);
-	e->gid[0] = 0xfe;
-	e->gid[1] = 0x80;
-	e->gid[8] = mac[0] ^ 0x02;
-	e->gid[9] = mac[1];
-	e->gid[10] = mac[2];
-	e->gid[11] = 0xff;
-	e->gid[12] = 0xfe;
-	e->gid[13] = mac[3];
-	e->gid[14] = mac[4];
-	e->gid[15] = mac[5];
-	e->valid = true;
-	e->ip_ver = 6;
-}
-
+/* The table is derived from the configuration and the MAC in lib/conf
+ * (dpv_conf_gid.c), the same code the sysfs view (apps/dpv_sysfs) uses. */
 static void build_gid_table(struct dpv_port *p)
 {
-	const struct dpv_conf_port *c = p->conf;
-	memset(p->gids, 0, sizeof(p->gids));
-	set_gid_linklocal(&p->gids[0], p->mac);
-	if (c->ipv4.s_addr)
-		set_gid_v4(&p->gids[1], c->ipv4);
-	for (unsigned int i = 0; i < c->n_ipv6 && i < DPV_MAX_IPV6_PER_PORT && 2 + i < DPV_GID_TABLE_LEN; i++)
-		set_gid_v6(&p->gids[2 + i], &c->ipv6[i].addr);
+	dpv_conf_gid_table(p->conf, p->mac, p->gids);
 	/* rxe exposes a fixed-size table; empty entries read back as zero GIDs */
 	p->n_gids = DPV_GID_TABLE_LEN;
 }
@@ -416,7 +377,7 @@ static int port_dev_start(struct dpv_runtime *rt, struct dpv_port *p)
 	memset(&link, 0, sizeof(link));
 	rte_eth_link_get_nowait(p->eth_port, &link);
 	p->eth_speed_mbps = link.link_speed && link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN
-			    ? link.link_speed : 10000;
+			    ? link.link_speed : DPV_NOMINAL_SPEED_MBPS;
 	return 0;
 }
 

@@ -74,11 +74,7 @@ struct dpv_qctx {
 	unsigned int n_deferred;
 };
 
-struct dpv_gid_entry {
-	uint8_t gid[16];
-	bool valid;
-	uint8_t ip_ver;           /* 4 for IPv4-mapped, 6 otherwise */
-};
+/* struct dpv_gid_entry: dpv_conf.h (dpv_conf_gid_table) */
 
 #define DPV_NEIGH_FREE 0
 #define DPV_NEIGH_INCOMPLETE 1

@@ -145,6 +145,9 @@ static int vctx_query_device_ex(struct ibv_context *c, const struct ibv_query_de
 	return 0;
 }
 
+_Static_assert(DPV_PORT_CAP_FLAGS == (IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS),
+	       "the sysfs view's cap_mask is ibv_query_port's port_cap_flags");
+
 int dpv_query_port_full(struct ibv_context *c, uint8_t port, struct ibv_port_attr *a)
 {
 	if (!c || !a || port != DPV_PORT_NUM)
@@ -157,7 +160,7 @@ int dpv_query_port_full(struct ibv_context *c, uint8_t port, struct ibv_port_att
 	a->gid_tbl_len = DPV_GID_TABLE_LEN;
 	a->pkey_tbl_len = DPV_PKEY_TABLE_LEN;
 	a->max_msg_sz = DPV_MAX_MSG_SZ;
-	a->port_cap_flags = IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS;
+	a->port_cap_flags = DPV_PORT_CAP_FLAGS;
 	a->max_vl_num = 1;
 	a->link_layer = IBV_LINK_LAYER_ETHERNET;
 	a->flags = IBV_QPF_GRH_REQUIRED;

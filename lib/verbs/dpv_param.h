@@ -15,12 +15,8 @@
 #include "dpv_conf.h"
 #include "dpv_wire.h"
 
-/* Identity */
-#define DPV_VENDOR_ID 0x026470     /* OUI-style id from our MAC prefix (perftest: unknown vendor) */
-#define DPV_VENDOR_PART_ID 0x4450  /* "DP" */
-#define DPV_HW_VER 1
-#define DPV_FW_VER "0.1.0"
-#define DPV_BOARD_ID "DPVERBS_DPDK_ROCEV2"
+/* Identity (vendor, firmware, board, port capabilities): config/dpv_limits.h,
+ * shared with the sysfs view (lib/conf/dpv_view.c) */
 
 /* Fixed capabilities */
 #define DPV_MAX_MSG_SZ (1u << 31)       /* IBA 9.4: 2^31 bytes per message */
