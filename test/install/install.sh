@@ -5,6 +5,7 @@
 #      there (libraries, drop-in, header, .pc, programs, configs, docs, a man
 #      page per doc/man page and a .so page per other name);
 #   2. dpverbs-run ibv_devinfo lists dpv0 and dpv1 from the staged drop-in;
+#      dpverbs-run --view finds the staged dpv_sysfs (a RoCE v2 GID type);
 #   3. man finds and renders an alias page (ibv_dealloc_td -> ibv_alloc_td.3);
 #   4. test/install/app.c builds with the staged dpverbs.pc and with
 #      meson-uninstalled/dpverbs-uninstalled.pc, and runs (verbs calls and
@@ -53,7 +54,7 @@ expect_file() {
 }
 for f in "$LIBDIR/libdpverbs.so" "$LIBDIR/dpverbs/libibverbs.so.1" \
 	"$INCDIR/dpverbs/dpverbs.h" "$LIBDIR/pkgconfig/dpverbs.pc" \
-	"$BINDIR/dpverbs-run" "$BINDIR/dpv_perf" "$BINDIR/dpv_stat" "$BINDIR/dpv_td_bench" \
+	"$BINDIR/dpverbs-run" "$BINDIR/dpv_sysfs" "$BINDIR/dpv_perf" "$BINDIR/dpv_stat" "$BINDIR/dpv_td_bench" \
 	"$BINDIR/dpv_crc_bench" "$BINDIR/udp_pingpong" "$BINDIR/dpv_baseline" \
 	"$DATADIR/dpverbs/config/pair-a.json" "$DATADIR/dpverbs/config/pair-b.json" \
 	"$DATADIR/dpverbs/config/default.json" "$DATADIR/dpverbs/config/README.md" \
@@ -97,6 +98,14 @@ else
 	grep -q "hca_id:[[:space:]]*dpv1" "$WORK/devinfo" || fail "ibv_devinfo does not list dpv1"
 	"$RUN" -c /nonexistent.json true 2>"$WORK/badcfg" && fail "dpverbs-run -c accepted a missing file"
 	grep -q "not readable" "$WORK/badcfg" || fail "dpverbs-run -c: no message for a missing file"
+	# --view: the staged script finds the staged dpv_sysfs next to itself
+	out=$(timeout -k 5 "$TMO" env -u DPVERBS_CONFIG -u DPVERBS_DROPIN "$RUN" --view \
+		cat /sys/class/infiniband/dpv0/ports/1/gid_attrs/types/1 2>&1)
+	case "$out" in
+	*"cannot create a private mount namespace"*) log "no private mount namespace here: --view not checked" ;;
+	"RoCE v2") log "dpverbs-run --view: /sys/class/infiniband/dpv0/ports/1/gid_attrs/types/1 is RoCE v2" ;;
+	*) fail "dpverbs-run --view: '$out', not 'RoCE v2'" ;;
+	esac
 fi
 
 # ---- 3. man pages through man(1)
