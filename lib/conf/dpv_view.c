@@ -70,23 +70,23 @@ static const char *phys_state_name(uint8_t s)
 	return s < sizeof(n) / sizeof(n[0]) ? n[s] : "<unknown>";
 }
 
-/* rate_show: "10 Gb/sec (1X FDR10)" */
+/* rate_show: "10 Gb/sec (1X FDR10)"; the lane rate in units of 100 Mb/s */
 static void rate_text(uint8_t speed, uint8_t width, char *buf, size_t len)
 {
-	static const struct { uint8_t speed; const char *name; int mbps; } sp[] = {
-		{2, " DDR", 5000}, {4, " QDR", 10000}, {8, " FDR10", 10000}, {16, " FDR", 14062},
-		{32, " EDR", 25781}, {64, " HDR", 53125}, {128, " NDR", 106250},
+	static const struct { uint8_t speed; const char *name; int rate; } sp[] = {
+		{2, " DDR", 50}, {4, " QDR", 100}, {8, " FDR10", 100}, {16, " FDR", 140},
+		{32, " EDR", 250}, {64, " HDR", 500}, {128, " NDR", 1000},
 	};
 	const char *name = " SDR";
-	int rate = 2500;
+	int rate = 25;
 	for (size_t i = 0; i < sizeof(sp) / sizeof(sp[0]); i++)
 		if (sp[i].speed == speed) {
 			name = sp[i].name;
-			rate = sp[i].mbps;
+			rate = sp[i].rate;
 		}
 	int w = width == 2 ? 4 : width == 4 ? 8 : width == 8 ? 12 : width == 16 ? 2 : 1;
 	rate *= w;
-	snprintf(buf, len, "%d%s Gb/sec (%dX%s)", rate / 1000, rate % 1000 ? ".5" : "", w, name);
+	snprintf(buf, len, "%d%s Gb/sec (%dX%s)", rate / 10, rate % 10 ? ".5" : "", w, name);
 }
 
 /* show_port_gid (%pI6): eight groups of four hex digits */
