@@ -151,7 +151,12 @@ static int run(const struct dpv_view_dev *devs, unsigned int n, char **argv)
 	char msg[512];
 	const char *what = NULL;
 
-	if (dpv_ns_enter(msg, sizeof(msg)) != 0)
+	int r = dpv_ns_enter(msg, sizeof(msg));
+	if (r == -2) {
+		fprintf(stderr, "dpverbs-run: --view: %s: not running %s\n", msg, argv[0]);
+		return 126;
+	}
+	if (r != 0)
 		what = "cannot create a private mount namespace";
 	else if (dpv_ns_show(devs, n, msg, sizeof(msg)) != 0)
 		what = "cannot set the view up";

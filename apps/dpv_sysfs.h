@@ -17,7 +17,9 @@
  * process may (CAP_SYS_ADMIN), else a user namespace that maps the caller's
  * uid and gid to themselves plus a mount namespace (unprivileged user
  * namespaces). The process is then the only user of both; they end with it.
- * Returns 0, or -1 with the reason in msg.
+ * Returns 0, or with the reason in msg -1 (nothing changed: the program may
+ * run without the view) or -2 (in a user namespace whose id maps could not
+ * be written: the program must not run there).
  */
 int dpv_ns_enter(char *msg, size_t len);
 /*

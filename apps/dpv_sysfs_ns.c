@@ -45,7 +45,8 @@ static int write_file(const char *path, const char *text)
 
 /* A user namespace mapping the caller's ids to themselves, and a mount
  * namespace owned by it (the caller has every capability in both until
- * it executes the program). */
+ * it executes the program). -1: nothing changed; -2: in a user namespace
+ * without its maps, where the program must not run. */
 static int enter_userns(char *msg, size_t len)
 {
 	char map[64];
@@ -54,14 +55,15 @@ static int enter_userns(char *msg, size_t len)
 
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
 		return fail(msg, len, "unshare", "(user and mount namespaces)", errno);
+	/* from here on there is no way back: a failure is -2 */
 	if (write_file("/proc/self/setgroups", "deny") != 0 && errno != ENOENT)
-		return fail(msg, len, "write", "/proc/self/setgroups", errno);
+		return fail(msg, len, "write", "/proc/self/setgroups", errno) - 1;
 	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned int)uid, (unsigned int)uid);
 	if (write_file("/proc/self/uid_map", map) != 0)
-		return fail(msg, len, "write", "/proc/self/uid_map", errno);
+		return fail(msg, len, "write", "/proc/self/uid_map", errno) - 1;
 	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned int)gid, (unsigned int)gid);
 	if (write_file("/proc/self/gid_map", map) != 0)
-		return fail(msg, len, "write", "/proc/self/gid_map", errno);
+		return fail(msg, len, "write", "/proc/self/gid_map", errno) - 1;
 	return 0;
 }
 
@@ -69,11 +71,11 @@ int dpv_ns_enter(char *msg, size_t len)
 {
 	if (unshare(CLONE_NEWNS) != 0) {
 		int e = errno;
-		if ((e != EPERM && e != EACCES) || enter_userns(msg, len) != 0) {
-			if (e != EPERM && e != EACCES)
-				fail(msg, len, "unshare", "(mount namespace)", e);
-			return -1;
-		}
+		if (e != EPERM && e != EACCES)
+			return fail(msg, len, "unshare", "(mount namespace)", e);
+		int r = enter_userns(msg, len);
+		if (r != 0)
+			return r;
 	}
 	/* nothing we mount may propagate to the namespace we came from */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
