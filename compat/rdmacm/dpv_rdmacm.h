@@ -32,6 +32,7 @@
 #include <sys/queue.h>
 
 #include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
 
 #ifndef container_of
 #define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
