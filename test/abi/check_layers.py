@@ -4,6 +4,8 @@
 
 Includes (source tree):
   * nothing under lib/ or compat/ includes a header that lives in drivers/;
+  * compat/rdmacm (the drop-in librdmacm) includes no header of lib/verbs or
+    lib/port: it is a client of the public verbs API, like an application;
   * lib/verbs (the façade) includes no header of lib/port (it needs no ports:
     the null driver runs without them);
   * lib/wire, lib/conf and lib/port include no header of lib/verbs;
@@ -54,6 +56,8 @@ def check_includes(top):
     rules = [  # (directory, forbidden header set, why)
         ('lib', drv_hdr, 'a driver header'),
         ('compat', drv_hdr, 'a driver header'),
+        ('compat/rdmacm', dict(layer_hdr['verbs'], **layer_hdr['port']),
+         'a header of the façade or the port layer (librdmacm uses the public verbs API only)'),
         ('lib/verbs', layer_hdr['port'], 'a port-layer header (the façade needs no ports)'),
         ('lib/port', layer_hdr['verbs'], 'a verbs-façade header'),
         ('lib/conf', dict(layer_hdr['verbs'], **layer_hdr['port']), 'a header of an upper layer'),
