@@ -17,9 +17,13 @@
  *
  * Locking: a channel's lock protects its queue, the eventfd counter and the
  * events_reported counters of the ids whose events it holds; an id's lock
- * protects events_acked and the option fields. When both are needed the
- * channel lock is taken first. id->channel is written only with every
- * involved channel lock held (rdma_migrate_id) and read with an atomic load.
+ * protects events_acked, the options and the ECE fields. When both are
+ * needed the channel lock is taken first. id->channel is written only with
+ * every involved channel lock held (rdma_migrate_id) and read with an
+ * atomic load. An id's state changes in the calls the application makes on
+ * it (which it must not make concurrently with rdma_destroy_id);
+ * DPV_RDMACM_DESTROYING is set under the channel lock, where
+ * dpv_rdmacm_event_post() reads it.
  */
 #ifndef DPV_RDMACM_H
 #define DPV_RDMACM_H

@@ -156,7 +156,8 @@ int dpv_rdmacm_event_post(struct dpv_rdmacm_id *owner, const struct rdma_cm_even
 		return dpv_rdmacm_err(ENOMEM);
 	e->event = *ev;
 	e->owner = owner;
-	memcpy(e->private_data, pdata, pdata_len);
+	if (pdata_len > 0)
+		memcpy(e->private_data, pdata, pdata_len);
 	/* conn and ud both start with private_data, private_data_len */
 	if (ev->id != NULL && ev->id->qp_type == IBV_QPT_UD) {
 		e->event.param.ud.private_data = pdata_len ? e->private_data : NULL;

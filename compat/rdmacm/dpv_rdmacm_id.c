@@ -152,8 +152,9 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 	p = to_did(id);
 	if (p->sync && channel == NULL)
 		return dpv_rdmacm_err(EINVAL);
-	sync = channel == NULL;
-	if (sync) {
+	/* its own channel named explicitly: it stays its own */
+	sync = channel == NULL || (p->sync && channel == id->channel);
+	if (channel == NULL) {
 		channel = rdma_create_event_channel();
 		if (channel == NULL)
 			return -1;

@@ -199,7 +199,7 @@ static void test_destroy_waits(void)
 
 static void test_migrate(void)
 {
-	struct rdma_event_channel *c1 = rdma_create_event_channel(), *c2 = rdma_create_event_channel();
+	struct rdma_event_channel *c1 = rdma_create_event_channel(), *c2 = rdma_create_event_channel(), *own;
 	struct rdma_cm_event *ev = NULL;
 	struct rdma_cm_id *id, *other;
 
@@ -228,6 +228,9 @@ static void test_migrate(void)
 	CHECK_EQ(readable(id->channel->fd), 1, "the queued event moved with it");
 	CHECK_EQ(readable(c2->fd), 0, "and left c2");
 	CHECK_RET_ERRNO(rdma_migrate_id(id, NULL), -1, EINVAL);
+	own = id->channel;
+	CHECK(rdma_migrate_id(id, own) == 0 && id->channel == own, "to its own channel, named: unchanged");
+	CHECK_EQ(readable(own->fd), 1, "the event is still there");
 	CHECK_EQ(rdma_migrate_id(id, c1), 0, "back to c1 (its own channel is destroyed)");
 	CHECK(rdma_get_cm_event(c1, &ev) == 0 && ev->id == id && ev->event == RDMA_CM_EVENT_ESTABLISHED, "arrived");
 	rdma_ack_cm_event(ev);
