@@ -15,12 +15,16 @@
  *  - rdma_create_srq / rdma_destroy_srq, an SRQ used by the next QP;
  *    rdma_destroy_ep;
  *  - with the sw driver (suite func): UD traffic both ways between the QP
- *    rdma_create_qp made and a plain UD QP on dpv1 (with the null driver,
- *    suite unit, receives never complete: skipped).
+ *    rdma_create_qp made and a plain UD QP on dpv1, then the same through
+ *    <rdma/rdma_verbs.h>'s helpers, whose blocking completion calls use the
+ *    completion channels rdma_create_qp made (with the null driver, suite
+ *    unit, receives never complete: skipped).
  * Prints "N passed, N failed".
  */
 #include <stdlib.h>
 #include <string.h>
+
+#include <rdma/rdma_verbs.h>
 
 #include "dpv_rdmacm.h"
 #include "dpvt_verbs.h"
@@ -217,6 +221,51 @@ static void test_srq_ep(void)
 	CHECK(true, "rdma_destroy_ep");
 }
 
+/*
+ * <rdma/rdma_verbs.h>'s inline helpers, as librdmacm programs use them on
+ * the QP, CQs and completion channels rdma_create_qp made: rdma_reg_msgs,
+ * rdma_post_recv, rdma_post_ud_send, and rdma_get_recv_comp /
+ * rdma_get_send_comp, which block on id->recv_cq_channel / send_cq_channel.
+ */
+static void rdma_verbs_helpers(struct rdma_cm_id *id, struct dpvt_ep *peer)
+{
+	static char msg[256], in[256 + 40];
+	struct ibv_ah *to_peer = dpvt_ah_new(id->pd, peer->ctx, 1, 1), *to_cm = dpvt_ah_new(peer->pd, id->verbs, 1, 1);
+	struct ibv_mr *mr_in = rdma_reg_msgs(id, in, sizeof(in)), *mr_msg = rdma_reg_msgs(id, msg, sizeof(msg));
+	struct ibv_wc wc;
+
+	if (!CHECK(to_peer && to_cm && mr_in && mr_msg, "AHs and rdma_reg_msgs"))
+		goto out;
+	/* peer -> id: rdma_post_recv, rdma_get_recv_comp */
+	CHECK_EQ(rdma_post_recv(id, (void *)7, in, sizeof(in), mr_in), 0, "rdma_post_recv");
+	snprintf((char *)peer->buf, 64, "to the rdma_cm id");
+	CHECK_EQ(dpvt_post_ud_send(peer->qp, to_cm, id->qp->qp_num, RDMA_UDP_QKEY, 1, peer->mr, 0, 64, IBV_SEND_SIGNALED),
+		 0, "peer sends");
+	dpvt_wait1(peer->scq, NULL, 1, IBV_WC_SEND, "peer send CQE");
+	CHECK_EQ(rdma_get_recv_comp(id, &wc), 1, "rdma_get_recv_comp (completion channel)");
+	CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV && wc.wr_id == 7 && wc.byte_len == 40 + 64 &&
+		      strcmp(in + 40, "to the rdma_cm id") == 0,
+	      "received: status %d opcode %d len %u", wc.status, wc.opcode, wc.byte_len);
+	/* id -> peer: rdma_post_ud_send, rdma_get_send_comp */
+	CHECK_EQ(dpvt_post_recv(peer->qp, peer->mr, 9, 4096, 40 + 64), 0, "peer post_recv");
+	snprintf(msg, sizeof(msg), "from the rdma_cm id");
+	CHECK_EQ(rdma_post_ud_send(id, (void *)8, msg, 64, mr_msg, IBV_SEND_SIGNALED, to_peer, peer->qp->qp_num), 0,
+		 "rdma_post_ud_send");
+	CHECK_EQ(rdma_get_send_comp(id, &wc), 1, "rdma_get_send_comp (completion channel)");
+	CHECK(wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_SEND && wc.wr_id == 8, "sent");
+	dpvt_wait1(peer->rcq, NULL, 9, IBV_WC_RECV, "peer recv CQE");
+	CHECK(strcmp((char *)peer->buf + 4096 + 40, "from the rdma_cm id") == 0, "peer got the payload");
+out:
+	if (mr_in)
+		rdma_dereg_mr(mr_in);
+	if (mr_msg)
+		rdma_dereg_mr(mr_msg);
+	if (to_peer)
+		ibv_destroy_ah(to_peer);
+	if (to_cm)
+		ibv_destroy_ah(to_cm);
+}
+
 /* UD: RTS at creation; traffic both ways with a plain UD QP on dpv1. */
 static void test_ud_qp(bool traffic)
 {
@@ -247,6 +296,7 @@ static void test_ud_qp(bool traffic)
 		goto out;
 	dpvt_ud_traffic(&cm, cm.pd, &peer, RDMA_UDP_QKEY, 3, 11, "rdmacm UD -> dpv1");
 	dpvt_ud_traffic(&peer, peer.pd, &cm, RDMA_UDP_QKEY, 3, 12, "dpv1 -> rdmacm UD");
+	rdma_verbs_helpers(id, &peer);
 	ibv_dereg_mr(cm.mr);
 	free(cm.buf);
 	dpvt_ep_close(&peer);
