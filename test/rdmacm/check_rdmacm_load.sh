@@ -15,7 +15,8 @@
 #      signal (exit 129..192) or a time-out (124); its exit status is
 #      otherwise its own (usage: 1, 22, 255), and
 #      LD_DEBUG=files shows that <dir>/librdmacm.so.1 was the one initialised.
-# Then, if rping is installed, "rping -s -a 127.0.0.1 -C 1" must end within
+# Debian's librdmacm.so.1 itself (ldd -r of the file) must still resolve
+# against <dir>/libibverbs.so.1. Then, if rping is installed, "rping -s -a 127.0.0.1 -C 1" must end within
 # 10 s with "rdma_bind_addr: Function not implemented": a CM call fails
 # cleanly with ENOSYS until the connection manager exists (issue 11).
 # Missing programs are skipped; none installed = skipped (77).
@@ -87,6 +88,21 @@ for b in "${programs[@]}"; do
 		echo "ok: $b loads $cm_real (-h: exit $rc)"
 	fi
 done
+
+# Debian's own librdmacm on the drop-in libibverbs (for whoever prefers it):
+# ldd -r of the library file resolves its imports against <dir>.
+deb=/usr/lib/x86_64-linux-gnu/librdmacm.so.1
+if [[ -r $deb ]]; then
+	with_dropin ldd -r "$deb" >"$out" 2>&1
+	b="Debian's librdmacm"
+	if grep -E "undefined symbol|version .* not found|=> not found" "$out" >&2 ||
+		! resolves_to libibverbs.so.1 "$verbs_real"; then
+		echo "FAIL: $deb does not resolve against $dir_real/libibverbs.so.1" >&2
+		fail=1
+	else
+		echo "ok: $deb resolves against the drop-in libibverbs.so.1"
+	fi
+fi
 
 if path=$(command -v rping 2>/dev/null); then
 	with_dropin timeout -k 5 10 "$path" -s -a 127.0.0.1 -C 1 >"$out" 2>&1 </dev/null
