@@ -58,7 +58,7 @@ static int send_one(struct sw_qp *qp, struct dpv_send_wqe *w)
 	b.psn = qp->ud_psn;
 	/* IBA 10.2.5: a Q_Key with the high bit set means "use the QP's Q_Key" */
 	b.deth_qkey = (w->ud.remote_qkey & 0x80000000u) ? qp->attr.qkey : w->ud.remote_qkey;
-	b.deth_sqpn = qp->qpn;
+	b.deth_sqpn = qp->gsi ? DPV_QPN_GSI : qp->qpn;
 	b.immdt = be32toh(w->imm_data);
 	int r = sw_xmit(qp, &b, qp->pd, sge, nsge, 0, len, inl);
 	if (r == -ENOBUFS)
