@@ -147,6 +147,7 @@ void sw_ud_rx(struct sw_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, struct 
 	}
 	struct dpv_cqe e = {.wr_id = rw.wr_id, .opcode = IBV_WC_RECV, .qp_num = qp->qpn, .src_qp = pi->deth_sqpn,
 			    .byte_len = DPV_GRH_LEN + pi->payload_len, .wc_flags = IBV_WC_GRH,
+			    .sl = pi->ip_ver == 4 ? DPV_WC_SL_IPV4 : DPV_WC_SL_IPV6,
 			    .flags = pi->se ? DPV_CQE_F_SOLICITED : 0};
 	if (pi->mask & DPV_HDR_IMMDT) {
 		e.wc_flags |= IBV_WC_WITH_IMM;

@@ -5,6 +5,7 @@
  * process):
  *   - one per port: a second one on the same device fails with EEXIST,
  *     one on the other device works; not UD: EINVAL; NULL: EINVAL;
+ *   - (over IPv4 and IPv6 GIDs; wc.sl is 2 for IPv4, 1 for IPv6, as ConnectX)
  *   - a MAD-sized UD SEND from dpv0's GSI QP to QP 1 of dpv1's GID arrives
  *     at dpv1's GSI QP with source QP 1 (the DETH carries 1, not the local
  *     number) and its bytes intact; the answer goes back the same way;
@@ -50,7 +51,9 @@ static void fill(uint8_t *p, uint8_t seed)
 static void mad_to_qp1(struct dpvt_ep *e, struct ibv_qp *qp, struct dpvt_ep *peer, struct ibv_qp *g,
 		       uint32_t src, uint8_t seed, const char *what)
 {
-	struct ibv_ah *ah = dpvt_ah_new(e->pd, peer->ctx, 1, 1);
+	/* odd seeds over IPv4 (GID 1), even ones over IPv6 (GID 0, link-local) */
+	int gid = seed & 1;
+	struct ibv_ah *ah = dpvt_ah_new(e->pd, peer->ctx, gid, gid);
 	CHECK(ah != NULL, "%s: AH: %s", what, strerror(errno));
 	if (!ah)
 		return;
@@ -70,6 +73,8 @@ static void mad_to_qp1(struct dpvt_ep *e, struct ibv_qp *qp, struct dpvt_ep *pee
 		      g->qp_num);
 		CHECK(wc.byte_len == GRH_LEN + MAD_LEN && (wc.wc_flags & IBV_WC_GRH), "%s: %u bytes", what,
 		      wc.byte_len);
+		/* the network header type, as ConnectX reports it on RoCEv2 */
+		CHECK(wc.sl == (gid ? 2 : 1), "%s: sl %u over IPv%d", what, wc.sl, gid ? 4 : 6);
 		uint8_t want[MAD_LEN];
 		fill(want, seed);
 		CHECK(memcmp(peer->buf + GRH_LEN, want, MAD_LEN) == 0, "%s: payload differs", what);
