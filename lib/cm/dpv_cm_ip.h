@@ -62,8 +62,9 @@ struct dpv_cma_hdr {
 };
 
 /**
- * The service ID of an rdma_cm port: (ps << 16) + port, as Linux
- * cma_get_service_id().
+ * The service ID of an rdma_cm port, as Linux cma_get_service_id().
+ *
+ * RETURN VALUE: (ps << 16) + port, host order. No errno.
  */
 static inline uint64_t dpv_cma_service_id(uint16_t ps, uint16_t port)
 {
@@ -88,6 +89,8 @@ int dpv_cma_service_id_parse(uint64_t sid, uint16_t *ps, uint16_t *port);
  * @param src source address, network order bytes (4)
  * @param dst destination address, network order bytes (4)
  * Does nothing when h, src or dst is NULL.
+ *
+ * RETURN VALUE: none.
  */
 void dpv_cma_hdr_ipv4(struct dpv_cma_hdr *h, const uint8_t src[4], const uint8_t dst[4],
 		      uint16_t src_port);

@@ -337,6 +337,8 @@ int dpv_mad_hdr_decode(const uint8_t *mad, size_t len, struct dpv_mad_hdr *h);
  * Zeroes m and fills its header for a CM message: base version 1, class
  * 0x07, class version 2, method Send, status 0, the given attribute ID and
  * transaction ID, attribute modifier 0. Does nothing when m is NULL.
+ *
+ * RETURN VALUE: none.
  */
 void dpv_cm_mad_init(struct dpv_cm_mad *m, uint16_t attr_id, uint64_t tid);
 
@@ -376,14 +378,18 @@ int dpv_cm_mad_decode(const uint8_t *mad, size_t len, struct dpv_cm_mad *m);
  * The private data of the message m->hdr.attr_id selects.
  * @param m a CM MAD
  * @param[out] len its length in bytes (DPV_CM_*_PRIVATE_LEN); may be NULL
- * @return a pointer into m, or NULL (len set to 0) for another attribute
- *         or a NULL m.
+ *
+ * RETURN VALUE: a pointer into m (the private data always ends the MAD),
+ * or NULL with *len set to 0 for an attribute without a message here or a
+ * NULL m. No errno.
  */
 uint8_t *dpv_cm_mad_private_data(struct dpv_cm_mad *m, size_t *len);
 
 /**
  * The IBA name of a CM attribute ("REQ", "SIDR_REP", "LAP", ...).
- * @return a static string; "unknown" for an attribute the class lacks.
+ *
+ * RETURN VALUE: a static string, never NULL; "unknown" for an attribute
+ * the CM class lacks. No errno.
  */
 const char *dpv_cm_attr_name(uint16_t attr_id);
 
