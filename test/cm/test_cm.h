@@ -14,10 +14,4 @@
  */
 void cm_golden_tests(const char *pcap_path);
 
-/** Big-endian 32-bit load. */
-static inline uint32_t cmt_get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 #endif /* TEST_CM_H */
