@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Size limits of the library and driver sources: no file over MAX_FILE
+"""Size limits of the library and driver sources (and of compat/rdmacm,
+the drop-in librdmacm): no file over MAX_FILE
 lines, no function over MAX_FUNC lines (a function counts from the line of
 its opening brace at column 0 to its closing brace at column 0, both
 included, as the kernel's style puts them). With --list prints every file
@@ -15,7 +16,7 @@ import sys
 
 MAX_FILE = 800
 MAX_FUNC = 80
-DIRS = ('lib', 'drivers')
+DIRS = ('lib', 'drivers', 'compat/rdmacm')
 NAME = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*\(')
 
 

@@ -217,6 +217,7 @@ struct sw_resp {
 struct sw_qp {
 	uint32_t qpn;
 	enum ibv_qp_type type;
+	bool gsi;                 /* QP 1 of its port on the wire (its qpn is a pool number) */
 	_Atomic int state;        /* enum ibv_qp_state */
 	struct sw_dev *dev;
 	struct dpv_port *port;
@@ -350,6 +351,9 @@ int sw_tab_srq_set(uint32_t srqn, struct sw_srq *s);
 struct sw_srq *sw_srq_lookup(uint32_t srqn);
 int sw_reg_mr(void *dev, const struct dpv_mr_desc *d);
 void sw_dereg_mr(void *dev, uint32_t key);
+/* The GSI QP of a port (QP 1 on the wire), or NULL; set -EEXIST if taken. */
+struct sw_qp *sw_gsi_lookup(const struct dpv_port *port);
+int sw_tab_gsi_set(const struct dpv_port *port, struct sw_qp *old, struct sw_qp *qp);
 /* The MR of an lkey/rkey (its full 32-bit value), or NULL. */
 const struct sw_mr *sw_mr_lookup(uint32_t key);
 /* Is any registered MR in another process' memory, or mapped at another

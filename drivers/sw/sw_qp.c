@@ -73,7 +73,15 @@ void *sw_create_qp(const struct dpv_qp_cfg *cfg)
 		errno = ENOMEM; /* the façade frees the memory */
 		return NULL;
 	}
+	qp->gsi = cfg->gsi;
+	if (qp->gsi && (cfg->type != IBV_QPT_UD || qp->lockless || sw_tab_gsi_set(qp->port, NULL, qp) != 0)) {
+		sw_timer_del(qp);
+		errno = cfg->type != IBV_QPT_UD || qp->lockless ? EINVAL : EEXIST;
+		return NULL;
+	}
 	if (sw_tab_qp_set(qp->qpn, qp) != 0) {
+		if (qp->gsi)
+			sw_tab_gsi_set(qp->port, qp, NULL);
 		sw_timer_del(qp);
 		errno = EINVAL;
 		return NULL;
@@ -99,6 +107,8 @@ void sw_destroy_qp(void *p)
 {
 	struct sw_qp *qp = p;
 	sw_tab_qp_set(qp->qpn, NULL);
+	if (qp->gsi)
+		sw_tab_gsi_set(qp->port, qp, NULL);
 	sw_timer_del(qp);
 	sw_qp_lock(qp);
 	sw_qp_set_state(qp, IBV_QPS_RESET);

@@ -68,7 +68,7 @@ static void dispatch(struct sw_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, 
 
 void sw_rx(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi)
 {
-	struct sw_qp *qp = sw_qp_lookup(pi->dqpn);
+	struct sw_qp *qp = pi->dqpn == DPV_QPN_GSI ? sw_gsi_lookup(qc->port) : sw_qp_lookup(pi->dqpn);
 	if (!qp || qp->port != qc->port) {
 		drop(qc, DPV_DROP_NO_QP); /* IBA 9.6: no such QP on this port */
 		rte_pktmbuf_free(m);
@@ -103,7 +103,7 @@ int sw_td_rx(struct sw_td *td)
 			rte_pktmbuf_free(m);
 			continue;
 		}
-		struct sw_qp *qp = sw_qp_lookup(pi.dqpn);
+		struct sw_qp *qp = sw_qp_lookup(pi.dqpn); /* GSI QPs are never in a TD */
 		if (!qp || qp->td != td) {
 			rte_pktmbuf_free(m);
 			continue;

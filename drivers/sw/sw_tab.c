@@ -73,6 +73,23 @@ int sw_tab_qp_set(uint32_t qpn, struct sw_qp *qp)
 	return 0;
 }
 
+/* QP 1 of each port: a QP of the pool whose number on the wire is 1 */
+static _Atomic(struct sw_qp *) g_gsi[DPV_MAX_PORTS];
+
+struct sw_qp *sw_gsi_lookup(const struct dpv_port *port)
+{
+	if (port->index >= DPV_MAX_PORTS)
+		return NULL;
+	return atomic_load_explicit(&g_gsi[port->index], memory_order_acquire);
+}
+
+int sw_tab_gsi_set(const struct dpv_port *port, struct sw_qp *old, struct sw_qp *qp)
+{
+	if (port->index >= DPV_MAX_PORTS)
+		return -EINVAL;
+	return atomic_compare_exchange_strong(&g_gsi[port->index], &old, qp) ? 0 : -EEXIST;
+}
+
 struct sw_qp *sw_qp_lookup(uint32_t qpn)
 {
 	if (qpn >= g_tab.n_qp)

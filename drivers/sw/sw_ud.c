@@ -58,7 +58,7 @@ static int send_one(struct sw_qp *qp, struct dpv_send_wqe *w)
 	b.psn = qp->ud_psn;
 	/* IBA 10.2.5: a Q_Key with the high bit set means "use the QP's Q_Key" */
 	b.deth_qkey = (w->ud.remote_qkey & 0x80000000u) ? qp->attr.qkey : w->ud.remote_qkey;
-	b.deth_sqpn = qp->qpn;
+	b.deth_sqpn = qp->gsi ? DPV_QPN_GSI : qp->qpn;
 	b.immdt = be32toh(w->imm_data);
 	int r = sw_xmit(qp, &b, qp->pd, sge, nsge, 0, len, inl);
 	if (r == -ENOBUFS)
@@ -147,6 +147,7 @@ void sw_ud_rx(struct sw_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, struct 
 	}
 	struct dpv_cqe e = {.wr_id = rw.wr_id, .opcode = IBV_WC_RECV, .qp_num = qp->qpn, .src_qp = pi->deth_sqpn,
 			    .byte_len = DPV_GRH_LEN + pi->payload_len, .wc_flags = IBV_WC_GRH,
+			    .sl = pi->ip_ver == 4 ? DPV_WC_SL_IPV4 : DPV_WC_SL_IPV6,
 			    .flags = pi->se ? DPV_CQE_F_SOLICITED : 0};
 	if (pi->mask & DPV_HDR_IMMDT) {
 		e.wc_flags |= IBV_WC_WITH_IMM;

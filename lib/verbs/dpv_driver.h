@@ -121,6 +121,8 @@ struct dpv_qp_cfg {
 	struct dpv_bufs *bufs;
 	uint32_t ctx;                  /**< the driver's context id (ctx_open) */
 	uint64_t cookie;               /**< the application's struct ibv_qp * */
+	bool gsi;                      /**< UD QP serving QP 1 of the device's port (IBA 13.5:
+					    the GSI); -EEXIST when the port has one */
 };
 
 /** A driver: implements every op (struct dpv_driver_ops' defaults fill gaps). */

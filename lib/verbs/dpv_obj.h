@@ -198,6 +198,7 @@ struct dpv_qp {
 	struct dpv_xrcd *xrcd;       /* XRC target QP (and handles from ibv_open_qp) */
 	struct dpv_qp *opened;       /* ibv_open_qp handle: the real QP */
 	bool foreign;                /* ibv_open_qp handle on another process' QP (shared mode) */
+	bool gsi;                    /* QP 1 of its port on the wire (dpv_create_gsi_qp) */
 	_Atomic int open_refs;       /* handles opened on this QP */
 	bool lockless;               /* parent domain with a thread domain */
 	bool sq_sig_all;

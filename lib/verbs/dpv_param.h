@@ -30,6 +30,13 @@
 
 /* Object index ranges (struct dpv_pool): 24-bit QPNs, 0 and 1 reserved (SMI,
  * GSI) and up to 0x10 kept free as rxe does; MR keys are index << 8 | key. */
+/* wc.sl of a UD receive: the network header type, as ConnectX reports it
+ * on RoCEv2 (its CQE's L3 type; UCX's UD transport reads it to build the
+ * reply's address): 2 for IPv4, 1 for IPv6 */
+#define DPV_WC_SL_IPV4 2
+#define DPV_WC_SL_IPV6 1
+#define DPV_QPN_GSI 1                   /* the GSI's QPN on the wire (IBA 13.5.1) */
+#define DPV_QKEY_GSI 0x80010000u        /* its Q_Key (IBA 13.5.1.2) */
 #define DPV_QPN_FIRST 0x11
 #define DPV_QPN_LAST 0x1ffff
 #define DPV_MR_INDEX_LAST 0xffffff

@@ -6,8 +6,12 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <sys/random.h>
+
+#include <unistd.h>
 
 #include <rte_common.h>
+#include <rte_cycles.h>
 #include <rte_spinlock.h>
 
 #include "dpv_pool.h"
@@ -15,7 +19,8 @@
 struct dpv_pool {
 	const char *name;
 	uint32_t first, last;    /* index range (of the table) */
-	uint32_t range_last;     /* the type's last number */
+	uint32_t range_first;    /* the type's first and last number */
+	uint32_t range_last;
 	uint32_t limit;          /* objects at most (configuration) */
 	uint32_t count;
 	uint32_t next;           /* next-fit cursor */
@@ -31,14 +36,28 @@ void dpv_pool_set_source(const struct dpv_pool_source *src)
 }
 
 static struct dpv_pool g_pools[DPV_OBJ_NR] = {
-	[DPV_OBJ_PD] = {.name = "pd", .first = 1, .range_last = DPV_OBJ_INDEX_LAST},
-	[DPV_OBJ_MR] = {.name = "mr", .first = 1, .range_last = DPV_MR_INDEX_LAST},
-	[DPV_OBJ_AH] = {.name = "ah", .first = 1, .range_last = DPV_OBJ_INDEX_LAST},
-	[DPV_OBJ_CQ] = {.name = "cq", .first = 1, .range_last = DPV_OBJ_INDEX_LAST},
-	[DPV_OBJ_QP] = {.name = "qp", .first = DPV_QPN_FIRST, .range_last = DPV_QPN_LAST},
-	[DPV_OBJ_SRQ] = {.name = "srq", .first = 1, .range_last = DPV_SRQN_LAST},
-	[DPV_OBJ_XRCD] = {.name = "xrcd", .first = 1, .range_last = DPV_OBJ_INDEX_LAST},
+	[DPV_OBJ_PD] = {.name = "pd", .range_first = 1, .range_last = DPV_OBJ_INDEX_LAST},
+	[DPV_OBJ_MR] = {.name = "mr", .range_first = 1, .range_last = DPV_MR_INDEX_LAST},
+	[DPV_OBJ_AH] = {.name = "ah", .range_first = 1, .range_last = DPV_OBJ_INDEX_LAST},
+	[DPV_OBJ_CQ] = {.name = "cq", .range_first = 1, .range_last = DPV_OBJ_INDEX_LAST},
+	[DPV_OBJ_QP] = {.name = "qp", .range_first = DPV_QPN_FIRST, .range_last = DPV_QPN_LAST},
+	[DPV_OBJ_SRQ] = {.name = "srq", .range_first = 1, .range_last = DPV_SRQN_LAST},
+	[DPV_OBJ_XRCD] = {.name = "xrcd", .range_first = 1, .range_last = DPV_OBJ_INDEX_LAST},
 };
+
+/* QP numbers start at a random place in [lo, hi]: a process started
+ * again must not reuse the numbers of its previous life, or a peer still
+ * holding a connection to one (rdma_cm, IB CM) takes the new connection
+ * for a stale one (IBA 12.9.8.3.1). */
+static uint32_t qpn_start(uint32_t lo, uint32_t hi)
+{
+	uint32_t r;
+	if (hi <= lo)
+		return lo;
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+		r = (uint32_t)rte_rdtsc() ^ (uint32_t)getpid() << 12;
+	return lo + r % (hi - lo + 1);
+}
 
 int dpv_pool_init(const struct dpv_params *p)
 {
@@ -53,13 +72,20 @@ int dpv_pool_init(const struct dpv_params *p)
 			return -EBUSY; /* again only while empty (shared mode adopts the daemon's limits) */
 		free(pl->table);
 		pl->table = NULL;
+		pl->first = pl->range_first;
 		pl->last = pl->range_last;
 		rte_spinlock_init(&pl->lock);
 		pl->limit = RTE_MIN(limit[t], pl->last - pl->first + 1);
 		/* the table spans the numbers the limit needs, at most the range:
 		 * numbers are reused next-fit, so count <= limit keeps them below */
-		pl->last = RTE_MIN(pl->last, pl->first + pl->limit - 1 + 1024u);
-		pl->next = pl->first;
+		if (t == DPV_OBJ_QP) {
+			/* the whole 17-bit range (1 MiB of table), the cursor at a
+			 * random place in it */
+			pl->next = qpn_start(pl->first, pl->last);
+		} else {
+			pl->last = RTE_MIN(pl->last, pl->first + pl->limit - 1 + 1024u);
+			pl->next = pl->first;
+		}
 		pl->table = calloc((size_t)pl->last + 1, sizeof(*pl->table));
 		if (!pl->table)
 			return -ENOMEM;

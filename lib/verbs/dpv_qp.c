@@ -181,12 +181,41 @@ static void *engine_qp(struct dpv_qp *qp, struct dpv_bufs *bs)
 		.srq = qp->srq ? qp->srq->drv : NULL, .td = qp->lockless ? qp->upd->td->drv : NULL,
 		.pd = qp->pd ? qp->pd->handle : 0, .xrcd = qp->xrcd ? qp->xrcd->dom->num : 0,
 		.cap = qp->cap, .sq_sig_all = qp->sq_sig_all, .alloc_pd = qp->upd, .bufs = bs,
-		.ctx = qp->ctx->drv_ctx, .cookie = (uintptr_t)dqp_ib(qp),
+		.ctx = qp->ctx->drv_ctx, .cookie = (uintptr_t)dqp_ib(qp), .gsi = qp->gsi,
 	};
 	return dpv_ops(d)->create_qp(&cfg);
 }
 
+static struct ibv_qp *qp_create(struct ibv_context *context, struct ibv_qp_init_attr_ex *a, bool gsi);
+
 struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *a)
+{
+	return qp_create(context, a, false);
+}
+
+DPV_EXPORT struct ibv_qp *dpv_create_gsi_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	if (!pd || !attr || attr->qp_type != IBV_QPT_UD) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct dpv_core *core = dpv_core_peek();
+	if (core && core->conf.mode == DPV_MODE_SHARED) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	struct ibv_qp_init_attr_ex ex;
+	memset(&ex, 0, sizeof(ex));
+	memcpy(&ex, attr, sizeof(*attr));
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd;
+	struct ibv_qp *qp = qp_create(pd->context, &ex, true);
+	if (qp)
+		attr->cap = ex.cap;
+	return qp;
+}
+
+static struct ibv_qp *qp_create(struct ibv_context *context, struct ibv_qp_init_attr_ex *a, bool gsi)
 {
 	struct dpv_core *core = dpv_core_peek();
 	int err = !context || !a || !core ? EINVAL : check_create(context, a);
@@ -200,6 +229,7 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	if (!qp)
 		return NULL;
 	qp->upd = upd;
+	qp->gsi = gsi;
 	qp->cap = final_cap(a, &core->params);
 	qp_fill(qp, context, a);
 	if (rings_new(qp, &bs) ||

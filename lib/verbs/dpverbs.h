@@ -140,6 +140,24 @@ struct ibv_shpd *ibv_alloc_shpd(struct ibv_pd *pd, uint64_t share_key, struct ib
  */
 struct ibv_pd *ibv_share_pd(struct ibv_context *context, struct ibv_shpd *shpd, uint64_t share_key);
 
+/* ---- Connection managers ---- */
+
+/**
+ * Create the GSI QP of the device's port: a UD QP that receives every
+ * packet sent to QP 1 of the port's GIDs and sends with source QP 1, as
+ * an RNIC's QP 1 does (IBA 13.5). For connection managers (the IB CM of
+ * dpverbs' librdmacm); its Q_Key is set with ibv_modify_qp as for any UD
+ * QP (GSI: 0x80010000). Its qp_num is a local number: on the wire it is 1.
+ *
+ * @p attr as for ibv_create_qp; qp_type must be IBV_QPT_UD.
+ *
+ * RETURN VALUE: the QP, or NULL with errno: EINVAL (NULL arguments,
+ * qp_type not UD, a parent domain with a thread domain), EEXIST (the port
+ * has a GSI QP in this process), EOPNOTSUPP (shared mode: the daemon's
+ * connection manager owns QP 1), ENOMEM. Destroy it with ibv_destroy_qp.
+ */
+struct ibv_qp *dpv_create_gsi_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+
 #ifdef __cplusplus
 }
 #endif

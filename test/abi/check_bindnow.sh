@@ -8,8 +8,10 @@
 # For each installed binary of ibverbs-utils / perftest below, this runs
 #     LD_LIBRARY_PATH=<dir> LD_BIND_NOW=1 ldd -r <binary>
 # (ldd -r = LD_TRACE_LOADED_OBJECTS + LD_WARN + LD_BIND_NOW: all relocations of
-# the binary and of every library it loads, including Debian's librdmacm,
-# libmlx5 and libefa on top of the drop-in) and fails on:
+# the binary and of every library it loads, including libmlx5, libefa and
+# librdmacm on top of the drop-in: dpverbs' librdmacm.so.1 when <dir> has
+# it, as build/compat does; Debian's on the drop-in is checked by
+# test/rdmacm/check_rdmacm_load.sh) and fails on:
 #   - any "undefined symbol" line,
 #   - any "version `...' not found" line,
 #   - "not found" libraries,

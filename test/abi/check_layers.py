@@ -4,10 +4,15 @@
 
 Includes (source tree):
   * nothing under lib/ or compat/ includes a header that lives in drivers/;
+  * compat/rdmacm (the drop-in librdmacm) includes no header of lib/verbs
+    (but the public dpverbs.h) or lib/port: it is a client of the public
+    verbs API, like an application (lib/cm, the codec, it may use);
   * lib/verbs (the façade) includes no header of lib/port (it needs no ports:
     the null driver runs without them);
   * lib/wire, lib/conf and lib/port include no header of lib/verbs;
   * lib/wire includes no other layer's header;
+  * lib/cm (the CM MAD codec) includes no other layer's header, and no
+    other layer includes lib/cm's yet (the connection manager will);
   * a driver includes no header of another driver.
 Calls (built static libraries, with --lib/--drv): no symbol that a lib/
 archive leaves undefined is defined by a driver archive (lib reaches a
@@ -50,16 +55,23 @@ def includes(top, rel):
 
 def check_includes(top):
     drv_hdr = headers_under(top, 'drivers')
-    layer_hdr = {d: headers_under(top, 'lib/' + d) for d in ('wire', 'conf', 'port', 'verbs')}
+    layer_hdr = {d: headers_under(top, 'lib/' + d) for d in ('wire', 'conf', 'port', 'verbs', 'cm')}
+    not_cm = dict(layer_hdr['verbs'], **layer_hdr['port'], **layer_hdr['conf'], **layer_hdr['wire'])
     rules = [  # (directory, forbidden header set, why)
         ('lib', drv_hdr, 'a driver header'),
         ('compat', drv_hdr, 'a driver header'),
+        ('compat/rdmacm', {k: v for k, v in dict(layer_hdr['verbs'], **layer_hdr['port']).items()
+                           if k != 'dpverbs.h'},
+         'a header of the façade or the port layer (librdmacm uses the public verbs API only)'),
         ('lib/verbs', layer_hdr['port'], 'a port-layer header (the façade needs no ports)'),
         ('lib/port', layer_hdr['verbs'], 'a verbs-façade header'),
         ('lib/conf', dict(layer_hdr['verbs'], **layer_hdr['port']), 'a header of an upper layer'),
-        ('lib/wire', dict(layer_hdr['verbs'], **layer_hdr['port'], **layer_hdr['conf']),
-         'a header of another layer'),
+        ('lib/wire', dict(layer_hdr['verbs'], **layer_hdr['port'], **layer_hdr['conf'],
+                          **layer_hdr['cm']), 'a header of another layer'),
+        ('lib/cm', not_cm, 'a header of another layer (lib/cm is libc only)'),
     ]
+    for d in ('verbs', 'port', 'conf', 'shm', 'daemon'):
+        rules.append(('lib/' + d, layer_hdr['cm'], 'a lib/cm header'))
     for d in sorted(os.listdir(os.path.join(top, 'drivers'))):
         if os.path.isdir(os.path.join(top, 'drivers', d)):
             others = {k: v for k, v in drv_hdr.items() if not v.startswith('drivers/%s/' % d)}

@@ -16,7 +16,10 @@
  *     were not polled and leaves the others in order;
  *   - an armed CQ signals its completion channel once per arming;
  *   - the extended CQ and the ibv_wr_* API work on the same rings;
- *   - the hugepage allocator refuses to start without EAL (ENODEV).
+ *   - the hugepage allocator refuses to start without EAL (ENODEV);
+ *   - QP numbers start at a random place: processes started one after the
+ *     other do not get the same first QPN (a restarted process must not
+ *     look like its previous life to a peer's connection manager).
  * Black-box: only the exported API.
  */
 #include <errno.h>
@@ -271,8 +274,54 @@ static void t_extended(void)
 	ibv_destroy_cq(cq);
 }
 
-int main(void)
+/* "first-qpn" mode: open the device, create a UD QP, print its number. */
+static int first_qpn_main(void)
 {
+	struct ibv_context *c = dpvt_open_dev("dpv0");
+	struct ibv_pd *d = c ? ibv_alloc_pd(c) : NULL;
+	struct ibv_cq *cq = c ? ibv_create_cq(c, 4, NULL, NULL, 0) : NULL;
+	struct ibv_qp_init_attr a = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
+				     .cap = {.max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1}};
+	struct ibv_qp *q = d && cq ? ibv_create_qp(d, &a) : NULL;
+	printf("%u\n", q ? q->qp_num : 0);
+	return q ? 0 : 1;
+}
+
+/* The first QPN of a fresh process (this program again, exec'd). */
+static uint32_t first_qpn_of_new_process(void)
+{
+	unsigned int qpn = 0;
+	char self[4096], cmd[4200];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return 0;
+	self[n] = '\0';
+	snprintf(cmd, sizeof(cmd), "exec '%s' first-qpn", self);
+	FILE *f = popen(cmd, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%u", &qpn) != 1)
+		qpn = 0;
+	pclose(f);
+	return qpn;
+}
+
+static void t_qpn_random_start(void)
+{
+	uint32_t q[3];
+	for (unsigned int i = 0; i < 3; i++) {
+		q[i] = first_qpn_of_new_process();
+		CHECK(q[i] >= 0x11 && q[i] <= 0xffffff, "first QPN of process %u: 0x%x", i, q[i]);
+	}
+	/* equal by chance: (1/131055)^2 */
+	CHECK(!(q[0] == q[1] && q[1] == q[2]), "three processes started one after the other got QPN 0x%x each",
+	      q[0]);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "first-qpn") == 0)
+		return first_qpn_main();
 	if (!getenv("DPVERBS_DRIVER") || strcmp(getenv("DPVERBS_DRIVER"), "null")) {
 		fprintf(stderr, "test_facade_null: run with DPVERBS_DRIVER=null\n");
 		return 2;
@@ -291,6 +340,7 @@ int main(void)
 	t_resize_and_clean();
 	t_channel();
 	t_extended();
+	t_qpn_random_start();
 	ibv_dereg_mr(mr);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);

@@ -5,6 +5,8 @@
 #      there (libraries, drop-in, header, .pc, programs, configs, docs, a man
 #      page per doc/man page and a .so page per other name);
 #   2. dpverbs-run ibv_devinfo lists dpv0 and dpv1 from the staged drop-in;
+#      dpverbs-run rping loads the staged librdmacm.so.1 (BIND_NOW) and
+#      fails cleanly in rdma_bind_addr (ENOSYS: no connection manager yet);
 #      dpverbs-run --view finds the staged dpv_sysfs (a RoCE v2 GID type);
 #   3. man finds and renders an alias page (ibv_dealloc_td -> ibv_alloc_td.3);
 #   4. test/install/app.c builds with the staged dpverbs.pc and with
@@ -52,7 +54,7 @@ expect_file() {
 	fi
 	fail "not installed: $1"
 }
-for f in "$LIBDIR/libdpverbs.so" "$LIBDIR/dpverbs/libibverbs.so.1" \
+for f in "$LIBDIR/libdpverbs.so" "$LIBDIR/dpverbs/libibverbs.so.1" "$LIBDIR/dpverbs/librdmacm.so.1" \
 	"$INCDIR/dpverbs/dpverbs.h" "$LIBDIR/pkgconfig/dpverbs.pc" \
 	"$BINDIR/dpverbs-run" "$BINDIR/dpv_sysfs" "$BINDIR/dpv_perf" "$BINDIR/dpv_stat" "$BINDIR/dpv_td_bench" \
 	"$BINDIR/dpv_crc_bench" "$BINDIR/udp_pingpong" "$BINDIR/dpv_baseline" \
@@ -80,6 +82,12 @@ log "$npages man pages and $naliases alias pages installed"
 soname=$(objdump -p "$D$LIBDIR/dpverbs/libibverbs.so.1" | awk '$1 == "SONAME" {print $2}')
 [ "$soname" = libibverbs.so.1 ] || fail "drop-in soname is '$soname'"
 [ -e "$D$LIBDIR/libibverbs.so.1" ] && fail "libibverbs.so.1 installed directly in $LIBDIR"
+# the same for the drop-in librdmacm, which must need the drop-in libibverbs only
+soname=$(objdump -p "$D$LIBDIR/dpverbs/librdmacm.so.1" | awk '$1 == "SONAME" {print $2}')
+[ "$soname" = librdmacm.so.1 ] || fail "drop-in librdmacm soname is '$soname'"
+[ -e "$D$LIBDIR/librdmacm.so.1" ] && fail "librdmacm.so.1 installed directly in $LIBDIR"
+objdump -p "$D$LIBDIR/dpverbs/librdmacm.so.1" | grep -q 'NEEDED *libibverbs\.so\.1' ||
+	fail "the drop-in librdmacm does not need libibverbs.so.1"
 [ "$MULTI_FAIL" = 0 ] || exit 1
 
 # ---- 2. dpverbs-run on the staged drop-in
@@ -97,6 +105,19 @@ else
 	grep -q "hca_id:[[:space:]]*dpv0" "$WORK/devinfo" || fail "ibv_devinfo does not list dpv0"
 	grep -q "hca_id:[[:space:]]*dpv1" "$WORK/devinfo" || fail "ibv_devinfo does not list dpv1"
 	"$RUN" -c /nonexistent.json true 2>"$WORK/badcfg" && fail "dpverbs-run -c accepted a missing file"
+	# rdmacm-utils: the staged librdmacm, and through it the staged libibverbs
+	if command -v rping >/dev/null; then
+		log "=== dpverbs-run rping -s (the staged librdmacm.so.1)"
+		"$RUN" ldd "$(command -v rping)" >"$WORK/ldd-rping" 2>&1
+		grep -q "librdmacm.so.1 => $D$LIBDIR/dpverbs/librdmacm.so.1" "$WORK/ldd-rping" ||
+			fail "dpverbs-run rping does not load the staged librdmacm.so.1"
+		grep -q "libibverbs.so.1 => $D$LIBDIR/dpverbs/libibverbs.so.1" "$WORK/ldd-rping" ||
+			fail "dpverbs-run rping does not load the staged libibverbs.so.1"
+		timeout -k 5 "$TMO" env -u DPVERBS_CONFIG LD_BIND_NOW=1 "$RUN" rping -s -a 127.0.0.1 -C 1 \
+			>"$WORK/rping" 2>&1
+		grep -q "rdma_bind_addr: Function not implemented" "$WORK/rping" ||
+			{ sed 's/^/    [rping] /' "$WORK/rping" | head -5; fail "dpverbs-run rping -s did not fail with ENOSYS"; }
+	fi
 	grep -q "not readable" "$WORK/badcfg" || fail "dpverbs-run -c: no message for a missing file"
 	# --view: the staged script finds the staged dpv_sysfs next to itself
 	out=$(timeout -k 5 "$TMO" env -u DPVERBS_CONFIG -u DPVERBS_DROPIN "$RUN" --view \

@@ -94,7 +94,11 @@ if [ -f "$TMP/daemon.pid" ]; then
 fi
 # running: alive and not a zombie (an exited child of ours stays one until waited for)
 running() {
-	kill -0 "$1" 2>/dev/null && [ "$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)" != Z ]
+	# (ps, not kill -0 alone: a zombie reaped between two probes is gone,
+	# and an empty state means gone too)
+	local st
+	st=$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)
+	[ -n "$st" ] && [ "$st" != Z ]
 }
 if running "$DPID"; then
 	kill -TERM "$DPID" 2>/dev/null
