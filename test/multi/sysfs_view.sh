@@ -17,7 +17,9 @@
 #   4. ucx_info -d (UCX 1.13) lists memory domains dpv0 and dpv1 with
 #      rc_verbs and ud_verbs on dpv0:1 and dpv1:1 (it skips a device whose
 #      /dev/infiniband/<dev> is not a R/W character device), and without
-#      --view it lists neither;
+#      --view it lists neither; ucx_perftest tag_bw (UCP, 64 KiB, rc_verbs
+#      wired up over ud_verbs) completes between two processes over
+#      net_memif;
 #   5. as an unprivileged user (setpriv to nobody; needs unprivileged user
 #      namespaces) the view is there too, and ibstat reads it;
 #   6. nothing leaks into this mount namespace (no dpverbs-view mount, no
@@ -44,7 +46,11 @@ NS=dpvS$$
 NS_UP=0
 WORK=$(mktemp -d /tmp/dpv-multi-view.XXXXXX)
 
+RUNDIRS=""
 cleanup() {
+	kill_own
+	local d
+	for d in $RUNDIRS; do rm -rf "$d"; done
 	if [ "$NS_UP" = 1 ]; then
 		ip netns del "$NS" 2>/dev/null  # the dummy interfaces go with it
 		ip netns list | grep -Eq "^$NS( |$)" && log "WARN: namespace $NS still listed"
@@ -55,6 +61,35 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 run() { timeout -k 5 "$TMO" sh "$RUN" "$@"; }
+
+# 4b. UCP between two processes over net_memif (pair-a/b.json with this
+# test's own socket and EAL prefixes): tag_bw 64 KiB, rc_verbs wired up
+# over ud_verbs, both on dpv0:1 under --view
+ucx_pair() {
+	local port srv i
+	for i in a b; do
+		sed -e "s|/tmp/dpverbs-pair.sock|$WORK/memif.sock|" -e "s|dpv-pair-$i|dpv-view-$i-$$|" \
+			"$SRC/config/pair-$i.json" >"$WORK/pair-$i.json"
+	done
+	RUNDIRS="/var/run/dpdk/dpv-view-a-$$ /var/run/dpdk/dpv-view-b-$$"
+	port=$(pick_port)
+	export UCX_TLS=rc_verbs,ud_verbs,self UCX_NET_DEVICES=dpv0:1
+	run -c "$WORK/pair-a.json" --view ucx_perftest -t tag_bw -s 65536 -n 200 -p "$port" \
+		>"$WORK/ucp.server" 2>&1 &
+	srv=$!
+	MULTI_PIDS="$srv"
+	if wait_listen "$srv" "$port"; then
+		run -c "$WORK/pair-b.json" --view ucx_perftest -t tag_bw -s 65536 -n 200 -p "$port" 127.0.0.1 \
+			>"$WORK/ucp.client" 2>&1 || fail "ucx_perftest client exited with $?"
+		wait "$srv" || fail "ucx_perftest server exited with $?"
+	else
+		fail "ucx_perftest server did not listen on tcp port $port"
+	fi
+	MULTI_PIDS=""
+	unset UCX_TLS UCX_NET_DEVICES
+	grep -E 'Final|ERROR|Fatal' "$WORK/ucp.client" "$WORK/ucp.server" | sed 's/^/    [ucx_perftest] /'
+	grep -q '^Final: *200 ' "$WORK/ucp.client" || fail "ucx_perftest tag_bw over rc_verbs did not finish"
+}
 had_sys=0; [ -e /sys/class/infiniband ] && had_sys=1
 had_dev=0; [ -e /dev/infiniband ] && had_dev=1
 
@@ -103,6 +138,11 @@ if command -v ucx_info >/dev/null; then
 	grep -q "Memory domain: dpv" "$WORK/ucx-noview" && fail "ucx_info lists dpverbs devices without --view"
 else
 	log "SKIP part 4: ucx_info (ucx-utils) not installed"
+fi
+if command -v ucx_perftest >/dev/null; then
+	ucx_pair
+else
+	log "SKIP part 4b: ucx_perftest (ucx-utils) not installed"
 fi
 
 # 5. unprivileged: a user namespace
