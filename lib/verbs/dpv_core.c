@@ -190,12 +190,13 @@ static void dev_init(struct dpv_device *d, const struct dpv_driver_ops *ops, con
 	LIST_INIT(&d->ctxs);
 	d->ibdev.node_type = IBV_NODE_CA;
 	d->ibdev.transport_type = IBV_TRANSPORT_IB;
-	snprintf(d->ibdev.name, sizeof(d->ibdev.name), "%s", di->name);
+	snprintf(d->ibdev.name, sizeof(d->ibdev.name), "%.*s", (int)sizeof(d->ibdev.name) - 1, di->name);
 	/* as the kernel names them: uverbs<N> in probe (configuration) order;
 	 * the sysfs view (dpv_view.c) uses the same names */
 	snprintf(d->ibdev.dev_name, sizeof(d->ibdev.dev_name), "uverbs%u", index);
 	snprintf(d->ibdev.dev_path, sizeof(d->ibdev.dev_path), "/sys/class/infiniband_verbs/uverbs%u", index);
-	snprintf(d->ibdev.ibdev_path, sizeof(d->ibdev.ibdev_path), "/sys/class/infiniband/%s", di->name);
+	snprintf(d->ibdev.ibdev_path, sizeof(d->ibdev.ibdev_path), "/sys/class/infiniband/%.*s",
+		 (int)sizeof(d->ibdev.name) - 1, di->name);
 	/* node GUID: modified EUI-64 of the MAC, as rxe does (dpv_conf_gid.c) */
 	uint8_t g[8];
 	dpv_mac_eui64(di->mac, g);
