@@ -32,7 +32,8 @@
 extern "C" {
 #endif
 
-/** Connection states (IBA 12.9.6; Linux enum ib_cm_state). */
+/** Connection states (IBA 12.9.6; Linux enum ib_cm_state). dpv_cm_rx.c relies on
+ * the order: the connection states lie strictly between LISTEN and TIMEWAIT. */
 enum dpv_cm_state {
 	DPV_CM_IDLE,
 	DPV_CM_LISTEN,
@@ -204,7 +205,8 @@ struct dpv_cm_id *dpv_cm_create_id(struct dpv_cm_agent *agent, void *ctx);
  * Destroys an id. IDLE, LISTEN: freed now. TIMEWAIT: freed when it ends.
  * REQ_RCVD/MRA_REQ_SENT/REP_RCVD/MRA_REP_SENT: a REJ (consumer defined) is
  * sent, then TIMEWAIT. ESTABLISHED: a DREQ is sent once, then TIMEWAIT.
- * Other states: freed now, nothing sent.
+ * Other states: freed now, nothing sent. TIMEWAIT starts at the `now` of
+ * the agent's last dpv_cm_rx() or dpv_cm_timer() call.
  *
  * RETURN VALUE: none.
  */
@@ -246,7 +248,8 @@ int dpv_cm_send_rtu(struct dpv_cm_id *id, const void *pd, uint8_t len);
 
 /**
  * REJ from REQ_RCVD, MRA_REQ_SENT, REP_RCVD, MRA_REP_SENT (the message
- * rejected is the REQ or the REP received); the id goes to TIMEWAIT.
+ * rejected is the REQ or the REP received); the id goes to TIMEWAIT, which
+ * starts at the `now` of the agent's last dpv_cm_rx() or dpv_cm_timer() call.
  *
  * RETURN VALUE: 0; -EINVAL (NULL id, ari_len > 72, len > 148); -EPROTO
  * (wrong state); the send callback's error.

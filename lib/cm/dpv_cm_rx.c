@@ -55,8 +55,31 @@ static int cm_reject_raw(struct dpv_cm_agent *a, const struct dpv_cm_addr *from,
 	return cm_send_raw(a, from, &m);
 }
 
-/* Duplicate or stale REQ: true when handled (the REQ goes no further). */
-static bool cm_req_known(struct dpv_cm_agent *a, const struct dpv_cm_addr *from,
+/* Duplicate REQ (known remote comm ID and CA GUID): true when it was one. */
+static bool cm_req_dup(struct dpv_cm_agent *a, const struct dpv_cm_addr *from,
+		       const struct dpv_cm_mad *m)
+{
+	const struct dpv_cm_req *r = &m->req;
+
+	for (uint32_t i = 0; i < a->nids; i++) {
+		struct dpv_cm_id *id = &a->ids[i];
+
+		if (!id->in_use || id->state == DPV_CM_LISTEN || id->state == DPV_CM_IDLE ||
+		    id->remote_id != r->local_comm_id || id->remote_ca_guid != r->local_ca_guid)
+			continue;
+		a->stats.rx_duplicates++;
+		if (id->state == DPV_CM_MRA_REQ_SENT)
+			cm_id_resend(id);
+		else if (id->state == DPV_CM_TIMEWAIT)
+			cm_reject_raw(a, from, m, id->local_id, r->local_comm_id,
+				      DPV_CM_REJ_STALE_CONN);
+		return true;
+	}
+	return false;
+}
+
+/* Stale REQ: its (GID, QPN) belongs to a live connection. true when rejected. */
+static bool cm_req_stale(struct dpv_cm_agent *a, const struct dpv_cm_addr *from,
 			 const struct dpv_cm_mad *m)
 {
 	const struct dpv_cm_req *r = &m->req;
@@ -64,23 +87,13 @@ static bool cm_req_known(struct dpv_cm_agent *a, const struct dpv_cm_addr *from,
 	for (uint32_t i = 0; i < a->nids; i++) {
 		struct dpv_cm_id *id = &a->ids[i];
 
-		if (!id->in_use || id->state == DPV_CM_LISTEN || id->state == DPV_CM_IDLE)
+		if (!id->in_use || id->state <= DPV_CM_LISTEN || id->state >= DPV_CM_TIMEWAIT ||
+		    !id->remote_qpn || id->remote_qpn != r->local_qpn ||
+		    memcmp(id->peer.gid, from->gid, 16))
 			continue;
-		if (id->remote_id == r->local_comm_id && id->remote_ca_guid == r->local_ca_guid) {
-			a->stats.rx_duplicates++;
-			if (id->state == DPV_CM_MRA_REQ_SENT)
-				cm_id_resend(id);
-			else if (id->state == DPV_CM_TIMEWAIT)
-				cm_reject_raw(a, from, m, id->local_id, r->local_comm_id,
-					      DPV_CM_REJ_STALE_CONN);
-			return true;
-		}
-		if (id->state != DPV_CM_TIMEWAIT && id->state < DPV_CM_SIDR_REQ_SENT &&
-		    id->remote_qpn == r->local_qpn && !memcmp(id->peer.gid, from->gid, 16)) {
-			a->stats.rx_stale++;
-			cm_reject_raw(a, from, m, 0, r->local_comm_id, DPV_CM_REJ_STALE_CONN);
-			return true;
-		}
+		a->stats.rx_stale++;
+		cm_reject_raw(a, from, m, 0, r->local_comm_id, DPV_CM_REJ_STALE_CONN);
+		return true;
 	}
 	return false;
 }
@@ -92,7 +105,7 @@ static int cm_rx_req(struct dpv_cm_agent *a, const struct dpv_cm_addr *from,
 	const struct dpv_cm_req *r = &m->req;
 	struct dpv_cm_id *lis, *id;
 
-	if (cm_req_known(a, from, m))
+	if (cm_req_dup(a, from, m) || cm_req_stale(a, from, m))
 		return 0;
 	lis = cm_find_listener(a, r->service_id);
 	if (!lis)

@@ -63,6 +63,13 @@ static void test_connect_disconnect(void)
 	CHECK_NULL_ERRNO(dpv_cm_listen(&sides[1].agent, SID, NULL), EADDRINUSE);
 	a = dpv_cm_create_id(&sides[0].agent, NULL);
 	req_param(&p, 0, SID);
+	p.qpn = 1u << 24;
+	CHECK_EQ(dpv_cm_send_req(a, &p, now_ns), -EINVAL, "25-bit QPN refused");
+	p.qpn = 0x1d;
+	p.private_len = DPV_CM_REQ_PRIVATE_LEN + 1;
+	CHECK_EQ(dpv_cm_send_req(a, &p, now_ns), -EINVAL, "93 bytes of private data refused");
+	p.private_len = 9;
+	CHECK(a->state == DPV_CM_IDLE && nwire == 0, "nothing sent, still IDLE");
 	CHECK_EQ(dpv_cm_send_req(a, &p, now_ns), 0, "send REQ");
 	CHECK_EQ(a->state, DPV_CM_REQ_SENT, "A REQ_SENT");
 	CHECK_EQ(dpv_cm_send_req(a, &p, now_ns), -EISCONN, "second REQ refused");
@@ -352,6 +359,20 @@ static void test_dup_stale_mra(void)
 	sides[0].auto_rtu = true;
 	pump();
 	CHECK(a->state == DPV_CM_ESTABLISHED && b->state == DPV_CM_ESTABLISHED, "connected after MRA");
+
+	/* the REQ again while ESTABLISHED: a duplicate, dropped (Linux ib_cm) */
+	dpv_cm_mad_init(&m, DPV_CM_ATTR_REQ, 4);
+	m.req.local_comm_id = a->local_id;
+	m.req.local_ca_guid = sides[0].agent.cfg.ca_guid;
+	m.req.local_qpn = 0x1d;
+	m.req.service_id = SID;
+	CHECK(dpv_cm_mad_encode(&m, wire[0].mad) == 0, "duplicate REQ encoded");
+	wire[0].from = 0;
+	nwire = 1;
+	t0 = sides[1].agent.stats.rx_duplicates;
+	deliver(0);
+	CHECK(nwire == 0 && b->state == DPV_CM_ESTABLISHED, "duplicate REQ in ESTABLISHED dropped");
+	CHECK_EQ(sides[1].agent.stats.rx_duplicates, t0 + 1, "duplicate counted");
 
 	/* stale: a new REQ from the same GID and QPN while connected */
 	a2 = dpv_cm_create_id(&sides[0].agent, NULL);
