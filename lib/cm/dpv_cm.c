@@ -356,7 +356,8 @@ int dpv_cm_send_rej(struct dpv_cm_id *id, uint16_t reason, const void *ari, uint
 	    s != DPV_CM_MRA_REP_SENT)
 		return -EPROTO;
 	dpv_cm_mad_init(&m, DPV_CM_ATTR_REJ, id->tid);
-	m.rej.local_comm_id = id->local_id;
+	/* Linux cm_format_rej: no local comm ID yet when rejecting a REQ at once */
+	m.rej.local_comm_id = s == DPV_CM_REQ_RCVD ? 0 : id->local_id;
 	m.rej.remote_comm_id = id->remote_id;
 	m.rej.message_rejected = (s == DPV_CM_REQ_RCVD || s == DPV_CM_MRA_REQ_SENT) ?
 				 DPV_CM_MSG_REQ : DPV_CM_MSG_REP;

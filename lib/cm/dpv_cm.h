@@ -248,7 +248,8 @@ int dpv_cm_send_rtu(struct dpv_cm_id *id, const void *pd, uint8_t len);
 
 /**
  * REJ from REQ_RCVD, MRA_REQ_SENT, REP_RCVD, MRA_REP_SENT (the message
- * rejected is the REQ or the REP received); the id goes to TIMEWAIT, which
+ * rejected is the REQ or the REP received; from REQ_RCVD the REJ's local
+ * comm ID is 0, as Linux sends it); the id goes to TIMEWAIT, which
  * starts at the `now` of the agent's last dpv_cm_rx() or dpv_cm_timer() call.
  *
  * RETURN VALUE: 0; -EINVAL (NULL id, ari_len > 72, len > 148); -EPROTO

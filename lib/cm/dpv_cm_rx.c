@@ -9,7 +9,10 @@
  *  - REQ for no listener: REJ invalid service ID (8);
  *  - REP again in ESTABLISHED or MRA_REP_SENT: the RTU or MRA is resent;
  *  - DREQ in DREQ_SENT (crossed DREQs): DREQ_RCVD, the user answers DREP;
- *    DREQ in TIMEWAIT: the DREP is resent.
+ *    DREQ in TIMEWAIT: the DREP is resent; DREQ for no connection: a DREP
+ *    built from the DREQ (the id's TIMEWAIT is over);
+ *  - REJ: before ESTABLISHED the id goes back to IDLE (TIMEWAIT when stale),
+ *    from REP_RCVD, MRA_REP_SENT, ESTABLISHED and DREQ_SENT to TIMEWAIT.
  */
 #include <errno.h>
 #include <string.h>
@@ -41,16 +44,14 @@ static struct dpv_cm_id *cm_find_listener(struct dpv_cm_agent *a, uint64_t servi
 /* A REJ answering a message no id of ours owns (Linux cm_issue_rej). */
 static int cm_reject_raw(struct dpv_cm_agent *a, const struct dpv_cm_addr *from,
 			 const struct dpv_cm_mad *rx, uint32_t local_id, uint32_t remote_id,
-			 uint16_t reason)
+			 uint16_t reason, uint8_t msg)
 {
 	struct dpv_cm_mad m;
 
 	dpv_cm_mad_init(&m, DPV_CM_ATTR_REJ, rx->hdr.tid);
 	m.rej.local_comm_id = local_id;
 	m.rej.remote_comm_id = remote_id;
-	m.rej.message_rejected = rx->hdr.attr_id == DPV_CM_ATTR_REQ ? DPV_CM_MSG_REQ :
-				 rx->hdr.attr_id == DPV_CM_ATTR_REP ? DPV_CM_MSG_REP :
-				 DPV_CM_MSG_OTHER;
+	m.rej.message_rejected = msg;
 	m.rej.reason = reason;
 	return cm_send_raw(a, from, &m);
 }
@@ -72,7 +73,7 @@ static bool cm_req_dup(struct dpv_cm_agent *a, const struct dpv_cm_addr *from,
 			cm_id_resend(id);
 		else if (id->state == DPV_CM_TIMEWAIT)
 			cm_reject_raw(a, from, m, id->local_id, r->local_comm_id,
-				      DPV_CM_REJ_STALE_CONN);
+				      DPV_CM_REJ_STALE_CONN, DPV_CM_MSG_OTHER); /* as Linux */
 		return true;
 	}
 	return false;
@@ -92,7 +93,8 @@ static bool cm_req_stale(struct dpv_cm_agent *a, const struct dpv_cm_addr *from,
 		    memcmp(id->peer.gid, from->gid, 16))
 			continue;
 		a->stats.rx_stale++;
-		cm_reject_raw(a, from, m, 0, r->local_comm_id, DPV_CM_REJ_STALE_CONN);
+		cm_reject_raw(a, from, m, 0, r->local_comm_id, DPV_CM_REJ_STALE_CONN,
+			      DPV_CM_MSG_REQ);
 		return true;
 	}
 	return false;
@@ -110,13 +112,14 @@ static int cm_rx_req(struct dpv_cm_agent *a, const struct dpv_cm_addr *from,
 	lis = cm_find_listener(a, r->service_id);
 	if (!lis)
 		return cm_reject_raw(a, from, m, 0, r->local_comm_id,
-				     DPV_CM_REJ_INVALID_SERVICE_ID), 0;
+				     DPV_CM_REJ_INVALID_SERVICE_ID, DPV_CM_MSG_REQ), 0;
 	if (r->transport_service_type != DPV_CM_TST_RC)
 		return cm_reject_raw(a, from, m, 0, r->local_comm_id,
-				     DPV_CM_REJ_INVALID_TRANSPORT_TYPE), 0;
+				     DPV_CM_REJ_INVALID_TRANSPORT_TYPE, DPV_CM_MSG_REQ), 0;
 	id = cm_id_alloc(a, lis->ctx);
 	if (!id)
-		return cm_reject_raw(a, from, m, 0, r->local_comm_id, DPV_CM_REJ_NO_RESOURCES), 0;
+		return cm_reject_raw(a, from, m, 0, r->local_comm_id, DPV_CM_REJ_NO_RESOURCES,
+				     DPV_CM_MSG_REQ), 0;
 	id->remote_id = r->local_comm_id;
 	id->remote_ca_guid = r->local_ca_guid;
 	id->remote_qpn = r->local_qpn;
@@ -182,24 +185,30 @@ static int cm_rx_rtu(struct dpv_cm_agent *a, const struct dpv_cm_mad *m)
 	return 0;
 }
 
+/* Linux cm_rej_handler: before the connection exists the id goes back to
+ * IDLE (TIMEWAIT for a stale connection), afterwards to TIMEWAIT. */
 static int cm_rx_rej(struct dpv_cm_agent *a, const struct dpv_cm_mad *m)
 {
 	struct dpv_cm_event ev = { .type = DPV_CM_EV_REJ, .mad = m };
 	struct dpv_cm_id *id = cm_find_local(a, m->rej.remote_comm_id);
+	bool timewait = m->rej.reason == DPV_CM_REJ_STALE_CONN;
 
-	if (!id)
+	if (!id || (id->remote_id && id->remote_id != m->rej.local_comm_id &&
+		    m->rej.local_comm_id))
 		goto unmatched;
 	switch (id->state) {
 	case DPV_CM_REQ_SENT:
 	case DPV_CM_MRA_REQ_RCVD:
-		break;
+	case DPV_CM_REQ_RCVD:
+	case DPV_CM_MRA_REQ_SENT:
 	case DPV_CM_REP_SENT:
 	case DPV_CM_MRA_REP_RCVD:
+		break;
 	case DPV_CM_REP_RCVD:
 	case DPV_CM_MRA_REP_SENT:
 	case DPV_CM_ESTABLISHED:
-		if (id->remote_id != m->rej.local_comm_id)
-			goto unmatched;
+	case DPV_CM_DREQ_SENT:
+		timewait = true;
 		break;
 	default:
 		goto unmatched;
@@ -207,7 +216,7 @@ static int cm_rx_rej(struct dpv_cm_agent *a, const struct dpv_cm_mad *m)
 	ev.rej_reason = m->rej.reason;
 	ev.ari = m->rej.ari;
 	ev.ari_len = m->rej.ari_length;
-	if (id->state == DPV_CM_ESTABLISHED || m->rej.reason == DPV_CM_REJ_STALE_CONN)
+	if (timewait)
 		cm_id_timewait(id, a->now);
 	else
 		cm_id_stop(id), id->state = DPV_CM_IDLE;
@@ -248,13 +257,23 @@ unmatched:
 	return 0;
 }
 
-static int cm_rx_dreq(struct dpv_cm_agent *a, const struct dpv_cm_mad *m)
+static int cm_rx_dreq(struct dpv_cm_agent *a, const struct dpv_cm_addr *from,
+		      const struct dpv_cm_mad *m)
 {
 	struct dpv_cm_event ev = { .type = DPV_CM_EV_DREQ, .mad = m };
 	struct dpv_cm_id *id = cm_find_local(a, m->dreq.remote_comm_id);
+	struct dpv_cm_mad rep;
 
-	if (!id || id->remote_id != m->dreq.local_comm_id ||
-	    m->dreq.remote_qpn_eecn != id->local_qpn)
+	if (!id || id->remote_id != m->dreq.local_comm_id) {
+		/* Linux cm_issue_drep: the connection is gone (its TIMEWAIT
+		 * ended), the peer still waits for a DREP */
+		a->stats.rx_duplicates++;
+		dpv_cm_mad_init(&rep, DPV_CM_ATTR_DREP, m->hdr.tid);
+		rep.drep.local_comm_id = m->dreq.remote_comm_id;
+		rep.drep.remote_comm_id = m->dreq.local_comm_id;
+		return cm_send_raw(a, from, &rep), 0;
+	}
+	if (m->dreq.remote_qpn_eecn != id->local_qpn)
 		goto unmatched;
 	switch (id->state) {
 	case DPV_CM_REP_SENT:       /* the RTU was lost */
@@ -378,7 +397,7 @@ int dpv_cm_rx(struct dpv_cm_agent *agent, const struct dpv_cm_addr *from, const 
 	case DPV_CM_ATTR_MRA:
 		return cm_rx_mra(agent, &m);
 	case DPV_CM_ATTR_DREQ:
-		return cm_rx_dreq(agent, &m);
+		return cm_rx_dreq(agent, from, &m);
 	case DPV_CM_ATTR_DREP:
 		return cm_rx_drep(agent, &m);
 	case DPV_CM_ATTR_SIDR_REQ:
