@@ -9,7 +9,9 @@
  *  - lost REQ, all REQs lost (timeout at the IBA time), lost RTU (REP
  *    retransmitted, RTU resent), lost DREP, DREQ timeout, crossed DREQs,
  *    duplicate REQ/REP, stale connection, MRA, REJ (no listener, consumer),
- *    SIDR, unique comm IDs, malformed MADs (mutation loop).
+ *    SIDR (and its timeout), unique comm IDs, DREQ while the RTU is lost,
+ *    DREQ after TIMEWAIT, MRA of a REP, REJ while ESTABLISHED, destroying a
+ *    connected id, malformed MADs (mutation loop).
  */
 #include "test_cm_sm.h"
 
@@ -444,6 +446,100 @@ static void test_sidr_ids(void)
 	harness_fini();
 }
 
+/* Reordering and the less common paths. */
+static void test_more(void)
+{
+	struct dpv_cm_req_param p;
+	struct dpv_cm_id *a, *b;
+	struct dpv_cm_mad m;
+	uint64_t t0;
+
+	/* RTU lost, then the DREQ arrives in REP_SENT: DREQ_RCVD, REP no longer resent */
+	harness_init(20);
+	dpv_cm_listen(&sides[1].agent, SID, NULL);
+	sides[1].auto_rep = true;
+	sides[1].auto_drep = true;
+	sides[0].auto_rtu = true;
+	a = dpv_cm_create_id(&sides[0].agent, NULL);
+	req_param(&p, 0, SID);
+	dpv_cm_send_req(a, &p, now_ns);
+	deliver(0);
+	b = last_ev(1)->id;
+	deliver(0);
+	wire_drop(0);
+	CHECK(a->state == DPV_CM_ESTABLISHED && b->state == DPV_CM_REP_SENT, "RTU lost");
+	dpv_cm_send_dreq(a, NULL, 0, now_ns);
+	deliver(0);
+	CHECK(count_ev(1, DPV_CM_EV_DREQ) == 1 && b->state == DPV_CM_TIMEWAIT, "DREQ in REP_SENT accepted");
+	deliver(0);
+	CHECK(a->state == DPV_CM_TIMEWAIT, "A TIMEWAIT");
+	/* both TIMEWAITs over, the DREQ again: a DREP anyway (Linux cm_issue_drep) */
+	clock_to(now_ns + 60000000);
+	CHECK(a->state == DPV_CM_IDLE && b->state == DPV_CM_IDLE, "IDLE");
+	t0 = b->local_id;
+	dpv_cm_mad_init(&m, DPV_CM_ATTR_DREQ, 77);
+	m.dreq.local_comm_id = 0x11112222;
+	m.dreq.remote_comm_id = 0x33334444;
+	CHECK(dpv_cm_mad_encode(&m, wire[0].mad) == 0, "DREQ encoded");
+	wire[0].from = 0;
+	nwire = 1;
+	deliver(0);
+	CHECK(wire_decode(0, &m) && m.hdr.attr_id == DPV_CM_ATTR_DREP && m.hdr.tid == 77 &&
+	      m.drep.local_comm_id == 0x33334444 && m.drep.remote_comm_id == 0x11112222,
+	      "DREQ for no connection: DREP from its IDs");
+	CHECK(b->local_id == t0, "no id touched");
+	harness_fini();
+
+	/* MRA for the REP; REJ while ESTABLISHED; destroy while ESTABLISHED */
+	harness_init(21);
+	dpv_cm_listen(&sides[1].agent, SID, NULL);
+	a = dpv_cm_create_id(&sides[0].agent, NULL);
+	sides[1].auto_rep = true;
+	dpv_cm_send_req(a, &p, now_ns);
+	deliver(0);
+	b = last_ev(1)->id;
+	t0 = now_ns;
+	deliver(0);
+	CHECK_EQ(a->state, DPV_CM_REP_RCVD, "A REP_RCVD");
+	CHECK_EQ(dpv_cm_send_mra(a, 20, NULL, 0), 0, "MRA for the REP");
+	CHECK(a->state == DPV_CM_MRA_REP_SENT && wire_decode(0, &m) && m.mra.message_mraed == DPV_CM_MSG_REP,
+	      "MRA_REP_SENT, MRA of the REP");
+	deliver(0);
+	CHECK(b->state == DPV_CM_MRA_REP_RCVD && last_ev(1)->type == DPV_CM_EV_MRA, "B MRA_REP_RCVD");
+	clock_to(t0 + 4 * T11);
+	CHECK(nwire == 0 && b->state == DPV_CM_MRA_REP_RCVD, "B waits the MRA's timeout");
+	CHECK_EQ(dpv_cm_send_rtu(a, NULL, 0), 0, "RTU from MRA_REP_SENT");
+	deliver(0);
+	CHECK(b->state == DPV_CM_ESTABLISHED && dpv_cm_next_deadline(&sides[1].agent) == DPV_CM_NO_DEADLINE,
+	      "B ESTABLISHED, timer stopped");
+	dpv_cm_mad_init(&m, DPV_CM_ATTR_REJ, 5);
+	m.rej.local_comm_id = a->local_id;
+	m.rej.remote_comm_id = b->local_id;
+	m.rej.reason = DPV_CM_REJ_CONSUMER_DEFINED;
+	dpv_cm_mad_encode(&m, wire[0].mad);
+	wire[0].from = 0;
+	nwire = 1;
+	deliver(0);
+	CHECK(b->state == DPV_CM_TIMEWAIT && last_ev(1)->type == DPV_CM_EV_REJ, "REJ in ESTABLISHED: TIMEWAIT");
+	dpv_cm_destroy_id(a);
+	CHECK(a->in_use && a->state == DPV_CM_TIMEWAIT && wire_decode(0, &m) &&
+	      m.hdr.attr_id == DPV_CM_ATTR_DREQ, "destroy in ESTABLISHED: DREQ, TIMEWAIT");
+	clock_to(now_ns + 60000000);
+	CHECK(!a->in_use, "destroyed id freed after TIMEWAIT");
+	harness_fini();
+
+	/* SIDR_REQ unanswered: retransmitted, then a timeout */
+	harness_init(22);
+	a = dpv_cm_create_id(&sides[0].agent, NULL);
+	t0 = now_ns;
+	dpv_cm_sidr_req(a, &p, now_ns);
+	for (int i = 1; i <= 4; i++)
+		clock_to(t0 + (uint64_t)i * T10);
+	CHECK(sides[0].sent == 4 && last_ev(0)->type == DPV_CM_EV_TIMEOUT &&
+	      last_ev(0)->timeout_attr == DPV_CM_ATTR_SIDR_REQ && a->state == DPV_CM_IDLE, "SIDR timeout");
+	harness_fini();
+}
+
 /* Random mutations of valid MADs, and every length: never a crash. */
 static void test_malformed(void)
 {
@@ -557,6 +653,7 @@ int main(int argc, char **argv)
 	test_disconnect_faults();
 	test_dup_stale_mra();
 	test_sidr_ids();
+	test_more();
 	test_malformed();
 	test_capture(argv[1]);
 	return dpvt_finish();
