@@ -342,6 +342,22 @@ int dpv_cm_send_rtu(struct dpv_cm_id *id, const void *pd, uint8_t len)
 	return cm_id_send(id, &m, false, 0);
 }
 
+/* REJ's message rejected and local comm ID by state (Linux cm_format_rej). */
+static uint8_t cm_rej_msg(const struct dpv_cm_id *id, uint32_t *local_id)
+{
+	*local_id = id->state == DPV_CM_REQ_RCVD ? 0 : id->local_id;
+	switch (id->state) {
+	case DPV_CM_REQ_RCVD:
+	case DPV_CM_MRA_REQ_SENT:
+		return DPV_CM_MSG_REQ;
+	case DPV_CM_REP_RCVD:
+	case DPV_CM_MRA_REP_SENT:
+		return DPV_CM_MSG_REP;
+	default:
+		return DPV_CM_MSG_OTHER;
+	}
+}
+
 int dpv_cm_send_rej(struct dpv_cm_id *id, uint16_t reason, const void *ari, uint8_t ari_len,
 		    const void *pd, uint8_t len)
 {
@@ -352,22 +368,22 @@ int dpv_cm_send_rej(struct dpv_cm_id *id, uint16_t reason, const void *ari, uint
 	if (!id || ari_len > DPV_CM_REJ_ARI_LEN)
 		return -EINVAL;
 	s = id->state;
-	if (s != DPV_CM_REQ_RCVD && s != DPV_CM_MRA_REQ_SENT && s != DPV_CM_REP_RCVD &&
-	    s != DPV_CM_MRA_REP_SENT)
+	if (s < DPV_CM_REQ_SENT || s > DPV_CM_MRA_REP_RCVD)
 		return -EPROTO;
 	dpv_cm_mad_init(&m, DPV_CM_ATTR_REJ, id->tid);
-	/* Linux cm_format_rej: no local comm ID yet when rejecting a REQ at once */
-	m.rej.local_comm_id = s == DPV_CM_REQ_RCVD ? 0 : id->local_id;
+	m.rej.message_rejected = cm_rej_msg(id, &m.rej.local_comm_id);
 	m.rej.remote_comm_id = id->remote_id;
-	m.rej.message_rejected = (s == DPV_CM_REQ_RCVD || s == DPV_CM_MRA_REQ_SENT) ?
-				 DPV_CM_MSG_REQ : DPV_CM_MSG_REP;
 	m.rej.reason = reason;
 	m.rej.ari_length = ari_len;
 	if (cm_copy_pd(m.rej.ari, sizeof(m.rej.ari), ari, ari_len) ||
 	    cm_copy_pd(m.rej.private_data, sizeof(m.rej.private_data), pd, len))
 		return -EINVAL;
 	ret = cm_id_send(id, &m, false, 0);
-	cm_id_timewait(id, id->agent->now);
+	/* Linux cm_send_rej_locked: TIMEWAIT once our REP went out, else IDLE */
+	if (s == DPV_CM_REP_SENT || s == DPV_CM_MRA_REP_RCVD)
+		cm_id_timewait(id, id->agent->now);
+	else
+		cm_id_idle(id);
 	return ret;
 }
 
@@ -485,23 +501,45 @@ int dpv_cm_sidr_rep(struct dpv_cm_id *id, uint8_t status, uint32_t qpn, uint32_t
 	return ret;
 }
 
+/* Linux cm_destroy_id: tell the peer, then free (now or after TIMEWAIT). */
 void dpv_cm_destroy_id(struct dpv_cm_id *id)
 {
+	uint8_t guid[8];
+	uint64_t g;
+
 	if (!id || !id->in_use)
 		return;
 	id->destroyed = true;
 	switch (id->state) {
-	case DPV_CM_TIMEWAIT:
+	case DPV_CM_REQ_SENT:
+	case DPV_CM_MRA_REQ_RCVD:
+		g = id->agent->cfg.ca_guid;
+		for (int i = 7; i >= 0; i--, g >>= 8)
+			guid[i] = (uint8_t)g;
+		dpv_cm_send_rej(id, DPV_CM_REJ_TIMEOUT, guid, sizeof(guid), NULL, 0);
 		return;
 	case DPV_CM_REQ_RCVD:
 	case DPV_CM_MRA_REQ_SENT:
+	case DPV_CM_REP_SENT:
 	case DPV_CM_REP_RCVD:
 	case DPV_CM_MRA_REP_SENT:
+	case DPV_CM_MRA_REP_RCVD:
 		dpv_cm_send_rej(id, DPV_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
 		return;
 	case DPV_CM_ESTABLISHED:
 		dpv_cm_send_dreq(id, NULL, 0, id->agent->now);
 		cm_id_timewait(id, id->agent->now);
+		return;
+	case DPV_CM_DREQ_SENT:
+		cm_id_timewait(id, id->agent->now);
+		return;
+	case DPV_CM_DREQ_RCVD:
+		dpv_cm_send_drep(id, NULL, 0, id->agent->now);
+		return;
+	case DPV_CM_SIDR_REQ_RCVD:
+		dpv_cm_sidr_rep(id, DPV_CM_SIDR_REJECT, 0, 0, NULL, 0);
+		return;
+	case DPV_CM_TIMEWAIT:
 		return;
 	default:
 		cm_id_idle(id);

@@ -202,11 +202,14 @@ void dpv_cm_agent_fini(struct dpv_cm_agent *agent);
 struct dpv_cm_id *dpv_cm_create_id(struct dpv_cm_agent *agent, void *ctx);
 
 /**
- * Destroys an id. IDLE, LISTEN: freed now. TIMEWAIT: freed when it ends.
- * REQ_RCVD/MRA_REQ_SENT/REP_RCVD/MRA_REP_SENT: a REJ (consumer defined) is
- * sent, then TIMEWAIT. ESTABLISHED: a DREQ is sent once, then TIMEWAIT.
- * Other states: freed now, nothing sent. TIMEWAIT starts at the `now` of
- * the agent's last dpv_cm_rx() or dpv_cm_timer() call.
+ * Destroys an id, telling the peer as Linux ib_cm does: REQ_SENT and
+ * MRA_REQ_RCVD send a REJ (timeout, ARI = our CA GUID) and free the id;
+ * REQ_RCVD, MRA_REQ_SENT, REP_RCVD, MRA_REP_SENT a REJ (consumer defined)
+ * and free it; REP_SENT, MRA_REP_RCVD a REJ and TIMEWAIT; ESTABLISHED a
+ * DREQ (sent once) and TIMEWAIT; DREQ_SENT: TIMEWAIT; DREQ_RCVD a DREP and
+ * TIMEWAIT; SIDR_REQ_RCVD a SIDR_REP (reject). An id in TIMEWAIT is freed
+ * when it ends; any other is freed now. TIMEWAIT starts at the `now` of the
+ * agent's last dpv_cm_rx() or dpv_cm_timer() call.
  *
  * RETURN VALUE: none.
  */
@@ -247,10 +250,12 @@ int dpv_cm_send_rep(struct dpv_cm_id *id, const struct dpv_cm_rep_param *p, uint
 int dpv_cm_send_rtu(struct dpv_cm_id *id, const void *pd, uint8_t len);
 
 /**
- * REJ from REQ_RCVD, MRA_REQ_SENT, REP_RCVD, MRA_REP_SENT (the message
- * rejected is the REQ or the REP received; from REQ_RCVD the REJ's local
- * comm ID is 0, as Linux sends it); the id goes to TIMEWAIT, which
- * starts at the `now` of the agent's last dpv_cm_rx() or dpv_cm_timer() call.
+ * REJ from any state between REQ_SENT and MRA_REP_RCVD (IBA 12.9.6; the
+ * message rejected is the REQ in REQ_RCVD/MRA_REQ_SENT, the REP in
+ * REP_RCVD/MRA_REP_SENT, "other" elsewhere; from REQ_RCVD the local comm ID
+ * is 0, as Linux sends it). The id is IDLE afterwards, but for REP_SENT and
+ * MRA_REP_RCVD (our REP is out): TIMEWAIT, which starts at the `now` of the
+ * agent's last dpv_cm_rx() or dpv_cm_timer() call.
  *
  * RETURN VALUE: 0; -EINVAL (NULL id, ari_len > 72, len > 148); -EPROTO
  * (wrong state); the send callback's error.

@@ -12,7 +12,8 @@
  *    DREQ in TIMEWAIT: the DREP is resent; DREQ for no connection: a DREP
  *    built from the DREQ (the id's TIMEWAIT is over);
  *  - REJ: before ESTABLISHED the id goes back to IDLE (TIMEWAIT when stale),
- *    from REP_RCVD, MRA_REP_SENT, ESTABLISHED and DREQ_SENT to TIMEWAIT.
+ *    from REP_RCVD, MRA_REP_SENT, ESTABLISHED and DREQ_SENT to TIMEWAIT; a
+ *    REJ "timeout" is matched by the sender's comm ID and CA GUID (its ARI).
  */
 #include <errno.h>
 #include <string.h>
@@ -185,12 +186,35 @@ static int cm_rx_rtu(struct dpv_cm_agent *a, const struct dpv_cm_mad *m)
 	return 0;
 }
 
+/* The id a REJ is for (Linux cm_acquire_rejected_id): a REJ "timeout" may
+ * come from a peer that never learnt our comm ID; its ARI is the sender's
+ * CA GUID, and its local comm ID is our remote one. */
+static struct dpv_cm_id *cm_find_rejected(struct dpv_cm_agent *a, const struct dpv_cm_rej *r)
+{
+	uint64_t guid = 0;
+
+	if (r->reason != DPV_CM_REJ_TIMEOUT)
+		return cm_find_local(a, r->remote_comm_id);
+	if (r->ari_length != 8)
+		return NULL;
+	for (int i = 0; i < 8; i++)
+		guid = guid << 8 | r->ari[i];
+	for (uint32_t i = 0; i < a->nids; i++) {
+		struct dpv_cm_id *id = &a->ids[i];
+
+		if (id->in_use && id->state > DPV_CM_LISTEN && id->remote_id == r->local_comm_id &&
+		    id->remote_ca_guid == guid)
+			return id;
+	}
+	return NULL;
+}
+
 /* Linux cm_rej_handler: before the connection exists the id goes back to
  * IDLE (TIMEWAIT for a stale connection), afterwards to TIMEWAIT. */
 static int cm_rx_rej(struct dpv_cm_agent *a, const struct dpv_cm_mad *m)
 {
 	struct dpv_cm_event ev = { .type = DPV_CM_EV_REJ, .mad = m };
-	struct dpv_cm_id *id = cm_find_local(a, m->rej.remote_comm_id);
+	struct dpv_cm_id *id = cm_find_rejected(a, &m->rej);
 	bool timewait = m->rej.reason == DPV_CM_REJ_STALE_CONN;
 
 	if (!id || (id->remote_id && id->remote_id != m->rej.local_comm_id &&

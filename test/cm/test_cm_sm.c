@@ -257,7 +257,7 @@ static void test_rej(void)
 	deliver(0);
 	b = last_ev(1)->id;
 	CHECK_EQ(dpv_cm_send_rej(b, DPV_CM_REJ_CONSUMER_DEFINED, ari, 5, "no", 2), 0, "send REJ");
-	CHECK_EQ(b->state, DPV_CM_TIMEWAIT, "B TIMEWAIT after REJ");
+	CHECK_EQ(b->state, DPV_CM_IDLE, "B IDLE after rejecting the REQ (Linux)");
 	CHECK(wire_decode(0, &m) && m.rej.local_comm_id == 0 && m.rej.message_rejected == DPV_CM_MSG_REQ &&
 	      m.rej.remote_comm_id == a->local_id && m.rej.ari_length == 5, "REJ fields (Linux: local 0)");
 	deliver(0);
@@ -526,6 +526,23 @@ static void test_more(void)
 	      m.hdr.attr_id == DPV_CM_ATTR_DREQ, "destroy in ESTABLISHED: DREQ, TIMEWAIT");
 	clock_to(now_ns + 60000000);
 	CHECK(!a->in_use, "destroyed id freed after TIMEWAIT");
+	harness_fini();
+
+	/* destroy in REQ_SENT: REJ timeout with our CA GUID; the passive id goes IDLE */
+	harness_init(23);
+	dpv_cm_listen(&sides[1].agent, SID, NULL);
+	a = dpv_cm_create_id(&sides[0].agent, NULL);
+	dpv_cm_send_req(a, &p, now_ns);
+	deliver(0);
+	b = last_ev(1)->id;
+	dpv_cm_destroy_id(a);
+	CHECK(!a->in_use && wire_decode(0, &m) && m.rej.reason == DPV_CM_REJ_TIMEOUT &&
+	      m.rej.ari_length == 8 && m.rej.ari[7] == 0x00 && m.rej.ari[0] == 0x50 &&
+	      m.rej.message_rejected == DPV_CM_MSG_OTHER, "destroy in REQ_SENT: REJ timeout, ARI GUID");
+	deliver(0);
+	CHECK(b->state == DPV_CM_IDLE && last_ev(1)->type == DPV_CM_EV_REJ &&
+	      last_ev(1)->rej_reason == DPV_CM_REJ_TIMEOUT, "B: REJ event, IDLE");
+	CHECK(dpv_cm_next_deadline(&sides[0].agent) == DPV_CM_NO_DEADLINE, "A: no timer left");
 	harness_fini();
 
 	/* SIDR_REQ unanswered: retransmitted, then a timeout */
