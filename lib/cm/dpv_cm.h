@@ -13,7 +13,8 @@
  * remote_cm_response_timeout; REP and DREQ on the passive side: the REQ's
  * local CM response timeout; after an MRA: the MRA's service timeout, once),
  * at most max_cm_retries times after the first send; then the id reports
- * DPV_CM_EV_TIMEOUT. TIMEWAIT lasts the agent's timewait_ns, then the id
+ * DPV_CM_EV_TIMEOUT and is IDLE, nothing sent to the peer (as Linux ib_cm:
+ * a REP that times out can leave the active side ESTABLISHED). TIMEWAIT lasts the agent's timewait_ns, then the id
  * is IDLE again (or freed if it was destroyed).
  *
  * Not implemented: LAP/APR (alternate paths), RD (EECs), redirection,
