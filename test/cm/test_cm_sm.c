@@ -5,7 +5,8 @@
  * an in-memory wire and a fake clock (test_cm_sm_harness.c):
  *  - connect (REQ/REP/RTU) and disconnect (DREQ/DREP), every MAD's fields,
  *    the events and their private data, TIMEWAIT and its end;
- *  - the REQ of Linux's capture answered with a REP for its comm ID/TID;
+ *  - Linux rxe.s side of the capture: its REQ answered with a REP for its
+ *    comm ID and TID, its RTU, then the crossed DREQs of frames 73-76;
  *  - lost REQ, all REQs lost (timeout at the IBA time), lost RTU (REP
  *    retransmitted, RTU resent), lost DREP, DREQ timeout, crossed DREQs,
  *    duplicate REQ/REP, stale connection, MRA, REJ (no listener, consumer),
@@ -706,7 +707,19 @@ static void test_malformed(void)
 	harness_fini();
 }
 
-/* The REQ of Linux rxe (rdma_cm_send.pcap frame 1), answered by a listener. */
+/* The CM MAD of frame f (1-based) of the capture, decoded. */
+static void mad_of(struct dpvt_pkt *pk, int f, struct dpv_cm_mad *m)
+{
+	struct dpv_pkt_info pi;
+
+	CHECK(dpv_pkt_parse_check(pk[f - 1].data, pk[f - 1].len, &pi) == 0 &&
+	      dpv_cm_mad_decode(pk[f - 1].data + pi.payload_off, pi.payload_len, m) == 0,
+	      "frame %d decodes", f);
+}
+
+/* Linux rxe's side of rdma_cm_send.pcap against a listening agent: the REQ
+ * (frame 1) answered by a REP, the RTU (3), then the crossed DREQs (73-76),
+ * the client's comm IDs kept and ours patched in. */
 static void test_capture(const char *pcap)
 {
 	struct dpvt_pkt *pk;
@@ -738,22 +751,36 @@ static void test_capture(const char *pcap)
 		CHECK(m.rep.remote_comm_id == 0x67e42445 && m.rep.local_comm_id == b->local_id, "REP IDs");
 		CHECK(!memcmp(wire[0].to.gid, pi.sgid, 16) && wire[0].to.qpn == 1, "REP to the client's QP 1");
 		/* frame 3, the client's RTU, addressed to our comm ID */
-		dpv_pkt_parse_check(pk[2].data, pk[2].len, &pi);
-		dpv_cm_mad_decode(pk[2].data + pi.payload_off, DPV_MAD_SIZE, &m);
+		mad_of(pk, 3, &m);
 		m.rtu.remote_comm_id = b->local_id;
 		dpv_cm_mad_encode(&m, mad);
 		dpv_cm_rx(&sides[1].agent, &from, mad, DPV_MAD_SIZE, now_ns);
 		CHECK_EQ(b->state, DPV_CM_ESTABLISHED, "Linux RTU: ESTABLISHED");
-		/* frame 74, the client's DREQ of that connection */
-		dpv_pkt_parse_check(pk[73].data, pk[73].len, &pi);
-		dpv_cm_mad_decode(pk[73].data + pi.payload_off, DPV_MAD_SIZE, &m);
+		/* frames 73-76: our DREQ crosses the client's; each answers DREP */
+		nwire = 0;
+		CHECK_EQ(dpv_cm_send_dreq(b, NULL, 0, now_ns), 0, "server DREQ (frame 73)");
+		CHECK(wire_decode(0, &m) && m.dreq.remote_comm_id == 0x67e42445 &&
+		      m.dreq.remote_qpn_eecn == 0x1d && m.dreq.local_comm_id == b->local_id,
+		      "DREQ IDs and remote QPN as frame 73");
+		CHECK(m.hdr.tid == ((2ull << 32) | b->local_id), "DREQ TID: agent 2, our comm ID");
+		nwire = 0;
+		mad_of(pk, 74, &m);
 		m.dreq.remote_comm_id = b->local_id;
 		dpv_cm_mad_encode(&m, mad);
-		nwire = 0;
 		dpv_cm_rx(&sides[1].agent, &from, mad, DPV_MAD_SIZE, now_ns);
-		CHECK(b->state == DPV_CM_DREQ_RCVD, "Linux DREQ: DREQ_RCVD");
+		CHECK(b->state == DPV_CM_DREQ_RCVD, "client DREQ (frame 74) in DREQ_SENT: DREQ_RCVD");
+		CHECK(dpv_cm_next_deadline(&sides[1].agent) == DPV_CM_NO_DEADLINE, "our DREQ no longer resent");
 		dpv_cm_send_drep(b, NULL, 0, now_ns);
-		CHECK(wire_decode(0, &m) && m.hdr.tid == 0x000000024524e467ull, "DREP with the DREQ's TID");
+		CHECK(wire_decode(0, &m) && m.hdr.attr_id == DPV_CM_ATTR_DREP &&
+		      m.hdr.tid == 0x000000024524e467ull && m.drep.remote_comm_id == 0x67e42445,
+		      "DREP as frame 75 (the client's TID and comm ID)");
+		CHECK_EQ(b->state, DPV_CM_TIMEWAIT, "TIMEWAIT");
+		nwire = 0;
+		mad_of(pk, 76, &m);
+		m.drep.remote_comm_id = b->local_id;
+		dpv_cm_mad_encode(&m, mad);
+		CHECK_EQ(dpv_cm_rx(&sides[1].agent, &from, mad, DPV_MAD_SIZE, now_ns), 0, "client DREP (frame 76)");
+		CHECK(b->state == DPV_CM_TIMEWAIT && nwire == 0, "frame 76 in TIMEWAIT: nothing more");
 	}
 	harness_fini();
 	dpvt_pcap_free(pk, n);
