@@ -10,6 +10,10 @@
 #include "dpv_cm.h"
 #include "test_cm.h"
 
+#define SID 0x0000000001064853ull /* rdma_cm TCP port space, port 18515 */
+#define T10 (4096ull << 10)       /* the harness's REQ remote CM response timeout */
+#define T11 (4096ull << 11)       /* its local one: the passive side's REP/DREQ timeout */
+
 #define WIRE_MAX 64
 #define EV_MAX 64
 
@@ -67,5 +71,8 @@ int count_ev(int s, enum dpv_cm_event_type t);
 void req_param(struct dpv_cm_req_param *p, int s, uint64_t service_id);
 /** Connects A -> B through the listener of service_id: A's id on success. */
 struct dpv_cm_id *connect_ab(uint64_t service_id, struct dpv_cm_id **b_id);
+
+/** 200 lossy connect/disconnect runs (test_cm_sm_soak.c). */
+void test_lossy_soak(void);
 
 #endif /* TEST_CM_SM_H */
