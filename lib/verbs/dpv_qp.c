@@ -193,6 +193,21 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_
 	return qp_create(context, a, false);
 }
 
+/* ibv_create_qp's attributes as the extended ones; the final capabilities
+ * go back into attr */
+static struct ibv_qp *qp_create_plain(struct ibv_pd *pd, struct ibv_qp_init_attr *attr, bool gsi)
+{
+	struct ibv_qp_init_attr_ex ex;
+	memset(&ex, 0, sizeof(ex));
+	memcpy(&ex, attr, sizeof(*attr));
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd;
+	struct ibv_qp *qp = qp_create(pd->context, &ex, gsi);
+	if (qp)
+		attr->cap = ex.cap;
+	return qp;
+}
+
 DPV_EXPORT struct ibv_qp *dpv_create_gsi_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
 	if (!pd || !attr || attr->qp_type != IBV_QPT_UD) {
@@ -204,15 +219,7 @@ DPV_EXPORT struct ibv_qp *dpv_create_gsi_qp(struct ibv_pd *pd, struct ibv_qp_ini
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	struct ibv_qp_init_attr_ex ex;
-	memset(&ex, 0, sizeof(ex));
-	memcpy(&ex, attr, sizeof(*attr));
-	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
-	ex.pd = pd;
-	struct ibv_qp *qp = qp_create(pd->context, &ex, true);
-	if (qp)
-		attr->cap = ex.cap;
-	return qp;
+	return qp_create_plain(pd, attr, true);
 }
 
 static struct ibv_qp *qp_create(struct ibv_context *context, struct ibv_qp_init_attr_ex *a, bool gsi)
@@ -275,15 +282,7 @@ DPV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_at
 		errno = EINVAL;
 		return NULL;
 	}
-	struct ibv_qp_init_attr_ex ex;
-	memset(&ex, 0, sizeof(ex));
-	memcpy(&ex, attr, sizeof(*attr));
-	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
-	ex.pd = pd;
-	struct ibv_qp *qp = dpv_create_qp_ex(pd->context, &ex);
-	if (qp)
-		attr->cap = ex.cap;
-	return qp;
+	return qp_create_plain(pd, attr, false);
 }
 
 /**
