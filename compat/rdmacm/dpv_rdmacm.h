@@ -72,6 +72,8 @@ struct dpv_rdmacm_channel {
 	pthread_mutex_t lock;
 	TAILQ_HEAD(, dpv_rdmacm_event) queue;
 	unsigned int queued;
+	unsigned int waiters;  /* threads inside rdma_get_cm_event */
+	bool destroyed;        /* rdma_destroy_event_channel ran while some waited */
 };
 
 /** A communication identifier. */

@@ -88,6 +88,13 @@ struct rdma_event_channel *rdma_create_event_channel(void)
  * rdma-core requires every id of the channel destroyed and every event
  * acknowledged first; events still queued (never retrieved) are freed.
  */
+static void channel_free(struct dpv_rdmacm_channel *c)
+{
+	close(c->ch.fd);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
 void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
 	struct dpv_rdmacm_channel *c;
@@ -101,10 +108,17 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		queue_remove(c, e);
 		free(e);
 	}
+	if (c->waiters) {
+		/* another thread waits in rdma_get_cm_event (rping's cm_thread
+		 * when its main thread gives up): with rdma-core that thread
+		 * stays blocked in read() for ever; here it stays in poll(),
+		 * and the channel's memory and fd stay until it leaves */
+		c->destroyed = true;
+		pthread_mutex_unlock(&c->lock);
+		return;
+	}
 	pthread_mutex_unlock(&c->lock);
-	close(c->ch.fd);
-	pthread_mutex_destroy(&c->lock);
-	free(c);
+	channel_free(c);
 }
 
 struct dpv_rdmacm_channel *dpv_rdmacm_lock_channel(struct dpv_rdmacm_id *p)
@@ -189,20 +203,16 @@ static int fd_nonblocking(int fd)
  * Blocks (unless O_NONBLOCK) until an event is queued. A signal does not
  * end the wait (as a restarted read of rdma-core's fd).
  */
-int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
+/* The wait of rdma_get_cm_event (c->waiters counts the caller). */
+static int wait_event(struct dpv_rdmacm_channel *c, struct rdma_cm_event **event)
 {
-	struct dpv_rdmacm_channel *c;
-
-	if (channel == NULL || event == NULL)
-		return dpv_rdmacm_err(EINVAL);
-	c = to_dchannel(channel);
 	for (;;) {
 		struct pollfd pfd = { .fd = c->ch.fd, .events = POLLIN };
 		struct dpv_rdmacm_event *e;
 		int nb;
 
 		pthread_mutex_lock(&c->lock);
-		e = TAILQ_FIRST(&c->queue);
+		e = c->destroyed ? NULL : TAILQ_FIRST(&c->queue);
 		if (e != NULL) {
 			queue_remove(c, e);
 			e->owner->events_reported++;
@@ -210,7 +220,10 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 			*event = &e->event;
 			return 0;
 		}
+		bool gone = c->destroyed;
 		pthread_mutex_unlock(&c->lock);
+		if (gone)
+			return dpv_rdmacm_err(EBADF);
 		nb = fd_nonblocking(c->ch.fd);
 		if (nb < 0)
 			return -1;
@@ -219,6 +232,27 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 		if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
 			return -1;
 	}
+}
+
+int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event **event)
+{
+	struct dpv_rdmacm_channel *c;
+
+	if (channel == NULL || event == NULL)
+		return dpv_rdmacm_err(EINVAL);
+	c = to_dchannel(channel);
+	pthread_mutex_lock(&c->lock);
+	c->waiters++;
+	pthread_mutex_unlock(&c->lock);
+	int ret = wait_event(c, event);
+	int err = errno;
+	pthread_mutex_lock(&c->lock);
+	bool last = --c->waiters == 0 && c->destroyed;
+	pthread_mutex_unlock(&c->lock);
+	if (last)
+		channel_free(c); /* destroyed while we waited */
+	errno = err;
+	return ret;
 }
 
 int rdma_ack_cm_event(struct rdma_cm_event *event)
