@@ -177,6 +177,14 @@ int dpv_rdmacm_id_set_device(struct dpv_rdmacm_id *p, struct ibv_context *verbs,
 /** Drops the id's use of its device's shared PD (rdma_destroy_id). */
 void dpv_rdmacm_id_put_device(struct dpv_rdmacm_id *p);
 
+/* ---- dpv_rdmacm_addr.c ---- */
+
+/**
+ * Forgets the id's bound address (its port becomes free) and frees its path
+ * record (rdma_destroy_id).
+ */
+void dpv_rdmacm_addr_release(struct dpv_rdmacm_id *p);
+
 /* ---- dpv_rdmacm_qp.c ---- */
 
 /** The P_Key index of the id's route P_Key, or -1 with errno EINVAL. */
