@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <infiniband/ib.h>
 
@@ -53,6 +54,7 @@ struct binding {
 
 static pthread_mutex_t g_bind_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct binding *g_binds;
+static unsigned int g_bind_calls; /* ephemeral allocations so far (g_bind_lock) */
 
 static bool addr_is_any(const struct sockaddr *sa)
 {
@@ -132,7 +134,8 @@ static int bind_record(struct dpv_rdmacm_id *p, struct sockaddr *sa)
 	pthread_mutex_lock(&g_bind_lock);
 	if (port == 0) {
 		unsigned int n = EPHEMERAL_HI - EPHEMERAL_LO + 1;
-		unsigned int start = (unsigned int)random() % n;
+		/* a start that differs per process and per call, without touching random()'s state */
+		unsigned int start = ((unsigned int)getpid() * 2654435761u + g_bind_calls++ * 7919u) % n;
 
 		ret = EADDRNOTAVAIL; /* cma_alloc_any_port when the range is exhausted */
 		for (unsigned int i = 0; i < n && ret != 0; i++) {
