@@ -10,9 +10,10 @@
  * the socket type/protocol (SOCK_STREAM: RC, IPPROTO_TCP: RDMA_PS_TCP;
  * SOCK_DGRAM: UD, IPPROTO_UDP: RDMA_PS_UDP); the address is ai_src_addr
  * when RAI_PASSIVE, else ai_dst_addr; a source address in the hints is
- * copied when the answer has none. Failures of getaddrinfo(3) are returned
- * as its EAI_* code (negative, errno untouched), as rdma-core does; its own
- * failures are -1 with errno. AF_IB and ibacm path records are not
+ * copied when the answer has none; ai_flags is RAI_PASSIVE or 0. Every
+ * failure is -1 with errno: a failure of getaddrinfo(3) leaves its EAI_*
+ * code (negative) in errno, as rdma-core's ERR(ret) does; no node, no
+ * service and no hints: EINVAL. AF_IB and ibacm path records are not
  * supported: ai_route and ai_connect stay NULL.
  */
 #include <errno.h>
@@ -91,7 +92,7 @@ static int from_ai(struct rdma_addrinfo *rai, const struct rdma_addrinfo *hints,
 {
 	int ret = 0;
 
-	rai->ai_flags = hints->ai_flags;
+	rai->ai_flags = (ai->ai_flags & AI_PASSIVE) ? RAI_PASSIVE : 0;
 	rai->ai_family = ai->ai_family;
 	if (hints->ai_qp_type)
 		rai->ai_qp_type = hints->ai_qp_type;
@@ -105,7 +106,7 @@ static int from_ai(struct rdma_addrinfo *rai, const struct rdma_addrinfo *hints,
 		rai->ai_port_space = RDMA_PS_TCP;
 	else if (ai->ai_protocol == IPPROTO_UDP)
 		rai->ai_port_space = RDMA_PS_UDP;
-	if (hints->ai_flags & RAI_PASSIVE) {
+	if (ai->ai_flags & AI_PASSIVE) {
 		ret = copy_addr(&rai->ai_src_addr, &rai->ai_src_len, ai->ai_addr, ai->ai_addrlen);
 		if (ret == 0)
 			rai->ai_src_canonname = dup_name(ai->ai_canonname, &ret);
@@ -130,7 +131,7 @@ static int lookup(const char *node, const char *service, const struct rdma_addri
 		ret = getaddrinfo(node, service, NULL, &ai);
 	}
 	if (ret != 0)
-		return ret; /* an EAI_* code, as rdma-core */
+		return dpv_rdmacm_err(ret); /* errno = the EAI_* code, as rdma-core's ERR(ret) */
 	ret = from_ai(rai, hints, ai);
 	freeaddrinfo(ai);
 	return ret;
@@ -142,7 +143,7 @@ int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_ad
 	struct rdma_addrinfo *rai;
 	int ret = 0;
 
-	if (res == NULL)
+	if (res == NULL || (node == NULL && service == NULL && hints == NULL))
 		return dpv_rdmacm_err(EINVAL);
 	if (hints == NULL)
 		hints = &g_nohints;
@@ -165,7 +166,7 @@ int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_ad
 		ret = copy_addr(&rai->ai_src_addr, &rai->ai_src_len, hints->ai_src_addr, hints->ai_src_len);
 	if (ret != 0) {
 		rdma_freeaddrinfo(rai);
-		return ret;
+		return -1; /* errno set */
 	}
 	*res = rai;
 	return 0;
