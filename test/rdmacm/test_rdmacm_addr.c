@@ -16,7 +16,8 @@
  *    dpv0, the GIDs, rdma_get_local_addr/peer_addr, src/dst ports; without
  *    a source the port comes from the subnet (dpv1's address from a
  *    wildcard id: dpv0, the first port that reaches it); a destination
- *    outside every subnet: -1 ENETUNREACH, no event; a NULL-channel id
+ *    outside every subnet: -1 ENETUNREACH, no event; dpv1's link-local
+ *    IPv6 GID with a scope id from a wildcard id; a NULL-channel id
  *    gets its event in id->event;
  *  - rdma_resolve_route: EINVAL before the address is resolved, then
  *    ROUTE_RESOLVED and a path record (sgid, dgid, the port's active MTU,
@@ -178,6 +179,31 @@ static void test_resolve(void)
 	rdma_destroy_event_channel(ch);
 }
 
+/* dpv1's link-local GID 0 from a wildcard id: dpv0 (fe80::/64 is on every port), sgid its GID 0. */
+static void test_resolve_ll(void)
+{
+	struct sockaddr_in6 dst = { .sin6_family = AF_INET6, .sin6_port = htons(7471), .sin6_scope_id = 5 };
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct sockaddr_in6 *src;
+	union ibv_gid g0, g1;
+	struct rdma_cm_id *id;
+
+	if (!CHECK(ch != NULL, "channel") || !CHECK(ibv_query_gid(g_ctx[1], 1, 0, &g1) == 0, "dpv1 GID 0") ||
+	    !CHECK(ibv_query_gid(g_ctx[0], 1, 0, &g0) == 0, "dpv0 GID 0"))
+		return;
+	memcpy(&dst.sin6_addr, g1.raw, 16);
+	rdma_create_id(ch, &id, NULL, RDMA_PS_TCP);
+	CHECK_RET_ERRNO(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 1000), 0, 0);
+	CHECK(id->verbs == g_ctx[0], "IPv6 link-local: dpv0");
+	src = (struct sockaddr_in6 *)rdma_get_local_addr(id);
+	CHECK(src->sin6_family == AF_INET6 && memcmp(&src->sin6_addr, g0.raw, 16) == 0 && src->sin6_scope_id == 5,
+	      "source: dpv0's link-local GID, the destination's scope id");
+	CHECK(memcmp(&id->route.addr.addr.ibaddr.dgid, g1.raw, 16) == 0, "dgid: the IPv6 address");
+	check_addr_resolved(ch, id);
+	rdma_destroy_id(id);
+	rdma_destroy_event_channel(ch);
+}
+
 static void test_unreachable(void)
 {
 	struct sockaddr_in dst = sin4("198.51.100.7", 7471);
@@ -311,6 +337,7 @@ int main(void)
 	test_bind();
 	test_bind_other();
 	test_resolve();
+	test_resolve_ll();
 	test_unreachable();
 	test_route();
 	test_sync();
