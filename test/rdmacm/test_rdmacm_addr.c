@@ -17,7 +17,8 @@
  *    a source the port comes from the subnet (dpv1's address from a
  *    wildcard id: dpv0, the first port that reaches it); a destination
  *    outside every subnet: -1 ENETUNREACH, no event; dpv1's link-local
- *    IPv6 GID with a scope id from a wildcard id; a NULL-channel id
+ *    IPv6 GID with a scope id from a wildcard id; global IPv6 addresses
+ *    when the configuration has them (rdmacm-addr-ipv6); a NULL-channel id
  *    gets its event in id->event;
  *  - rdma_resolve_route: EINVAL before the address is resolved, then
  *    ROUTE_RESOLVED and a path record (sgid, dgid, the port's active MTU,
@@ -204,6 +205,49 @@ static void test_resolve_ll(void)
 	rdma_destroy_event_channel(ch);
 }
 
+/*
+ * With a configuration whose ports have global IPv6 addresses (GID 2:
+ * rdmacm-addr-ipv6 runs test/func/func-queues-lo.json, dpv0
+ * fd00:6470:7600::1/64, dpv1 ::2/64): bind, resolve within the prefix,
+ * ENETUNREACH outside it. Skipped when dpv0 has no GID 2.
+ */
+static void test_ipv6(void)
+{
+	struct sockaddr_in6 a = { .sin6_family = AF_INET6 }, b = a, far = a;
+	struct rdma_event_channel *ch;
+	union ibv_gid g0, g1;
+	struct rdma_cm_id *id;
+
+	if (ibv_query_gid(g_ctx[0], 1, 2, &g0) != 0 || IN6_IS_ADDR_UNSPECIFIED((struct in6_addr *)g0.raw) ||
+	    ibv_query_gid(g_ctx[1], 1, 2, &g1) != 0) {
+		printf("note: no IPv6 address configured on dpv0: IPv6 cases not run\n");
+		return;
+	}
+	memcpy(&a.sin6_addr, g0.raw, 16);
+	memcpy(&b.sin6_addr, g1.raw, 16);
+	b.sin6_port = htons(7471);
+	inet_pton(AF_INET6, "2001:db8:1::7", &far.sin6_addr);
+	ch = rdma_create_event_channel();
+	if (!CHECK(ch != NULL, "channel"))
+		return;
+	rdma_create_id(ch, &id, NULL, RDMA_PS_TCP);
+	CHECK_RET_ERRNO(rdma_bind_addr(id, (struct sockaddr *)&a), 0, 0);
+	CHECK(id->verbs == g_ctx[0], "IPv6 GID 2 of dpv0: dpv0");
+	CHECK_RET_ERRNO(rdma_resolve_addr(id, NULL, (struct sockaddr *)&far, 1000), -1, ENETUNREACH);
+	CHECK_RET_ERRNO(rdma_resolve_addr(id, NULL, (struct sockaddr *)&b, 1000), 0, 0);
+	CHECK(memcmp(&id->route.addr.addr.ibaddr.sgid, g0.raw, 16) == 0, "sgid: dpv0's IPv6 address");
+	CHECK(memcmp(&id->route.addr.addr.ibaddr.dgid, g1.raw, 16) == 0, "dgid: dpv1's IPv6 address");
+	check_addr_resolved(ch, id);
+	rdma_destroy_id(id);
+	rdma_create_id(ch, &id, NULL, RDMA_PS_TCP);
+	CHECK_RET_ERRNO(rdma_resolve_addr(id, NULL, (struct sockaddr *)&b, 1000), 0, 0);
+	CHECK(memcmp(&((struct sockaddr_in6 *)rdma_get_local_addr(id))->sin6_addr, g0.raw, 16) == 0,
+	      "no source: dpv0's global address, not its link-local one");
+	check_addr_resolved(ch, id);
+	rdma_destroy_id(id);
+	rdma_destroy_event_channel(ch);
+}
+
 static void test_unreachable(void)
 {
 	struct sockaddr_in dst = sin4("198.51.100.7", 7471);
@@ -339,6 +383,7 @@ int main(void)
 	test_resolve();
 	test_resolve_ll();
 	test_unreachable();
+	test_ipv6();
 	test_route();
 	test_sync();
 	test_getaddrinfo();
