@@ -13,7 +13,8 @@
  *  - dpv_rdmacm_id_set_device() gives an id its device, port and shared PD
  *    (what rdma_bind_addr / rdma_resolve_addr do in rdma-core);
  *  - struct dpv_rdmacm_id keeps the options rdma_set_option stored and the
- *    id's state (only DPV_RDMACM_IDLE is reached today).
+ *    id's state (IDLE, ADDR_BOUND, ADDR_RESOLVED, ROUTE_RESOLVED are
+ *    reached today: dpv_rdmacm_addr.c).
  *
  * Locking: a channel's lock protects its queue, the eventfd counter and the
  * events_reported counters of the ids whose events it holds; an id's lock
@@ -169,8 +170,8 @@ int dpv_rdmacm_devices(struct dpv_rdmacm_dev **devs);
  * Gives the id the device of verbs (a context rdma_get_devices returned) and
  * port: id->verbs, id->port_num, id->pd (a PD shared by the ids of the
  * device, allocated on first use) and the default P_Key in the route. What
- * rdma_bind_addr and rdma_resolve_addr will do once the CM resolves
- * addresses; the tests call it directly.
+ * rdma_bind_addr and rdma_resolve_addr do (dpv_rdmacm_addr.c); the tests
+ * also call it directly.
  * @return 0, or -1 with errno EINVAL (unknown context, port out of range,
  *         the id already has a device) or the error of ibv_alloc_pd.
  */
@@ -178,6 +179,14 @@ int dpv_rdmacm_id_set_device(struct dpv_rdmacm_id *p, struct ibv_context *verbs,
 
 /** Drops the id's use of its device's shared PD (rdma_destroy_id). */
 void dpv_rdmacm_id_put_device(struct dpv_rdmacm_id *p);
+
+/* ---- dpv_rdmacm_addr.c ---- */
+
+/**
+ * Forgets the id's bound address (its port becomes free) and frees its path
+ * record (rdma_destroy_id).
+ */
+void dpv_rdmacm_addr_release(struct dpv_rdmacm_id *p);
 
 /* ---- dpv_rdmacm_qp.c ---- */
 

@@ -102,6 +102,7 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 		id->event = NULL;
 	}
 	wait_acked(p, reported);
+	dpv_rdmacm_addr_release(p);
 	dpv_rdmacm_id_put_device(p);
 	if (p->sync)
 		rdma_destroy_event_channel(id->channel);

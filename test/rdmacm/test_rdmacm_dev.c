@@ -5,7 +5,7 @@
  *  - rdma_get_devices lists dpv0 and dpv1, the same open contexts on every
  *    call, NULL-terminated; rdma_free_devices;
  *  - an id given a device (WHITE-BOX: dpv_rdmacm_id_set_device(), what
- *    rdma_bind_addr/rdma_resolve_addr will do) has id->verbs, the port and
+ *    rdma_bind_addr/rdma_resolve_addr do) has id->verbs, the port and
  *    a PD shared by the ids of the device;
  *  - rdma_init_qp_attr (INIT for RC and UD, UD RTR/RTS, RC RTR -> ENOSYS);
  *  - rdma_create_qp: RC in INIT (P_Key index 0, the port, no remote
