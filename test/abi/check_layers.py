@@ -12,7 +12,11 @@ Includes (source tree):
   * lib/wire, lib/conf and lib/port include no header of lib/verbs;
   * lib/wire includes no other layer's header;
   * lib/cm (the CM MAD codec) includes no other layer's header, and no
-    other layer includes lib/cm's yet (the connection manager will);
+    other layer includes lib/cm's but lib/cmrt (the connection manager
+    will, through it);
+  * lib/cmrt (the CM runtime) includes lib/cm's headers, the public
+    dpverbs.h and <infiniband/verbs.h> only: no header of lib/verbs (but
+    dpverbs.h), lib/port, lib/conf, lib/wire, lib/shm or lib/daemon;
   * a driver includes no header of another driver.
 Calls (built static libraries, with --lib/--drv): no symbol that a lib/
 archive leaves undefined is defined by a driver archive (lib reaches a
@@ -55,7 +59,8 @@ def includes(top, rel):
 
 def check_includes(top):
     drv_hdr = headers_under(top, 'drivers')
-    layer_hdr = {d: headers_under(top, 'lib/' + d) for d in ('wire', 'conf', 'port', 'verbs', 'cm')}
+    layer_hdr = {d: headers_under(top, 'lib/' + d)
+                 for d in ('wire', 'conf', 'port', 'verbs', 'cm', 'shm', 'daemon', 'cmrt')}
     not_cm = dict(layer_hdr['verbs'], **layer_hdr['port'], **layer_hdr['conf'], **layer_hdr['wire'])
     rules = [  # (directory, forbidden header set, why)
         ('lib', drv_hdr, 'a driver header'),
@@ -68,10 +73,13 @@ def check_includes(top):
         ('lib/conf', dict(layer_hdr['verbs'], **layer_hdr['port']), 'a header of an upper layer'),
         ('lib/wire', dict(layer_hdr['verbs'], **layer_hdr['port'], **layer_hdr['conf'],
                           **layer_hdr['cm']), 'a header of another layer'),
-        ('lib/cm', not_cm, 'a header of another layer (lib/cm is libc only)'),
+        ('lib/cm', dict(not_cm, **layer_hdr['cmrt']), 'a header of another layer (lib/cm is libc only)'),
+        ('lib/cmrt', {k: v for k, v in dict(not_cm, **layer_hdr['shm'], **layer_hdr['daemon']).items()
+                      if k != 'dpverbs.h'},
+         'a header other than lib/cm\'s and the public dpverbs.h (the CM runtime uses the public verbs API)'),
     ]
     for d in ('verbs', 'port', 'conf', 'shm', 'daemon'):
-        rules.append(('lib/' + d, layer_hdr['cm'], 'a lib/cm header'))
+        rules.append(('lib/' + d, dict(layer_hdr['cm'], **layer_hdr['cmrt']), 'a lib/cm or lib/cmrt header'))
     for d in sorted(os.listdir(os.path.join(top, 'drivers'))):
         if os.path.isdir(os.path.join(top, 'drivers', d)):
             others = {k: v for k, v in drv_hdr.items() if not v.startswith('drivers/%s/' % d)}

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The CM runtime (lib/cmrt/dpv_cmrt.h): lib/cm's agent on the GSI QP. On
+ * the built-in default configuration (dpv0 and dpv1 back to back, one
+ * process), a runtime on each device, both polled by this thread:
+ *   - B listens on the rdma_cm service ID of TCP port 7471; A sends a REQ
+ *     to B's GID 1 (IPv4-mapped) with the rdma_cm IP header and more as
+ *     private data: B gets the REQ event (A's QPN, PSN, GUID, GID and the
+ *     private data intact), answers with a REP: A gets the REP event (B's
+ *     QPN and private data), sends the RTU: B is ESTABLISHED;
+ *   - A sends a DREQ: B gets it, answers with a DREP: A is DISCONNECTED,
+ *     both ids in TIMEWAIT, then IDLE after the (short) TIMEWAIT;
+ *   - a REQ to a service nobody listens on: A gets a REJ, reason 8
+ *     (invalid service ID);
+ *   - the runtimes' and agents' counters agree.
+ * Every wait ends after 3 s with a CHECK failure. Uses libdpverbs.so's
+ * exported API and the static lib/cmrt + lib/cm.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dpv_cm_ip.h"
+#include "dpv_cmrt.h"
+#include "dpvt_check.h"
+#include "dpvt_verbs.h"
+#include "dpverbs.h"
+
+#define WAIT_NS 3000000000ull
+
+struct side {
+	const char *name;
+	struct dpv_cmrt *rt;
+	unsigned int ev[DPV_CM_EV_TIMEWAIT_EXIT + 1];
+	struct dpv_cm_id *last_id;
+	uint8_t pd[DPV_MAD_SIZE]; /**< private data of the last event */
+	size_t pd_len;
+	uint16_t rej_reason;
+	uint32_t qpn, psn;       /**< of the last REQ/REP received */
+	uint64_t guid;
+	uint8_t gid[16];         /**< sender of the last REQ */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void on_event(void *arg, const struct dpv_cm_event *ev)
+{
+	struct side *s = arg;
+	s->ev[ev->type]++;
+	s->last_id = ev->id;
+	if (ev->private_data && ev->private_len <= sizeof(s->pd)) {
+		memcpy(s->pd, ev->private_data, ev->private_len);
+		s->pd_len = ev->private_len;
+	}
+	if (ev->type == DPV_CM_EV_REJ)
+		s->rej_reason = ev->rej_reason;
+	if (ev->type == DPV_CM_EV_REQ) {
+		s->qpn = ev->mad->req.local_qpn;
+		s->psn = ev->mad->req.starting_psn;
+		s->guid = ev->mad->req.local_ca_guid;
+		memcpy(s->gid, ev->id->peer.gid, 16);
+	} else if (ev->type == DPV_CM_EV_REP) {
+		s->qpn = ev->mad->rep.local_qpn;
+		s->psn = ev->mad->rep.starting_psn;
+	}
+}
+
+/* Polls both runtimes until s has seen `count` events of `type` or 3 s. */
+static bool wait_ev(struct side *a, struct side *b, struct side *s, enum dpv_cm_event_type type,
+		    unsigned int count, const char *what)
+{
+	uint64_t end = now_ns() + WAIT_NS;
+	while (s->ev[type] < count && now_ns() < end) {
+		int ra = dpv_cmrt_poll(a->rt, now_ns()), rb = dpv_cmrt_poll(b->rt, now_ns());
+		if (ra < 0 || rb < 0) {
+			CHECK(0, "%s: poll %d %d", what, ra, rb);
+			return false;
+		}
+	}
+	CHECK(s->ev[type] >= count, "%s: %s has %u events of type %d after 3 s", what, s->name, s->ev[type],
+	      (int)type);
+	return s->ev[type] >= count;
+}
+
+static struct dpv_cm_req_param req_param(struct side *a, const uint8_t peer[16], uint64_t sid,
+					 const uint8_t *pd, uint8_t len)
+{
+	struct dpv_cm_req_param p = {.service_id = sid, .qpn = 0x12345, .starting_psn = 0x6789a,
+				     .responder_resources = 4, .initiator_depth = 4,
+				     .peer = {.qpn = DPV_GSI_QPN, .qkey = DPV_GSI_QKEY}, .path_mtu = 3,
+				     .hop_limit = 64, .local_ack_timeout = 14, .retry_count = 7,
+				     .rnr_retry_count = 7, .remote_cm_response_timeout = 18,
+				     .local_cm_response_timeout = 18, .max_cm_retries = 3,
+				     .private_data = pd, .private_len = len};
+	memcpy(p.peer.gid, peer, 16);
+	CHECK(dpv_cmrt_local_gid(a->rt, peer, p.local_gid) == 0, "local GID of %s", a->name);
+	return p;
+}
+
+static void connect_and_disconnect(struct side *a, struct side *b, const uint8_t gid_a[16],
+				   const uint8_t gid_b[16], uint64_t sid)
+{
+	struct dpv_cm_id *lid = dpv_cm_listen(dpv_cmrt_agent(b->rt), sid, NULL);
+	CHECK(lid != NULL, "listen: %s", strerror(errno));
+	struct dpv_cma_hdr h, h2;
+	dpv_cma_hdr_ipv4(&h, gid_a + 12, gid_b + 12, 40000);
+	uint8_t pd[DPV_CMA_HDR_LEN + 8];
+	CHECK(dpv_cma_hdr_encode(&h, pd, sizeof(pd)) == DPV_CMA_HDR_LEN, "cma header");
+	memcpy(pd + DPV_CMA_HDR_LEN, "req-data", 8);
+	struct dpv_cm_id *ia = dpv_cm_create_id(dpv_cmrt_agent(a->rt), NULL);
+	struct dpv_cm_req_param p = req_param(a, gid_b, sid, pd, sizeof(pd));
+	CHECK(ia && dpv_cm_send_req(ia, &p, now_ns()) == 0, "REQ sent");
+	if (!ia || !wait_ev(a, b, b, DPV_CM_EV_REQ, 1, "REQ"))
+		return;
+	struct dpv_cm_id *ib = b->last_id;
+	CHECK(b->qpn == 0x12345 && b->psn == 0x6789a, "REQ: QPN 0x%x PSN 0x%x", b->qpn, b->psn);
+	CHECK(memcmp(b->gid, gid_a, 16) == 0, "REQ from A's IPv4-mapped GID");
+	CHECK(b->pd_len >= sizeof(pd) && memcmp(b->pd, pd, sizeof(pd)) == 0, "REQ private data (%zu bytes)",
+	      b->pd_len);
+	CHECK(dpv_cma_hdr_decode(b->pd, b->pd_len, &h2) == DPV_CMA_HDR_LEN && h2.ip_version == 4 &&
+	      h2.src_port == 40000 && memcmp(h2.src_addr + 12, gid_a + 12, 4) == 0, "cma header decoded");
+	CHECK(ib->state == DPV_CM_REQ_RCVD && ib->remote_qpn == 0x12345, "B: %s", dpv_cm_state_name(ib->state));
+	struct dpv_cm_rep_param rp = {.qpn = 0x54321, .starting_psn = 0xa9876, .responder_resources = 4,
+				      .initiator_depth = 4, .rnr_retry_count = 7, .private_data = "rep-data",
+				      .private_len = 8};
+	CHECK(dpv_cm_send_rep(ib, &rp, now_ns()) == 0, "REP sent");
+	if (!wait_ev(a, b, a, DPV_CM_EV_REP, 1, "REP"))
+		return;
+	CHECK(a->last_id == ia && a->qpn == 0x54321 && a->psn == 0xa9876, "REP: QPN 0x%x PSN 0x%x", a->qpn,
+	      a->psn);
+	CHECK(a->pd_len >= 8 && memcmp(a->pd, "rep-data", 8) == 0, "REP private data");
+	CHECK(dpv_cm_send_rtu(ia, "rtu", 3) == 0 && ia->state == DPV_CM_ESTABLISHED, "RTU: A %s",
+	      dpv_cm_state_name(ia->state));
+	if (!wait_ev(a, b, b, DPV_CM_EV_ESTABLISHED, 1, "RTU"))
+		return;
+	CHECK(ib->state == DPV_CM_ESTABLISHED, "B: %s", dpv_cm_state_name(ib->state));
+	CHECK(dpv_cm_send_dreq(ia, NULL, 0, now_ns()) == 0, "DREQ sent");
+	if (!wait_ev(a, b, b, DPV_CM_EV_DREQ, 1, "DREQ"))
+		return;
+	CHECK(dpv_cm_send_drep(ib, NULL, 0, now_ns()) == 0, "DREP sent");
+	if (!wait_ev(a, b, a, DPV_CM_EV_DISCONNECTED, 1, "DREP"))
+		return;
+	CHECK(ia->state == DPV_CM_TIMEWAIT && ib->state == DPV_CM_TIMEWAIT, "TIMEWAIT: A %s, B %s",
+	      dpv_cm_state_name(ia->state), dpv_cm_state_name(ib->state));
+	wait_ev(a, b, a, DPV_CM_EV_TIMEWAIT_EXIT, 1, "A's TIMEWAIT ends");
+	wait_ev(a, b, b, DPV_CM_EV_TIMEWAIT_EXIT, 1, "B's TIMEWAIT ends");
+	CHECK(ia->state == DPV_CM_IDLE && ib->state == DPV_CM_IDLE, "IDLE");
+}
+
+static void reject_unknown_service(struct side *a, struct side *b, const uint8_t gid_b[16], uint64_t sid)
+{
+	struct dpv_cm_id *ia = dpv_cm_create_id(dpv_cmrt_agent(a->rt), NULL);
+	struct dpv_cm_req_param p = req_param(a, gid_b, sid, NULL, 0);
+	CHECK(ia && dpv_cm_send_req(ia, &p, now_ns()) == 0, "REQ to an unknown service");
+	if (ia && wait_ev(a, b, a, DPV_CM_EV_REJ, 1, "REJ"))
+		CHECK(a->rej_reason == DPV_CM_REJ_INVALID_SERVICE_ID && ia->state == DPV_CM_IDLE,
+		      "REJ reason %u, A %s", a->rej_reason, dpv_cm_state_name(ia->state));
+}
+
+static void check_counters(struct side *a, struct side *b)
+{
+	struct dpv_cmrt_stats sa, sb;
+	CHECK(dpv_cmrt_stats(a->rt, &sa) == 0 && dpv_cmrt_stats(b->rt, &sb) == 0, "stats");
+	const struct dpv_cm_stats *ca = &dpv_cmrt_agent(a->rt)->stats, *cb = &dpv_cmrt_agent(b->rt)->stats;
+	/* A: REQ, RTU, DREQ, REQ; B: REP, DREP, REJ (no retransmission expected) */
+	CHECK(sa.tx == ca->tx && sb.tx == cb->tx, "tx: runtime %lu/%lu, agent %lu/%lu", (unsigned long)sa.tx,
+	      (unsigned long)sb.tx, (unsigned long)ca->tx, (unsigned long)cb->tx);
+	CHECK(sa.tx >= 4 && sb.tx >= 3 && sa.rx == sb.tx && sb.rx == sa.tx, "A tx %lu rx %lu, B tx %lu rx %lu",
+	      (unsigned long)sa.tx, (unsigned long)sa.rx, (unsigned long)sb.tx, (unsigned long)sb.rx);
+	CHECK(sa.rx == ca->rx && sb.rx == cb->rx, "rx: runtime and agent agree");
+	CHECK(sa.rx_dropped == 0 && sb.rx_dropped == 0 && sa.tx_errors == 0 && sb.tx_errors == 0 &&
+	      ca->rx_malformed == 0 && cb->rx_malformed == 0, "no drops or errors");
+	CHECK(sa.ahs == 1 && sb.ahs == 1, "one cached AH each (%lu, %lu)", (unsigned long)sa.ahs,
+	      (unsigned long)sb.ahs);
+}
+
+int main(void)
+{
+	struct ibv_context *ca = dpvt_open_dev("dpv0"), *cb = dpvt_open_dev("dpv1");
+	if (!ca || !cb) {
+		CHECK(0, "devices");
+		return dpvt_finish();
+	}
+	static struct side a = {.name = "A"}, b = {.name = "B"};
+	struct dpv_cmrt_cfg cfg = {.event = on_event, .arg = &a, .timewait_ns = 50000000, .seed = 1};
+	errno = 0;
+	CHECK(dpv_cmrt_open(NULL, &cfg) == NULL && errno == EINVAL, "NULL context: errno %d", errno);
+	a.rt = dpv_cmrt_open(ca, &cfg);
+	cfg.arg = &b;
+	cfg.seed = 2;
+	b.rt = dpv_cmrt_open(cb, &cfg);
+	CHECK(a.rt && b.rt, "a runtime on each device: %s", strerror(errno));
+	if (a.rt && b.rt) {
+		errno = 0;
+		CHECK(dpv_cmrt_open(cb, &cfg) == NULL && errno == EEXIST, "a second runtime on dpv1: errno %d",
+		      errno);
+		union ibv_gid ga, gb;
+		CHECK(ibv_query_gid(ca, 1, 1, &ga) == 0 && ibv_query_gid(cb, 1, 1, &gb) == 0, "GID 1");
+		connect_and_disconnect(&a, &b, ga.raw, gb.raw, dpv_cma_service_id(0x0106, 7471));
+		reject_unknown_service(&a, &b, gb.raw, dpv_cma_service_id(0x0106, 7472));
+		check_counters(&a, &b);
+	}
+	dpv_cmrt_close(a.rt);
+	dpv_cmrt_close(b.rt);
+	ibv_close_device(ca);
+	ibv_close_device(cb);
+	return dpvt_finish();
+}
