@@ -66,7 +66,8 @@ struct dpv_cmrt *dpv_cmrt_open(struct ibv_context *ctx, const struct dpv_cmrt_cf
  * (from: the source GID of its GRH, the IPv4-mapped GID for RoCEv2 over
  * IPv4; the source QP; DPV_GSI_QKEY) and its buffer reposted; send
  * completions are reaped; then dpv_cm_timer(agent, now). Events are
- * delivered from inside this call.
+ * delivered from inside this call; an event callback must not close the
+ * runtime.
  *
  * RETURN VALUE: the number of MADs handed to the agent (>= 0), or a
  * negative errno: -EINVAL (NULL rt), the error of ibv_poll_cq() or
