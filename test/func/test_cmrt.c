@@ -11,7 +11,8 @@
  *   - A sends a DREQ: B gets it, answers with a DREP: A is DISCONNECTED,
  *     both ids in TIMEWAIT, then IDLE after the (short) TIMEWAIT;
  *   - a REQ to a service nobody listens on: A gets a REJ, reason 8
- *     (invalid service ID);
+ *     (invalid service ID), over IPv4 (GID 1) and over IPv6 (GID 0: B
+ *     answers to the GRH's IPv6 source);
  *   - the runtimes' and agents' counters agree.
  * With argument "lossy" (test cmrt_lossy, frames dropped): the same
  * exchanges complete through the agents' retransmissions.
@@ -162,12 +163,13 @@ static void connect_and_disconnect(struct side *a, struct side *b, const uint8_t
 	CHECK(ia->state == DPV_CM_IDLE && ib->state == DPV_CM_IDLE, "IDLE");
 }
 
-static void reject_unknown_service(struct side *a, struct side *b, const uint8_t gid_b[16], uint64_t sid)
+static void reject_unknown_service(struct side *a, struct side *b, const uint8_t gid_b[16], uint64_t sid,
+				   unsigned int nth)
 {
 	struct dpv_cm_id *ia = dpv_cm_create_id(dpv_cmrt_agent(a->rt), NULL);
 	struct dpv_cm_req_param p = req_param(a, gid_b, sid, NULL, 0);
 	CHECK(ia && dpv_cm_send_req(ia, &p, now_ns()) == 0, "REQ to an unknown service");
-	if (ia && wait_ev(a, b, a, DPV_CM_EV_REJ, 1, "REJ"))
+	if (ia && wait_ev(a, b, a, DPV_CM_EV_REJ, nth, "REJ"))
 		CHECK(a->rej_reason == DPV_CM_REJ_INVALID_SERVICE_ID && ia->state == DPV_CM_IDLE,
 		      "REJ reason %u, A %s", a->rej_reason, dpv_cm_state_name(ia->state));
 }
@@ -183,15 +185,15 @@ static void check_counters(struct side *a, struct side *b)
 	struct dpv_cmrt_stats sa, sb;
 	CHECK(dpv_cmrt_stats(a->rt, &sa) == 0 && dpv_cmrt_stats(b->rt, &sb) == 0, "stats");
 	const struct dpv_cm_stats *ca = &dpv_cmrt_agent(a->rt)->stats, *cb = &dpv_cmrt_agent(b->rt)->stats;
-	/* A: REQ, RTU, DREQ, REQ; B: REP, DREP, REJ (no retransmission expected) */
+	/* A: REQ, RTU, DREQ, REQ, REQ; B: REP, DREP, REJ, REJ (no retransmission expected) */
 	CHECK(sa.tx == ca->tx && sb.tx == cb->tx, "tx: runtime %lu/%lu, agent %lu/%lu", (unsigned long)sa.tx,
 	      (unsigned long)sb.tx, (unsigned long)ca->tx, (unsigned long)cb->tx);
-	CHECK(sa.tx >= 4 && sb.tx >= 3 && sa.rx == sb.tx && sb.rx == sa.tx, "A tx %lu rx %lu, B tx %lu rx %lu",
+	CHECK(sa.tx >= 5 && sb.tx >= 4 && sa.rx == sb.tx && sb.rx == sa.tx, "A tx %lu rx %lu, B tx %lu rx %lu",
 	      (unsigned long)sa.tx, (unsigned long)sa.rx, (unsigned long)sb.tx, (unsigned long)sb.rx);
 	CHECK(sa.rx == ca->rx && sb.rx == cb->rx, "rx: runtime and agent agree");
 	CHECK(sa.rx_dropped == 0 && sb.rx_dropped == 0 && sa.tx_errors == 0 && sb.tx_errors == 0 &&
 	      ca->rx_malformed == 0 && cb->rx_malformed == 0, "no drops or errors");
-	CHECK(sa.ahs == 1 && sb.ahs == 1, "one cached AH each (%lu, %lu)", (unsigned long)sa.ahs,
+	CHECK(sa.ahs == 2 && sb.ahs == 2, "two cached AHs each, IPv4 and IPv6 (%lu, %lu)", (unsigned long)sa.ahs,
 	      (unsigned long)sb.ahs);
 }
 
@@ -219,7 +221,10 @@ int main(int argc, char **argv)
 		union ibv_gid ga, gb;
 		CHECK(ibv_query_gid(ca, 1, 1, &ga) == 0 && ibv_query_gid(cb, 1, 1, &gb) == 0, "GID 1");
 		connect_and_disconnect(&a, &b, ga.raw, gb.raw, dpv_cma_service_id(0x0106, 7471));
-		reject_unknown_service(&a, &b, gb.raw, dpv_cma_service_id(0x0106, 7472));
+		reject_unknown_service(&a, &b, gb.raw, dpv_cma_service_id(0x0106, 7472), 1);
+		/* over IPv6 (GID 0): the sender's GID is the GRH's source */
+		CHECK(ibv_query_gid(cb, 1, 0, &gb) == 0, "GID 0");
+		reject_unknown_service(&a, &b, gb.raw, dpv_cma_service_id(0x0106, 7473), 2);
 		check_counters(&a, &b);
 	}
 	dpv_cmrt_close(a.rt);
