@@ -62,6 +62,7 @@ enum dpv_rdmacm_state {
 };
 
 struct dpv_rdmacm_event;
+struct dpv_cm_id;
 
 /**
  * An event channel. ch.fd is an eventfd whose counter is 1 while events are
@@ -94,6 +95,13 @@ struct dpv_rdmacm_id {
 	/* rdma_set_local_ece / rdma_get_remote_ece */
 	uint32_t local_ece_vendor, local_ece_options;
 	uint32_t remote_ece_vendor, remote_ece_options;
+	/* connection (dpv_rdmacm_conn.c; under the CM service lock) */
+	struct dpv_cm_id *cm;            /* the IB CM connection */
+	struct dpv_cm_id *cm_listen[16]; /* listeners, one per device */
+	unsigned int ncm_listen;
+	uint32_t remote_qpn, sq_psn, rq_psn;
+	uint8_t path_mtu, resp_res, init_depth, retry, rnr_retry;
+	bool dreq_rcvd;
 };
 
 /** An event: what rdma_get_cm_event hands out and rdma_ack_cm_event frees. */
@@ -187,6 +195,11 @@ void dpv_rdmacm_id_put_device(struct dpv_rdmacm_id *p);
  * record (rdma_destroy_id).
  */
 void dpv_rdmacm_addr_release(struct dpv_rdmacm_id *p);
+
+/* ---- dpv_rdmacm_conn.c ---- */
+
+/** Detaches the id from the CM (rdma_destroy_id): REJ/DREQ as lib/cm does. */
+void dpv_rdmacm_conn_release(struct dpv_rdmacm_id *p);
 
 /* ---- dpv_rdmacm_qp.c ---- */
 

@@ -15,17 +15,7 @@
 
 #include "dpv_rdmacm.h"
 
-int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
-{
-	return dpv_rdmacm_err(ENOSYS); /* CM: not yet (issue 11) */
-}
-
 int rdma_establish(struct rdma_cm_id *id)
-{
-	return dpv_rdmacm_err(ENOSYS); /* CM: not yet (issue 11) */
-}
-
-int rdma_listen(struct rdma_cm_id *id, int backlog)
 {
 	return dpv_rdmacm_err(ENOSYS); /* CM: not yet (issue 11) */
 }
@@ -35,27 +25,7 @@ int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 	return dpv_rdmacm_err(ENOSYS); /* CM: not yet (issue 11) */
 }
 
-int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
-{
-	return dpv_rdmacm_err(ENOSYS); /* CM: not yet (issue 11) */
-}
-
-int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len)
-{
-	return dpv_rdmacm_err(ENOSYS); /* CM: not yet (issue 11) */
-}
-
-int rdma_reject_ece(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len)
-{
-	return dpv_rdmacm_err(ENOSYS); /* CM: not yet (issue 11) */
-}
-
 int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
-{
-	return dpv_rdmacm_err(ENOSYS); /* CM: not yet (issue 11) */
-}
-
-int rdma_disconnect(struct rdma_cm_id *id)
 {
 	return dpv_rdmacm_err(ENOSYS); /* CM: not yet (issue 11) */
 }

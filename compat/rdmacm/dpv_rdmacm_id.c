@@ -91,7 +91,7 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	if (id == NULL)
 		return dpv_rdmacm_err(EINVAL);
 	p = to_did(id);
-	/* CM: not yet (issue 11): leave the connection (DREQ) / listen table here */
+	dpv_rdmacm_conn_release(p);
 	c = dpv_rdmacm_lock_channel(p);
 	p->state = DPV_RDMACM_DESTROYING;
 	dpv_rdmacm_move_events(c, NULL, p);

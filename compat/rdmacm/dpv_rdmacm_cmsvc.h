@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * The CM service of the drop-in librdmacm.so.1 (dpv_rdmacm_cmsvc.c) and the
+ * connection calls built on it (dpv_rdmacm_conn.c). Internal.
+ */
+#ifndef DPV_RDMACM_CMSVC_H
+#define DPV_RDMACM_CMSVC_H
+
+#include <stdint.h>
+
+#include "dpv_cm.h"
+#include "dpv_cmrt.h"
+
+/** CLOCK_MONOTONIC in ns. */
+uint64_t dpv_rdmacm_now_ns(void);
+
+/** Takes / releases the service lock (every runtime and agent use). */
+void dpv_rdmacm_cmsvc_lock(void);
+void dpv_rdmacm_cmsvc_unlock(void);
+
+/**
+ * The runtime of ctx, opened (and the polling thread started) on first use.
+ * Service lock held.
+ * @return the runtime, or NULL with errno set.
+ */
+struct dpv_cmrt *dpv_rdmacm_cmsvc_rt(struct ibv_context *ctx);
+
+/** The runtimes' event callback (dpv_rdmacm_conn.c); service lock held. */
+void dpv_rdmacm_cm_event(void *arg, const struct dpv_cm_event *ev);
+
+struct dpv_rdmacm_id;
+/** Moves the id's QP INIT -> RTR -> RTS with its connection values. */
+int dpv_rdmacm_qp_connect(struct dpv_rdmacm_id *p);
+
+#endif /* DPV_RDMACM_CMSVC_H */

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file
+ * rdma_listen, rdma_connect, rdma_accept, rdma_reject and rdma_disconnect
+ * of the drop-in librdmacm.so.1 for RC ids (RDMA_PS_TCP), on the IB CM of
+ * lib/cm run by the CM service (dpv_rdmacm_cmsvc.c), as Linux rdma_cm:
+ * the REQ carries the 36-byte rdma_cm IP header then the user's private
+ * data; the active side moves its QP to RTR/RTS on the REP and sends the
+ * RTU; the passive side moves it in rdma_accept. PSNs follow Linux ib_cm:
+ * the REQ's starting PSN is the one the passive side sends first, the
+ * REP's the one the active side sends first.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "dpv_cm_ip.h"
+#include "dpv_rdmacm.h"
+#include "dpv_rdmacm_cmsvc.h"
+
+#define CONN_ACK_TIMEOUT 14
+#define CONN_CM_TIMEOUT 20
+#define CONN_CM_RETRIES 15
+
+static int post(struct dpv_rdmacm_id *owner, struct dpv_rdmacm_id *p, struct dpv_rdmacm_id *lst,
+		enum rdma_cm_event_type t, int status, const struct rdma_conn_param *cp,
+		const void *pd, size_t len)
+{
+	struct rdma_cm_event ev = {.id = &p->id, .listen_id = lst ? &lst->id : NULL, .event = t,
+				   .status = status};
+
+	if (cp)
+		ev.param.conn = *cp;
+	return dpv_rdmacm_event_post(owner, &ev, pd, len);
+}
+
+/* The GID index of gid on the id's port, or 0. */
+static int gid_index(struct rdma_cm_id *id, const union ibv_gid *gid)
+{
+	union ibv_gid g;
+
+	for (int i = 0; i < 16; i++)
+		if (ibv_query_gid(id->verbs, id->port_num, i, &g) == 0 && memcmp(&g, gid, 16) == 0)
+			return i;
+	return 0;
+}
+
+/* INIT -> RTR -> RTS with the connection's values (ucma_modify_qp_rtr/rts). */
+int dpv_rdmacm_qp_connect(struct dpv_rdmacm_id *p)
+{
+	struct rdma_cm_id *id = &p->id;
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTR};
+
+	if (id->qp == NULL)
+		return 0;
+	a.path_mtu = (enum ibv_mtu)p->path_mtu;
+	a.dest_qp_num = p->remote_qpn;
+	a.rq_psn = p->rq_psn;
+	a.max_dest_rd_atomic = p->resp_res;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = id->route.addr.addr.ibaddr.dgid;
+	a.ah_attr.grh.sgid_index = gid_index(id, &id->route.addr.addr.ibaddr.sgid);
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.traffic_class = p->tos_set ? p->tos : 0;
+	a.ah_attr.port_num = id->port_num;
+	int ret = ibv_modify_qp(id->qp, &a,
+				IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+				IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = p->ack_timeout_set ? p->ack_timeout : CONN_ACK_TIMEOUT;
+	a.retry_cnt = p->retry;
+	a.rnr_retry = p->rnr_retry;
+	a.sq_psn = p->sq_psn;
+	a.max_rd_atomic = p->init_depth;
+	return ibv_modify_qp(id->qp, &a,
+			     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static void qp_error(struct dpv_rdmacm_id *p)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
+
+	if (p->id.qp)
+		ibv_modify_qp(p->id.qp, &a, IBV_QP_STATE);
+}
+
+static void conn_param_of_req(const struct dpv_cm_req *r, struct rdma_conn_param *cp)
+{
+	memset(cp, 0, sizeof(*cp));
+	cp->responder_resources = r->responder_resources;
+	cp->initiator_depth = r->initiator_depth;
+	cp->flow_control = r->end_to_end_flow_control;
+	cp->retry_count = r->retry_count;
+	cp->rnr_retry_count = r->rnr_retry_count;
+	cp->srq = r->srq;
+	cp->qp_num = r->local_qpn;
+}
+
+/* Fills the child's addresses and route from the cma header and the REQ. */
+static int child_route(struct dpv_rdmacm_id *c, const struct dpv_cma_hdr *h, const struct dpv_cm_req *r,
+		       const struct dpv_cm_event *ev)
+{
+	struct rdma_addr *ad = &c->id.route.addr;
+	struct ibv_sa_path_rec *pr = calloc(1, sizeof(*pr));
+
+	if (pr == NULL)
+		return -1;
+	if (h->ip_version == 4) {
+		struct sockaddr_in *s = (struct sockaddr_in *)&ad->src_storage;
+		struct sockaddr_in *d = (struct sockaddr_in *)&ad->dst_storage;
+		s->sin_family = d->sin_family = AF_INET;
+		memcpy(&s->sin_addr, h->dst_addr + 12, 4);
+		memcpy(&d->sin_addr, h->src_addr + 12, 4);
+		s->sin_port = htons((uint16_t)(ev->listen_id->service_id & 0xffff));
+		d->sin_port = htons(h->src_port);
+	} else {
+		struct sockaddr_in6 *s = (struct sockaddr_in6 *)&ad->src_storage;
+		struct sockaddr_in6 *d = (struct sockaddr_in6 *)&ad->dst_storage;
+		s->sin6_family = d->sin6_family = AF_INET6;
+		memcpy(&s->sin6_addr, h->dst_addr, 16);
+		memcpy(&d->sin6_addr, h->src_addr, 16);
+		s->sin6_port = htons((uint16_t)(ev->listen_id->service_id & 0xffff));
+		d->sin6_port = htons(h->src_port);
+	}
+	memcpy(&ad->addr.ibaddr.dgid, ev->id->peer.gid, 16);
+	dpv_cmrt_local_gid(dpv_rdmacm_cmsvc_rt(c->id.verbs), ev->id->peer.gid, ad->addr.ibaddr.sgid.raw);
+	pr->sgid = ad->addr.ibaddr.sgid;
+	pr->dgid = ad->addr.ibaddr.dgid;
+	pr->mtu = r->path_mtu;
+	pr->pkey = htobe16(0xffff);
+	pr->hop_limit = 64;
+	c->id.route.path_rec = pr;
+	c->id.route.num_paths = 1;
+	return 0;
+}
+
+/* REQ for a listener: a new id on the listener's channel, CONNECT_REQUEST. */
+static void on_req(struct dpv_rdmacm_id *l, const struct dpv_cm_event *ev, struct ibv_context *ctx)
+{
+	const struct dpv_cm_req *r = &ev->mad->req;
+	struct dpv_cma_hdr h;
+	struct rdma_cm_id *cid;
+	struct rdma_conn_param cp;
+
+	if (dpv_cma_hdr_decode(ev->private_data, ev->private_len, &h) < 0 ||
+	    rdma_create_id(l->id.channel, &cid, l->id.context, l->id.ps) != 0) {
+		dpv_cm_send_rej(ev->id, DPV_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
+		return;
+	}
+	struct dpv_rdmacm_id *c = to_did(cid);
+	if (dpv_rdmacm_id_set_device(c, ctx, 1) != 0 || child_route(c, &h, r, ev) != 0) {
+		dpv_cm_send_rej(ev->id, DPV_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
+		rdma_destroy_id(cid);
+		return;
+	}
+	c->cm = ev->id;
+	ev->id->ctx = c;
+	c->state = DPV_RDMACM_CONNECT;
+	c->remote_qpn = r->local_qpn;
+	c->sq_psn = r->starting_psn;
+	c->path_mtu = r->path_mtu;
+	c->retry = r->retry_count;
+	c->rnr_retry = r->rnr_retry_count;
+	conn_param_of_req(r, &cp);
+	post(l, c, l, RDMA_CM_EVENT_CONNECT_REQUEST, 0, &cp, ev->private_data + DPV_CMA_HDR_LEN,
+	     DPV_CMA_REQ_PRIVATE_MAX);
+}
+
+/* REP on the active side: QP to RTS, RTU, ESTABLISHED. */
+static void on_rep(struct dpv_rdmacm_id *p, const struct dpv_cm_event *ev)
+{
+	const struct dpv_cm_rep *r = &ev->mad->rep;
+	struct rdma_conn_param cp = {.responder_resources = r->responder_resources,
+				     .initiator_depth = r->initiator_depth,
+				     .flow_control = r->end_to_end_flow_control,
+				     .rnr_retry_count = r->rnr_retry_count, .srq = r->srq,
+				     .qp_num = r->local_qpn};
+
+	p->remote_qpn = r->local_qpn;
+	p->sq_psn = r->starting_psn;
+	if (dpv_rdmacm_qp_connect(p) != 0) {
+		dpv_cm_send_rej(ev->id, DPV_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
+		post(p, p, NULL, RDMA_CM_EVENT_CONNECT_ERROR, -EIO, NULL, NULL, 0);
+		return;
+	}
+	dpv_cm_send_rtu(ev->id, NULL, 0);
+	post(p, p, NULL, RDMA_CM_EVENT_ESTABLISHED, 0, &cp, ev->private_data, ev->private_len);
+}
+
+void dpv_rdmacm_cm_event(void *arg, const struct dpv_cm_event *ev)
+{
+	(void)arg;
+	if (ev->type == DPV_CM_EV_REQ) {
+		if (ev->listen_id->ctx != NULL)
+			on_req(ev->listen_id->ctx, ev, ev->id->ctx);
+		return;
+	}
+	struct dpv_rdmacm_id *p = ev->id->ctx;
+	if (p == NULL)
+		return;
+	switch (ev->type) {
+	case DPV_CM_EV_REP:
+		on_rep(p, ev);
+		break;
+	case DPV_CM_EV_ESTABLISHED:
+		post(p, p, NULL, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, NULL, 0);
+		break;
+	case DPV_CM_EV_REJ:
+		qp_error(p);
+		post(p, p, NULL, RDMA_CM_EVENT_REJECTED, ev->rej_reason, NULL, ev->private_data,
+		     ev->private_len);
+		break;
+	case DPV_CM_EV_TIMEOUT:
+		qp_error(p);
+		post(p, p, NULL, ev->timeout_attr == DPV_CM_ATTR_DREQ ? RDMA_CM_EVENT_DISCONNECTED :
+		     RDMA_CM_EVENT_UNREACHABLE, ev->timeout_attr == DPV_CM_ATTR_DREQ ? 0 : -ETIMEDOUT,
+		     NULL, NULL, 0);
+		break;
+	case DPV_CM_EV_DREQ:
+		p->dreq_rcvd = true;
+		qp_error(p);
+		post(p, p, NULL, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, NULL, 0);
+		break;
+	case DPV_CM_EV_DISCONNECTED:
+		post(p, p, NULL, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, NULL, 0);
+		break;
+	default:
+		break;
+	}
+}
