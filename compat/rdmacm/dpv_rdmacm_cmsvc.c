@@ -113,6 +113,14 @@ struct dpv_cmrt *dpv_rdmacm_cmsvc_rt(struct ibv_context *ctx)
 	return rt;
 }
 
+struct ibv_context *dpv_rdmacm_cmsvc_ctx(const struct dpv_cm_agent *agent)
+{
+	for (unsigned int i = 0; i < g_svc.n; i++)
+		if (dpv_cmrt_agent(g_svc.rt[i]) == agent)
+			return g_svc.ctx[i];
+	return NULL;
+}
+
 __attribute__((destructor)) static void cmsvc_fini(void)
 {
 	pthread_mutex_lock(&g_svc.lock);

@@ -26,6 +26,9 @@ void dpv_rdmacm_cmsvc_unlock(void);
  */
 struct dpv_cmrt *dpv_rdmacm_cmsvc_rt(struct ibv_context *ctx);
 
+/** The device whose runtime owns agent, or NULL. Service lock held. */
+struct ibv_context *dpv_rdmacm_cmsvc_ctx(const struct dpv_cm_agent *agent);
+
 /** The runtimes' event callback (dpv_rdmacm_conn.c); service lock held. */
 void dpv_rdmacm_cm_event(void *arg, const struct dpv_cm_event *ev);
 

@@ -198,7 +198,7 @@ void dpv_rdmacm_cm_event(void *arg, const struct dpv_cm_event *ev)
 	(void)arg;
 	if (ev->type == DPV_CM_EV_REQ) {
 		if (ev->listen_id->ctx != NULL)
-			on_req(ev->listen_id->ctx, ev, ev->id->ctx);
+			on_req(ev->listen_id->ctx, ev, dpv_rdmacm_cmsvc_ctx(ev->id->agent));
 		return;
 	}
 	struct dpv_rdmacm_id *p = ev->id->ctx;

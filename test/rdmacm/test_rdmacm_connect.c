@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Connections of the drop-in librdmacm (compat/rdmacm/dpv_rdmacm_conn*.c,
+ * the IB CM on QP 1 through the CM service's thread) on the default
+ * configuration (dpv0 192.0.2.1, dpv1 192.0.2.2), one process:
+ *  - a server id bound to 192.0.2.2:7471 listens; a client id resolves
+ *    addr/route to it, creates an RC QP and connects with private data;
+ *  - the server gets CONNECT_REQUEST (the client's private data, 56 bytes
+ *    reported, param.conn from the REQ), creates a QP on the child and
+ *    accepts: both get ESTABLISHED;
+ *  - an RC SEND client -> server completes;
+ *  - the client disconnects: both get DISCONNECTED;
+ *  - a connect to a port nobody listens on: REJECTED, status 8.
+ * Every wait ends after 3 s. Prints "N passed, N failed".
+ */
+#include <arpa/inet.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dpv_rdmacm.h"
+#include "dpvt_verbs.h"
+
+static struct sockaddr_in sin4(const char *ip, uint16_t port)
+{
+	struct sockaddr_in s = {.sin_family = AF_INET, .sin_port = htons(port)};
+
+	inet_pton(AF_INET, ip, &s.sin_addr);
+	return s;
+}
+
+/* The next event of type `want` (3 s), or NULL. */
+static struct rdma_cm_event *wait_event(struct rdma_event_channel *ch, enum rdma_cm_event_type want)
+{
+	struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
+	struct rdma_cm_event *ev = NULL;
+
+	if (poll(&pfd, 1, 3000) != 1 || rdma_get_cm_event(ch, &ev) != 0) {
+		CHECK(0, "no event (wanted %s)", rdma_event_str(want));
+		return NULL;
+	}
+	CHECK(ev->event == want, "event %s (status %d), wanted %s", rdma_event_str(ev->event), ev->status,
+	      rdma_event_str(want));
+	return ev;
+}
+
+static struct rdma_cm_id *client_to(struct rdma_event_channel *ch, uint16_t port)
+{
+	struct rdma_cm_id *id = NULL;
+	struct sockaddr_in dst = sin4("192.0.2.2", port);
+	struct rdma_cm_event *ev;
+
+	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0, "client id");
+	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000) == 0, "resolve_addr");
+	if ((ev = wait_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED)))
+		rdma_ack_cm_event(ev);
+	CHECK(rdma_resolve_route(id, 2000) == 0, "resolve_route");
+	if ((ev = wait_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED)))
+		rdma_ack_cm_event(ev);
+	return id;
+}
+
+static void make_qp(struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr a = {.qp_type = IBV_QPT_RC,
+				     .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+					     .max_recv_sge = 1}};
+
+	CHECK(rdma_create_qp(id, NULL, &a) == 0, "create_qp: %s", strerror(errno));
+}
+
+static bool poll_cq(struct ibv_cq *cq, const char *what)
+{
+	struct ibv_wc wc;
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		int n = ibv_poll_cq(cq, 1, &wc);
+		if (n == 1) {
+			CHECK(wc.status == IBV_WC_SUCCESS, "%s: %s", what, ibv_wc_status_str(wc.status));
+			return wc.status == IBV_WC_SUCCESS;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 3);
+	CHECK(0, "%s: no completion", what);
+	return false;
+}
+
+static void send_one(struct rdma_cm_id *c, struct rdma_cm_id *s)
+{
+	static char sbuf[64] = "hello over rdma_cm", rbuf[64];
+	struct ibv_mr *smr = ibv_reg_mr(c->pd, sbuf, sizeof(sbuf), 0);
+	struct ibv_mr *rmr = ibv_reg_mr(s->pd, rbuf, sizeof(rbuf), IBV_ACCESS_LOCAL_WRITE);
+
+	CHECK(smr && rmr, "MRs");
+	if (!smr || !rmr)
+		return;
+	CHECK(rdma_post_recv(s, NULL, rbuf, sizeof(rbuf), rmr) == 0, "post_recv");
+	CHECK(rdma_post_send(c, NULL, sbuf, sizeof(sbuf), smr, IBV_SEND_SIGNALED) == 0, "post_send");
+	poll_cq(c->send_cq, "send");
+	if (poll_cq(s->recv_cq, "recv"))
+		CHECK(strcmp(rbuf, sbuf) == 0, "payload");
+	ibv_dereg_mr(smr);
+	ibv_dereg_mr(rmr);
+}
+
+static struct rdma_cm_id *accept_request(struct rdma_event_channel *sch)
+{
+	struct rdma_cm_event *ev = wait_event(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	struct rdma_cm_id *child = NULL;
+
+	if (ev == NULL)
+		return NULL;
+	child = ev->id;
+	CHECK(ev->param.conn.private_data_len == 56 &&
+	      memcmp(ev->param.conn.private_data, "client-pd", 9) == 0, "REQ private data (%u bytes)",
+	      ev->param.conn.private_data_len);
+	CHECK(ev->param.conn.initiator_depth == 1 && ev->param.conn.responder_resources == 1 &&
+	      ev->param.conn.retry_count == 7 && ev->param.conn.rnr_retry_count == 7, "REQ conn param");
+	struct sockaddr_in *peer = (struct sockaddr_in *)rdma_get_peer_addr(child);
+	CHECK(peer->sin_family == AF_INET && peer->sin_addr.s_addr == htonl(0xc0000201), "peer address");
+	rdma_ack_cm_event(ev);
+	make_qp(child);
+	struct rdma_conn_param cp = {.responder_resources = 1, .initiator_depth = 1, .rnr_retry_count = 7};
+	CHECK(rdma_accept(child, &cp) == 0, "accept: %s", strerror(errno));
+	return child;
+}
+
+static void connect_send_disconnect(struct rdma_event_channel *cch, struct rdma_event_channel *sch)
+{
+	struct rdma_cm_id *c = client_to(cch, 7471), *child;
+	struct rdma_cm_event *ev;
+
+	make_qp(c);
+	struct rdma_conn_param cp = {.private_data = "client-pd", .private_data_len = 10,
+				     .responder_resources = 1, .initiator_depth = 1, .retry_count = 7,
+				     .rnr_retry_count = 7};
+	CHECK(rdma_connect(c, &cp) == 0, "connect: %s", strerror(errno));
+	child = accept_request(sch);
+	if (child == NULL)
+		return;
+	if ((ev = wait_event(cch, RDMA_CM_EVENT_ESTABLISHED)))
+		rdma_ack_cm_event(ev);
+	if ((ev = wait_event(sch, RDMA_CM_EVENT_ESTABLISHED)))
+		rdma_ack_cm_event(ev);
+	send_one(c, child);
+	CHECK(rdma_disconnect(c) == 0, "disconnect");
+	if ((ev = wait_event(sch, RDMA_CM_EVENT_DISCONNECTED)))
+		rdma_ack_cm_event(ev);
+	CHECK(rdma_disconnect(child) == 0, "server disconnect (DREP)");
+	if ((ev = wait_event(cch, RDMA_CM_EVENT_DISCONNECTED)))
+		rdma_ack_cm_event(ev);
+	rdma_destroy_qp(child);
+	rdma_destroy_id(child);
+	rdma_destroy_qp(c);
+	rdma_destroy_id(c);
+}
+
+static void rejected(struct rdma_event_channel *cch)
+{
+	struct rdma_cm_id *c = client_to(cch, 7999);
+	struct rdma_cm_event *ev;
+
+	make_qp(c);
+	CHECK(rdma_connect(c, NULL) == 0, "connect to 7999");
+	if ((ev = wait_event(cch, RDMA_CM_EVENT_REJECTED))) {
+		CHECK(ev->status == 8, "REJECTED status %d", ev->status);
+		rdma_ack_cm_event(ev);
+	}
+	rdma_destroy_qp(c);
+	rdma_destroy_id(c);
+}
+
+int main(void)
+{
+	struct rdma_event_channel *cch = rdma_create_event_channel(), *sch = rdma_create_event_channel();
+	struct rdma_cm_id *l = NULL;
+	struct sockaddr_in sa = sin4("192.0.2.2", 7471);
+
+	CHECK(cch && sch, "channels");
+	CHECK(rdma_create_id(sch, &l, NULL, RDMA_PS_TCP) == 0, "listen id");
+	CHECK(rdma_bind_addr(l, (struct sockaddr *)&sa) == 0, "bind: %s", strerror(errno));
+	CHECK(rdma_listen(l, 4) == 0, "listen: %s", strerror(errno));
+	connect_send_disconnect(cch, sch);
+	rejected(cch);
+	rdma_destroy_id(l);
+	rdma_destroy_event_channel(cch);
+	rdma_destroy_event_channel(sch);
+	return dpvt_finish();
+}
