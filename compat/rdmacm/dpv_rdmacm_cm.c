@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * The calls of the drop-in librdmacm.so.1 that need the connection part of
- * a connection manager: connection establishment and teardown, listening,
- * multicast and rdma_create_ep. Issue 11 adds an IB CM on QP1 (the MAD
- * codec and state machine in lib/cm/, then the GSI transport); until then
- * each one fails with -1 and errno ENOSYS, so that callers' error paths run
+ * The calls of the drop-in librdmacm.so.1 that the connection manager does
+ * not do yet: rdma_establish, rdma_get_request, rdma_notify, multicast and
+ * rdma_create_ep (RC connections are in dpv_rdmacm_conn.c and
+ * dpv_rdmacm_conncall.c). Each one fails with -1 and errno ENOSYS, so that callers' error paths run
  * ("Function not implemented"), and is listed in dpverbs_unsupported(7).
  * Addresses and routes (rdma_bind_addr, rdma_resolve_addr,
  * rdma_resolve_route) are real: dpv_rdmacm_addr.c; rdma_getaddrinfo and

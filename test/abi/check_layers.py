@@ -6,14 +6,14 @@ Includes (source tree):
   * nothing under lib/ or compat/ includes a header that lives in drivers/;
   * compat/rdmacm (the drop-in librdmacm) includes no header of lib/verbs
     (but the public dpverbs.h) or lib/port: it is a client of the public
-    verbs API, like an application (lib/cm, the codec, it may use);
+    verbs API, like an application (lib/cm and lib/cmrt, the CM on the
+    public verbs API, it may use);
   * lib/verbs (the façade) includes no header of lib/port (it needs no ports:
     the null driver runs without them);
   * lib/wire, lib/conf and lib/port include no header of lib/verbs;
   * lib/wire includes no other layer's header;
   * lib/cm (the CM MAD codec) includes no other layer's header, and no
-    other layer includes lib/cm's but lib/cmrt (the connection manager
-    will, through it);
+    other lib/ layer includes lib/cm's but lib/cmrt;
   * lib/cmrt (the CM runtime) includes lib/cm's headers, the public
     dpverbs.h and <infiniband/verbs.h> only: no header of lib/verbs (but
     dpverbs.h), lib/port, lib/conf, lib/wire, lib/shm or lib/daemon;
