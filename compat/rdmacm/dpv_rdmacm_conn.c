@@ -65,9 +65,13 @@ int dpv_rdmacm_qp_connect(struct dpv_rdmacm_id *p)
 	a.ah_attr.grh.hop_limit = 64;
 	a.ah_attr.grh.traffic_class = p->tos_set ? p->tos : 0;
 	a.ah_attr.port_num = id->port_num;
+	/* as Linux cm_init_qp_init_attr: remote write, and read/atomic with responder resources */
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+			    (p->resp_res ? IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC : 0);
 	int ret = ibv_modify_qp(id->qp, &a,
 				IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+				IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER |
+				IBV_QP_ACCESS_FLAGS);
 	if (ret)
 		return ret;
 	memset(&a, 0, sizeof(a));
@@ -167,6 +171,9 @@ static void on_req(struct dpv_rdmacm_id *l, const struct dpv_cm_event *ev, struc
 	c->path_mtu = r->path_mtu;
 	c->retry = r->retry_count;
 	c->rnr_retry = r->rnr_retry_count;
+	/* rdma_accept(id, NULL) defaults, as librdmacm ucma_process_conn_req */
+	c->resp_res = r->initiator_depth > 16 ? 16 : r->initiator_depth;
+	c->init_depth = r->responder_resources > 16 ? 16 : r->responder_resources;
 	conn_param_of_req(r, &cp);
 	post(l, c, l, RDMA_CM_EVENT_CONNECT_REQUEST, 0, &cp, ev->private_data + DPV_CMA_HDR_LEN,
 	     DPV_CMA_REQ_PRIVATE_MAX);

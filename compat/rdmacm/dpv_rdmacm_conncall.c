@@ -151,8 +151,10 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *cp)
 	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
 		rnd = (uint32_t)dpv_rdmacm_now_ns();
 	p->rq_psn = rnd & 0xffffff;
-	p->resp_res = cp ? cp->responder_resources : 0;
-	p->init_depth = cp ? cp->initiator_depth : 0;
+	if (cp) {
+		p->resp_res = cp->responder_resources;
+		p->init_depth = cp->initiator_depth;
+	}
 	if (cp && cp->rnr_retry_count < p->rnr_retry)
 		p->rnr_retry = cp->rnr_retry_count;
 	struct dpv_cm_rep_param r = {.qpn = id->qp ? id->qp->qp_num : (cp ? cp->qp_num : 0),
