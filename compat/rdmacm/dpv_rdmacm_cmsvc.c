@@ -7,8 +7,11 @@
  * When a round handed no MAD to any agent the thread naps 100 us (a
  * compromise: CM exchanges are rare and latency-tolerant, and 10 000
  * wake-ups a second cost well under 1% of a core); it never busy-spins.
- * The thread is started by the first dpv_rdmacm_cmsvc_rt() call and stopped
- * (runtimes closed) by the library destructor.
+ * The thread is started by the first dpv_rdmacm_cmsvc_rt() call; it stops
+ * and closes the runtimes when no CM id is left in any of them (the last
+ * rdma_cm id destroyed and its TIMEWAIT over: nothing listens, connects or
+ * retransmits), and the next dpv_rdmacm_cmsvc_rt() opens them and starts
+ * it again. The library destructor stops it too.
  *
  * Locking: g_svc.lock serialises every use of the runtimes and agents: the
  * thread holds it while polling (events are delivered with it held), and
@@ -31,6 +34,7 @@ static struct {
 	pthread_mutex_t lock;
 	pthread_t thread;
 	bool running, stop;
+	bool exited; /* the thread ended by itself and is not joined yet */
 	struct ibv_context *ctx[CMSVC_MAX_DEVS];
 	struct dpv_cmrt *rt[CMSVC_MAX_DEVS];
 	unsigned int n;
@@ -54,6 +58,23 @@ void dpv_rdmacm_cmsvc_unlock(void)
 	pthread_mutex_unlock(&g_svc.lock);
 }
 
+/* No id in use in any runtime: nothing to poll for. g_svc.lock held. */
+static bool cmsvc_idle(void)
+{
+	for (unsigned int i = 0; i < g_svc.n; i++)
+		if (dpv_cm_ids_in_use(dpv_cmrt_agent(g_svc.rt[i])) != 0)
+			return false;
+	return true;
+}
+
+/* Closes every runtime. g_svc.lock held. */
+static void cmsvc_close_all(void)
+{
+	for (unsigned int i = 0; i < g_svc.n; i++)
+		dpv_cmrt_close(g_svc.rt[i]);
+	g_svc.n = 0;
+}
+
 static void *cmsvc_thread(void *arg)
 {
 	(void)arg;
@@ -70,6 +91,14 @@ static void *cmsvc_thread(void *arg)
 			if (r > 0)
 				got += r;
 		}
+		if (cmsvc_idle()) {
+			/* the last id is gone: stop (restarted by dpv_rdmacm_cmsvc_rt) */
+			cmsvc_close_all();
+			g_svc.running = false;
+			g_svc.exited = true;
+			pthread_mutex_unlock(&g_svc.lock);
+			return NULL;
+		}
 		pthread_mutex_unlock(&g_svc.lock);
 		if (got == 0) {
 			struct timespec nap = {0, CMSVC_NAP_NS};
@@ -83,6 +112,11 @@ static int cmsvc_start(void)
 {
 	if (g_svc.running)
 		return 0;
+	if (g_svc.exited) {
+		/* it left after unlocking: the join does not wait for the lock */
+		pthread_join(g_svc.thread, NULL);
+		g_svc.exited = false;
+	}
 	g_svc.stop = false;
 	if (pthread_create(&g_svc.thread, NULL, cmsvc_thread, NULL) != 0)
 		return -EAGAIN;
@@ -124,13 +158,20 @@ struct ibv_context *dpv_rdmacm_cmsvc_ctx(const struct dpv_cm_agent *agent)
 __attribute__((destructor)) static void cmsvc_fini(void)
 {
 	pthread_mutex_lock(&g_svc.lock);
-	bool running = g_svc.running;
+	bool join = g_svc.running || g_svc.exited;
 	g_svc.stop = true;
 	pthread_mutex_unlock(&g_svc.lock);
-	if (running)
+	if (join)
 		pthread_join(g_svc.thread, NULL);
-	for (unsigned int i = 0; i < g_svc.n; i++)
-		dpv_cmrt_close(g_svc.rt[i]);
-	g_svc.n = 0;
+	cmsvc_close_all();
 	g_svc.running = false;
+	g_svc.exited = false;
+}
+
+bool dpv_rdmacm_cmsvc_running(void)
+{
+	pthread_mutex_lock(&g_svc.lock);
+	bool r = g_svc.running;
+	pthread_mutex_unlock(&g_svc.lock);
+	return r;
 }

@@ -7,6 +7,7 @@
 #ifndef DPV_RDMACM_CMSVC_H
 #define DPV_RDMACM_CMSVC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "dpv_cm.h"
@@ -25,6 +26,9 @@ void dpv_rdmacm_cmsvc_unlock(void);
  * @return the runtime, or NULL with errno set.
  */
 struct dpv_cmrt *dpv_rdmacm_cmsvc_rt(struct ibv_context *ctx);
+
+/** Whether the polling thread runs (tests: it stops when no CM id is left). */
+bool dpv_rdmacm_cmsvc_running(void);
 
 /** The device whose runtime owns agent, or NULL. Service lock held. */
 struct ibv_context *dpv_rdmacm_cmsvc_ctx(const struct dpv_cm_agent *agent);
