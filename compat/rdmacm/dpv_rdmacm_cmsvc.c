@@ -124,13 +124,18 @@ static int cmsvc_start(void)
 	return 0;
 }
 
-struct dpv_cmrt *dpv_rdmacm_cmsvc_rt(struct ibv_context *ctx)
+static struct dpv_cmrt *cmsvc_find(struct ibv_context *ctx)
 {
-	struct dpv_cmrt_cfg cfg = {.event = dpv_rdmacm_cm_event, .timewait_ns = 100000000};
-
 	for (unsigned int i = 0; i < g_svc.n; i++)
 		if (g_svc.ctx[i] == ctx)
 			return g_svc.rt[i];
+	return NULL;
+}
+
+static struct dpv_cmrt *cmsvc_open(struct ibv_context *ctx)
+{
+	struct dpv_cmrt_cfg cfg = {.event = dpv_rdmacm_cm_event, .timewait_ns = 100000000};
+
 	if (g_svc.n == CMSVC_MAX_DEVS) {
 		errno = ENOMEM;
 		return NULL;
@@ -140,6 +145,28 @@ struct dpv_cmrt *dpv_rdmacm_cmsvc_rt(struct ibv_context *ctx)
 		return NULL;
 	g_svc.ctx[g_svc.n] = ctx;
 	g_svc.rt[g_svc.n++] = rt;
+	return rt;
+}
+
+/*
+ * As Linux's ib_cm, which runs on every port: the first need opens the
+ * runtime of every device (a REQ for a port nobody listens on gets its
+ * REJ), ctx's first.
+ */
+struct dpv_cmrt *dpv_rdmacm_cmsvc_rt(struct ibv_context *ctx)
+{
+	struct dpv_rdmacm_dev *devs;
+	struct dpv_cmrt *rt = cmsvc_find(ctx);
+
+	if (rt != NULL)
+		return rt;
+	rt = cmsvc_open(ctx);
+	if (rt == NULL)
+		return NULL;
+	int n = dpv_rdmacm_devices(&devs);
+	for (int i = 0; i < n; i++)
+		if (cmsvc_find(devs[i].verbs) == NULL)
+			cmsvc_open(devs[i].verbs); /* a device whose CM cannot run stays without */
 	if (cmsvc_start() != 0) {
 		errno = EAGAIN;
 		return NULL;
