@@ -14,8 +14,10 @@
  * objects): a memfd region holds its rings and buffers, and every object
  * (context, PD, MR, CQ, the GSI QP, AHs) is made by the same request
  * handlers an application's commands run, so it is checked and reclaimed
- * the same way. Its GSI QP is the first one the daemon creates: it has
- * slot 1, the lowest, so it is the port's fallback. It runs on the control
+ * the same way. It is made on every port when the first application
+ * creates a GSI QP (a daemon whose applications do not use the CM spends
+ * nothing on it: no PD, MR, CQ or QP of its limits); its slot, 1, the
+ * lowest, is taken at start, so it is every port's fallback. It runs on the control
  * thread: the CQ's completion channel wakes it (dpvd_cm_fd), and the
  * agent's timers set the control thread's epoll timeout (dpvd_cm_timeout_ms).
  */
@@ -64,6 +66,7 @@ struct cm_port {
 static struct dpvd_client g_self;
 static struct cm_port g_port[DPV_MAX_PORTS];
 static int g_chan[2] = {-1, -1};   /* completion channel: read end polled, write end per CQ */
+static bool g_started, g_opened;
 
 static uint64_t now_ns(void)
 {
@@ -328,14 +331,28 @@ int dpvd_cm_start(void)
 	TAILQ_INIT(&g_self.pdrefs);
 	TAILQ_INIT(&g_self.xrefs);
 	struct dpv_shm_hello h = {.version = DPV_SHM_VERSION};
-	int e = req(DPV_SHM_HELLO, &h, sizeof(h), -1);
-	for (uint32_t d = 0; !e && d < g_dpvd.core->n_devs && d < DPV_MAX_PORTS; d++) {
-		e = port_open(&g_port[d], d);
+	/* the lowest slot is the daemon's: its endpoint is the fallback */
+	if (req(DPV_SHM_HELLO, &h, sizeof(h), -1) != 0 || dpvd_gsi_reserve(&g_self, 0) != 0) {
+		close(g_chan[0]);
+		close(g_chan[1]);
+		g_chan[0] = g_chan[1] = -1;
+		return -1;
+	}
+	g_started = true;
+	return g_chan[0];
+}
+
+void dpvd_cm_ensure(void)
+{
+	if (!g_started || g_opened)
+		return;
+	g_opened = true;
+	for (uint32_t d = 0; d < g_dpvd.core->n_devs && d < DPV_MAX_PORTS; d++) {
+		int e = port_open(&g_port[d], d);
 		g_port[d].ok = e == 0;
 		if (e)
 			DPVD_LOG(WARNING, "device %u: the daemon's CM endpoint on QP 1: %s", d, strerror(-e));
 	}
-	return g_chan[0];
 }
 
 /* A completion of port p. */
@@ -407,4 +424,9 @@ int dpvd_cm_send(uint32_t dev, const uint8_t gid[16], const uint8_t *mad)
 	if (dev >= DPV_MAX_PORTS || !g_port[dev].ok)
 		return -ENODEV;
 	return port_send(&g_port[dev], gid, 1, mad);
+}
+
+struct dpvd_client *dpvd_cm_self(void)
+{
+	return &g_self;
 }
