@@ -12,7 +12,8 @@
  *   - every other CM MAD (REP, RTU, REJ, MRA, DREQ, DREP, SIDR_REP, LAP,
  *     APR) to the process whose comm-ID range holds the comm ID it is
  *     addressed to (the REJ/REP/... "remote comm ID", the SIDR_REP request
- *     ID): each process with a GSI QP gets a slot 1..255, and its CM makes
+ *     ID): each process with a GSI QP gets a slot 2..255 (1 is the
+ *     daemon's own endpoint, dpvd_cm.c), and its CM makes
  *     every local comm ID with the slot in the top 8 bits;
  *   - a MAD nobody claims (no listener, a slot that is free or whose
  *     process has no GSI QP on the port, not a CM MAD) to the fallback: the
