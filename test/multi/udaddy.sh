@@ -13,7 +13,12 @@
 # "return status 0":
 #   server "udaddy"                   / client "udaddy -s ADDR"
 #   server "udaddy -c 2 -C 10"        / client "udaddy -s ADDR -c 2 -C 10"
-# and one refusal: server "udaddy -P ipoib" (another port space, so
+# In veth mode tshark (when installed) captures the first run in the
+# server's namespace and check_sidr_capture.py checks it: SIDR_REQ and
+# SIDR_REP as clean CM MADs on QP 1 (rdma_cm header, service ID, status 0,
+# Q_Key 0x01234567), the 10 UD SENDs each way to the QPN of the SIDR_REP,
+# every ICRC (test/tools/icrc_check.py).
+# And one refusal: server "udaddy -P ipoib" (another port space, so
 # another service ID) / client "udaddy -s ADDR": the client prints
 # "RDMA_CM_EVENT_UNREACHABLE, error: 1" (SIDR_REP status 1, nobody listens
 # on the service, as Linux reports it) and exits 1; the server is stopped.
@@ -46,8 +51,13 @@ veth)
 	RUNDIRS="/var/run/dpdk/dpv-veth-a /var/run/dpdk/dpv-veth-b" ;;
 *) log "unknown mode $MODE (memif or veth)"; exit 2 ;;
 esac
+CAP_PID=""
 cleanup() {
 	kill_own
+	if [ -n "$CAP_PID" ]; then
+		kill -INT "$CAP_PID" 2>/dev/null
+		wait "$CAP_PID" 2>/dev/null
+	fi
 	[ "$MODE" = veth ] && veth_teardown
 	[ -n "$SOCK" ] && rm -f "$SOCK"
 	rm -rf "$WORK"
@@ -126,7 +136,43 @@ refused() {
 	fi
 }
 
+# start_capture: tshark on dpv-veth-a in NS_A ('udp port 4791'), bounded;
+# waits until it reports "Capturing on". 1 if it did not start.
+start_capture() {
+	local i
+	ip netns exec "$NS_A" tshark -q -n -i dpv-veth-a -f 'udp port 4791' -B 64 \
+		-a duration:$((TMO * 2 + 30)) -F pcap -w "$WORK/sidr.pcap" >"$WORK/tshark.out" 2>&1 &
+	CAP_PID=$!
+	for i in $(seq 1 200); do
+		grep -q "Capturing on" "$WORK/tshark.out" && return 0
+		kill -0 "$CAP_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	log "tshark did not start:"; sed 's/^/    /' "$WORK/tshark.out"
+	return 1
+}
+
+CAPTURE=0
+if [ "$MODE" = veth ]; then
+	if ! command -v tshark >/dev/null; then
+		log "tshark not installed: the SIDR capture is not checked"
+	elif start_capture; then
+		CAPTURE=1
+	else
+		fail "tshark capture did not start"
+	fi
+fi
 run one
+if [ "$CAPTURE" = 1 ]; then
+	sleep 0.5  # the last frames reach the capture
+	kill -INT "$CAP_PID"; wait "$CAP_PID"; CAP_PID=""
+	if python3 "$(dirname "$(readlink -f "$0")")/check_sidr_capture.py" "$WORK/sidr.pcap" \
+		198.51.100.1 198.51.100.2 7174 10 "$SRC/test/tools/icrc_check.py" >"$WORK/sidr.check" 2>&1; then
+		log "OK: veth: SIDR and UD frames clean in tshark: $(tail -n 1 "$WORK/sidr.check")"
+	else
+		fail "SIDR capture check"; sed 's/^/    /' "$WORK/sidr.check"
+	fi
+fi
 run two_x10 -c 2 -C 10
 refused
 for d in $RUNDIRS; do
