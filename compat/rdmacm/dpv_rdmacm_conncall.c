@@ -222,6 +222,12 @@ void dpv_rdmacm_conn_release(struct dpv_rdmacm_id *p)
 	if (p->cm == NULL && p->ncm_listen == 0)
 		return;
 	dpv_rdmacm_cmsvc_lock();
+	if (dpv_rdmacm_cmsvc_exiting()) { /* the service destroyed every CM id */
+		p->cm = NULL;
+		p->ncm_listen = 0;
+		dpv_rdmacm_cmsvc_unlock();
+		return;
+	}
 	if (p->cm) {
 		p->cm->ctx = NULL;
 		dpv_cm_destroy_id(p->cm);
