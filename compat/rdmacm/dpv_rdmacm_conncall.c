@@ -15,6 +15,7 @@
 #include "dpv_rdmacm.h"
 #include "dpv_rdmacm_depth.h"
 #include "dpv_rdmacm_cmsvc.h"
+#include "dpv_rdmacm_ud.h"
 
 static uint16_t id_port(const struct sockaddr *sa)
 {
@@ -45,7 +46,7 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 	if (id == NULL)
 		return dpv_rdmacm_err(EINVAL);
 	p = to_did(id);
-	if (p->state != DPV_RDMACM_ADDR_BOUND || id->ps != RDMA_PS_TCP)
+	if (p->state != DPV_RDMACM_ADDR_BOUND || (id->ps != RDMA_PS_TCP && !dpv_rdmacm_ud_id(id)))
 		return dpv_rdmacm_err(p->state == DPV_RDMACM_LISTEN ? 0 : EINVAL);
 	uint64_t sid = dpv_cma_service_id(id->ps, id_port(rdma_get_local_addr(id)));
 	dpv_rdmacm_cmsvc_lock();
@@ -117,6 +118,8 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	if (id == NULL)
 		return dpv_rdmacm_err(EINVAL);
 	p = to_did(id);
+	if (p->state == DPV_RDMACM_ROUTE_RESOLVED && dpv_rdmacm_ud_id(id))
+		return dpv_rdmacm_ud_connect(p, conn_param); /* SIDR: dpv_rdmacm_ud.c */
 	if (p->state != DPV_RDMACM_ROUTE_RESOLVED || id->ps != RDMA_PS_TCP)
 		return dpv_rdmacm_err(EINVAL);
 	ret = fill_req(p, conn_param, &r, pd);
@@ -147,6 +150,8 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *cp)
 	if (id == NULL)
 		return dpv_rdmacm_err(EINVAL);
 	p = to_did(id);
+	if (dpv_rdmacm_ud_id(id))
+		return dpv_rdmacm_ud_accept(p, cp);
 	if (p->cm == NULL || (cp && cp->private_data_len > DPV_CM_REP_PRIVATE_LEN))
 		return dpv_rdmacm_err(EINVAL);
 	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
@@ -177,6 +182,8 @@ int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private
 	if (id == NULL || to_did(id)->cm == NULL)
 		return dpv_rdmacm_err(EINVAL);
 	p = to_did(id);
+	if (dpv_rdmacm_ud_id(id))
+		return dpv_rdmacm_ud_reject(p, private_data, private_data_len);
 	dpv_rdmacm_cmsvc_lock();
 	ret = dpv_cm_send_rej(p->cm, DPV_CM_REJ_CONSUMER_DEFINED, NULL, 0, private_data, private_data_len);
 	dpv_rdmacm_cmsvc_unlock();
@@ -196,6 +203,8 @@ int rdma_disconnect(struct rdma_cm_id *id)
 	if (id == NULL || to_did(id)->cm == NULL)
 		return dpv_rdmacm_err(EINVAL);
 	p = to_did(id);
+	if (dpv_rdmacm_ud_id(id))
+		return dpv_rdmacm_ud_disconnect(p);
 	if (id->qp)
 		ibv_modify_qp(id->qp, &(struct ibv_qp_attr){.qp_state = IBV_QPS_ERR}, IBV_QP_STATE);
 	dpv_rdmacm_cmsvc_lock();
@@ -212,6 +221,12 @@ void dpv_rdmacm_conn_release(struct dpv_rdmacm_id *p)
 	if (p->cm == NULL && p->ncm_listen == 0)
 		return;
 	dpv_rdmacm_cmsvc_lock();
+	if (dpv_rdmacm_cmsvc_exiting()) { /* the service destroyed every CM id */
+		p->cm = NULL;
+		p->ncm_listen = 0;
+		dpv_rdmacm_cmsvc_unlock();
+		return;
+	}
 	if (p->cm) {
 		p->cm->ctx = NULL;
 		dpv_cm_destroy_id(p->cm);
