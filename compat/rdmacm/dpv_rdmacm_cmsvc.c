@@ -7,8 +7,14 @@
  * When a round handed no MAD to any agent the thread naps 100 us (a
  * compromise: CM exchanges are rare and latency-tolerant, and 10 000
  * wake-ups a second cost well under 1% of a core); it never busy-spins.
- * The thread is started by the first dpv_rdmacm_cmsvc_rt() call and stopped
- * (runtimes closed) by the library destructor.
+ * The thread is started by the first dpv_rdmacm_cmsvc_rt() call. At exit()
+ * (an atexit handler registered then, so it runs before dpverbs' own, which
+ * stops the ports) every CM id still alive is destroyed as Linux does when
+ * the process that owns an rdma_cm id exits (ucma_close -> rdma_destroy_id):
+ * a connected id sends a DREQ, a connecting one a REJ; the sends are given
+ * up to CMSVC_FLUSH_ROUNDS polls to leave, then the thread is stopped and the
+ * runtimes closed. The library destructor does the same without the sends
+ * when the handler did not run (dlclose).
  *
  * Locking: g_svc.lock serialises every use of the runtimes and agents: the
  * thread holds it while polling (events are delivered with it held), and
@@ -26,11 +32,14 @@
 
 #define CMSVC_MAX_DEVS 16
 #define CMSVC_NAP_NS 100000L
+#define CMSVC_FLUSH_ROUNDS 20 /* x 1 ms at exit, only when something was sent */
 
 static struct {
 	pthread_mutex_t lock;
 	pthread_t thread;
 	bool running, stop;
+	bool exiting;  /* the atexit handler ran: the CM ids are gone */
+	bool atexit_set;
 	struct ibv_context *ctx[CMSVC_MAX_DEVS];
 	struct dpv_cmrt *rt[CMSVC_MAX_DEVS];
 	unsigned int n;
@@ -78,6 +87,8 @@ static void *cmsvc_thread(void *arg)
 	}
 }
 
+static void cmsvc_exit(void);
+
 /* g_svc.lock held. */
 static int cmsvc_start(void)
 {
@@ -87,6 +98,8 @@ static int cmsvc_start(void)
 	if (pthread_create(&g_svc.thread, NULL, cmsvc_thread, NULL) != 0)
 		return -EAGAIN;
 	g_svc.running = true;
+	if (!g_svc.atexit_set && atexit(cmsvc_exit) == 0)
+		g_svc.atexit_set = true;
 	return 0;
 }
 
@@ -97,6 +110,10 @@ struct dpv_cmrt *dpv_rdmacm_cmsvc_rt(struct ibv_context *ctx)
 	for (unsigned int i = 0; i < g_svc.n; i++)
 		if (g_svc.ctx[i] == ctx)
 			return g_svc.rt[i];
+	if (g_svc.exiting) {
+		errno = ESHUTDOWN;
+		return NULL;
+	}
 	if (g_svc.n == CMSVC_MAX_DEVS) {
 		errno = ENOMEM;
 		return NULL;
@@ -121,7 +138,36 @@ struct ibv_context *dpv_rdmacm_cmsvc_ctx(const struct dpv_cm_agent *agent)
 	return NULL;
 }
 
-__attribute__((destructor)) static void cmsvc_fini(void)
+bool dpv_rdmacm_cmsvc_exiting(void)
+{
+	return g_svc.exiting;
+}
+
+/* Destroys every live CM id of every runtime (DREQ / REJ as lib/cm's
+ * dpv_cm_destroy_id); the number destroyed. g_svc.lock held. */
+static unsigned int destroy_all_ids(void)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < g_svc.n; i++) {
+		struct dpv_cm_agent *a = dpv_cmrt_agent(g_svc.rt[i]);
+
+		for (uint32_t k = 0; k < a->nids; k++) {
+			struct dpv_cm_id *id = &a->ids[k];
+
+			if (!id->in_use || id->destroyed)
+				continue;
+			id->ctx = NULL;
+			dpv_cm_destroy_id(id);
+			n++;
+		}
+	}
+	return n;
+}
+
+/* Stops the thread and closes the runtimes; flush: poll them first so that
+ * what the destroyed ids sent leaves (send completions reaped). */
+static void cmsvc_shutdown(bool flush)
 {
 	pthread_mutex_lock(&g_svc.lock);
 	bool running = g_svc.running;
@@ -129,8 +175,38 @@ __attribute__((destructor)) static void cmsvc_fini(void)
 	pthread_mutex_unlock(&g_svc.lock);
 	if (running)
 		pthread_join(g_svc.thread, NULL);
+	g_svc.running = false;
+	for (int r = 0; flush && r < CMSVC_FLUSH_ROUNDS; r++) {
+		struct timespec nap = {0, 1000000L};
+
+		pthread_mutex_lock(&g_svc.lock);
+		for (unsigned int i = 0; i < g_svc.n; i++)
+			dpv_cmrt_poll(g_svc.rt[i], dpv_rdmacm_now_ns());
+		pthread_mutex_unlock(&g_svc.lock);
+		nanosleep(&nap, NULL);
+	}
+	pthread_mutex_lock(&g_svc.lock);
 	for (unsigned int i = 0; i < g_svc.n; i++)
 		dpv_cmrt_close(g_svc.rt[i]);
 	g_svc.n = 0;
-	g_svc.running = false;
+	pthread_mutex_unlock(&g_svc.lock);
+}
+
+/* atexit: what Linux does for the ids of an exiting process, before
+ * dpverbs stops its ports (its handler was registered earlier). */
+static void cmsvc_exit(void)
+{
+	pthread_mutex_lock(&g_svc.lock);
+	g_svc.exiting = true;
+	unsigned int n = destroy_all_ids();
+	pthread_mutex_unlock(&g_svc.lock);
+	cmsvc_shutdown(n > 0);
+}
+
+__attribute__((destructor)) static void cmsvc_fini(void)
+{
+	pthread_mutex_lock(&g_svc.lock);
+	g_svc.exiting = true;
+	pthread_mutex_unlock(&g_svc.lock);
+	cmsvc_shutdown(false);
 }

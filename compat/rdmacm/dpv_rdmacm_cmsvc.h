@@ -7,6 +7,7 @@
 #ifndef DPV_RDMACM_CMSVC_H
 #define DPV_RDMACM_CMSVC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "dpv_cm.h"
@@ -25,6 +26,13 @@ void dpv_rdmacm_cmsvc_unlock(void);
  * @return the runtime, or NULL with errno set.
  */
 struct dpv_cmrt *dpv_rdmacm_cmsvc_rt(struct ibv_context *ctx);
+
+/**
+ * True once the process is exiting (the service's atexit handler or the
+ * library destructor ran): the CM ids are destroyed, the runtimes closed.
+ * Service lock held.
+ */
+bool dpv_rdmacm_cmsvc_exiting(void);
 
 /** The device whose runtime owns agent, or NULL. Service lock held. */
 struct ibv_context *dpv_rdmacm_cmsvc_ctx(const struct dpv_cm_agent *agent);

@@ -18,6 +18,7 @@
 #include "dpv_cm_ip.h"
 #include "dpv_rdmacm.h"
 #include "dpv_rdmacm_cmsvc.h"
+#include "dpv_rdmacm_ud.h"
 
 #define CONN_ACK_TIMEOUT 14
 #define CONN_CM_TIMEOUT 20
@@ -203,6 +204,8 @@ static void on_rep(struct dpv_rdmacm_id *p, const struct dpv_cm_event *ev)
 void dpv_rdmacm_cm_event(void *arg, const struct dpv_cm_event *ev)
 {
 	(void)arg;
+	if (dpv_rdmacm_ud_event(ev)) /* SIDR: dpv_rdmacm_ud.c */
+		return;
 	if (ev->type == DPV_CM_EV_REQ) {
 		if (ev->listen_id->ctx != NULL)
 			on_req(ev->listen_id->ctx, ev, dpv_rdmacm_cmsvc_ctx(ev->id->agent));

@@ -13,7 +13,9 @@
 
 #include "dpv_cm_ip.h"
 #include "dpv_rdmacm.h"
+#include "dpv_rdmacm_depth.h"
 #include "dpv_rdmacm_cmsvc.h"
+#include "dpv_rdmacm_ud.h"
 
 static uint16_t id_port(const struct sockaddr *sa)
 {
@@ -44,7 +46,7 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 	if (id == NULL)
 		return dpv_rdmacm_err(EINVAL);
 	p = to_did(id);
-	if (p->state != DPV_RDMACM_ADDR_BOUND || id->ps != RDMA_PS_TCP)
+	if (p->state != DPV_RDMACM_ADDR_BOUND || (id->ps != RDMA_PS_TCP && !dpv_rdmacm_ud_id(id)))
 		return dpv_rdmacm_err(p->state == DPV_RDMACM_LISTEN ? 0 : EINVAL);
 	uint64_t sid = dpv_cma_service_id(id->ps, id_port(rdma_get_local_addr(id)));
 	dpv_rdmacm_cmsvc_lock();
@@ -89,8 +91,8 @@ static int fill_req(struct dpv_rdmacm_id *p, const struct rdma_conn_param *cp, s
 		rnd = (uint32_t)dpv_rdmacm_now_ns();
 	p->rq_psn = rnd & 0xffffff;
 	p->path_mtu = id->route.path_rec ? id->route.path_rec->mtu : IBV_MTU_1024;
-	p->resp_res = cp ? cp->responder_resources : 0;
-	p->init_depth = cp ? cp->initiator_depth : 0;
+	if (dpv_rdmacm_depths(p, cp, false) != 0)
+		return EINVAL;
 	p->retry = cp ? (cp->retry_count > 7 ? 7 : cp->retry_count) : 7;
 	p->rnr_retry = cp ? (cp->rnr_retry_count > 7 ? 7 : cp->rnr_retry_count) : 7;
 	*r = (struct dpv_cm_req_param){.service_id = dpv_cma_service_id(id->ps, id_port(dst)),
@@ -116,6 +118,8 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	if (id == NULL)
 		return dpv_rdmacm_err(EINVAL);
 	p = to_did(id);
+	if (p->state == DPV_RDMACM_ROUTE_RESOLVED && dpv_rdmacm_ud_id(id))
+		return dpv_rdmacm_ud_connect(p, conn_param); /* SIDR: dpv_rdmacm_ud.c */
 	if (p->state != DPV_RDMACM_ROUTE_RESOLVED || id->ps != RDMA_PS_TCP)
 		return dpv_rdmacm_err(EINVAL);
 	ret = fill_req(p, conn_param, &r, pd);
@@ -146,15 +150,15 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *cp)
 	if (id == NULL)
 		return dpv_rdmacm_err(EINVAL);
 	p = to_did(id);
+	if (dpv_rdmacm_ud_id(id))
+		return dpv_rdmacm_ud_accept(p, cp);
 	if (p->cm == NULL || (cp && cp->private_data_len > DPV_CM_REP_PRIVATE_LEN))
 		return dpv_rdmacm_err(EINVAL);
 	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
 		rnd = (uint32_t)dpv_rdmacm_now_ns();
 	p->rq_psn = rnd & 0xffffff;
-	if (cp) {
-		p->resp_res = cp->responder_resources;
-		p->init_depth = cp->initiator_depth;
-	}
+	if (dpv_rdmacm_depths(p, cp, true) != 0)
+		return dpv_rdmacm_err(EINVAL);
 	if (cp && cp->rnr_retry_count < p->rnr_retry)
 		p->rnr_retry = cp->rnr_retry_count;
 	struct dpv_cm_rep_param r = {.qpn = id->qp ? id->qp->qp_num : (cp ? cp->qp_num : 0),
@@ -178,6 +182,8 @@ int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private
 	if (id == NULL || to_did(id)->cm == NULL)
 		return dpv_rdmacm_err(EINVAL);
 	p = to_did(id);
+	if (dpv_rdmacm_ud_id(id))
+		return dpv_rdmacm_ud_reject(p, private_data, private_data_len);
 	dpv_rdmacm_cmsvc_lock();
 	ret = dpv_cm_send_rej(p->cm, DPV_CM_REJ_CONSUMER_DEFINED, NULL, 0, private_data, private_data_len);
 	dpv_rdmacm_cmsvc_unlock();
@@ -197,6 +203,8 @@ int rdma_disconnect(struct rdma_cm_id *id)
 	if (id == NULL || to_did(id)->cm == NULL)
 		return dpv_rdmacm_err(EINVAL);
 	p = to_did(id);
+	if (dpv_rdmacm_ud_id(id))
+		return dpv_rdmacm_ud_disconnect(p);
 	if (id->qp)
 		ibv_modify_qp(id->qp, &(struct ibv_qp_attr){.qp_state = IBV_QPS_ERR}, IBV_QP_STATE);
 	dpv_rdmacm_cmsvc_lock();
@@ -213,6 +221,12 @@ void dpv_rdmacm_conn_release(struct dpv_rdmacm_id *p)
 	if (p->cm == NULL && p->ncm_listen == 0)
 		return;
 	dpv_rdmacm_cmsvc_lock();
+	if (dpv_rdmacm_cmsvc_exiting()) { /* the service destroyed every CM id */
+		p->cm = NULL;
+		p->ncm_listen = 0;
+		dpv_rdmacm_cmsvc_unlock();
+		return;
+	}
 	if (p->cm) {
 		p->cm->ctx = NULL;
 		dpv_cm_destroy_id(p->cm);

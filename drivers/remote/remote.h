@@ -54,6 +54,7 @@ struct rm_qp {
 	uint32_t qpn;
 	struct dpv_ring_hdr *sq, *rq;
 	struct dpv_db_ring *db;      /* the doorbell ring that serves it */
+	uint32_t gsi_prefix, gsi_mask; /* GSI QP: the process' comm-ID range */
 };
 
 struct rm_state {

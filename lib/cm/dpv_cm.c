@@ -84,9 +84,10 @@ struct dpv_cm_id *cm_id_alloc(struct dpv_cm_agent *a, void *ctx)
 			id = &a->ids[i];
 	if (!id)
 		return NULL;
+	uint32_t mask = a->cfg.id_mask;
 	do
-		lid = (uint32_t)cm_rand(a);
-	while (!lid || cm_local_id_used(a, lid));
+		lid = ((uint32_t)cm_rand(a) & ~mask) | (a->cfg.id_prefix & mask);
+	while (!(lid & ~mask) || cm_local_id_used(a, lid));
 	memset(id, 0, sizeof(*id));
 	id->agent = a;
 	id->ctx = ctx;
@@ -129,6 +130,12 @@ struct dpv_cm_id *dpv_cm_listen(struct dpv_cm_agent *agent, uint64_t service_id,
 	id = dpv_cm_create_id(agent, ctx);
 	if (!id)
 		return NULL;
+	int rc = agent->cfg.listen ? agent->cfg.listen(agent->cfg.arg, service_id, true) : 0;
+	if (rc < 0) {
+		id->in_use = false;
+		errno = -rc;
+		return NULL;
+	}
 	id->state = DPV_CM_LISTEN;
 	id->service_id = service_id;
 	return id;
@@ -540,6 +547,11 @@ void dpv_cm_destroy_id(struct dpv_cm_id *id)
 		dpv_cm_sidr_rep(id, DPV_CM_SIDR_REJECT, 0, 0, NULL, 0);
 		return;
 	case DPV_CM_TIMEWAIT:
+		return;
+	case DPV_CM_LISTEN:
+		if (id->agent->cfg.listen)
+			id->agent->cfg.listen(id->agent->cfg.arg, id->service_id, false);
+		cm_id_idle(id);
 		return;
 	default:
 		cm_id_idle(id);
