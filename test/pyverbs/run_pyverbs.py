@@ -84,6 +84,10 @@ RAN = re.compile(r"^Ran (\d+) tests? in ([\d.]+)s", re.M)
 BLOCK = re.compile(r"^(FAIL|ERROR|UNEXPECTED SUCCESS): (\w+) \((tests\.[\w.]+)\)", re.M)
 SUMMARY = re.compile(r"^(OK|FAILED)(?: \((.*)\))?\s*$", re.M)
 SEP = "=" * 70
+# what the forked sides of an rdma_cm case print before exiting with 2
+# (RDMACMBaseTest._rdmacm_exception_handler); the case itself only says
+# "Exception in active/passive side occurred"
+PLAYER = re.compile(r"Player (passive|active) got: (.*?)(?=Player (?:passive|active) got:|$)", re.M)
 
 
 def prepare(suite, tmp):
@@ -126,13 +130,16 @@ def parse(out):
         m = ms[-1] if ms else None
         cls = h.group(2)
         tid = cls if cls.endswith("." + h.group(1)) else cls + "." + h.group(1)
+        players = "; ".join(f"{pm.group(1)}: {pm.group(2).strip()}" for pm in PLAYER.finditer(seg)
+                            if pm.group(2).strip())
         if m:
             r = m.group(1)
             reason = r[len("skipped "):].strip("'\"") if r.startswith("skipped ") else ""
-            tests.append(dict(name=h.group(1), id=tid, result=norm_result(r), reason=reason))
+            tests.append(dict(name=h.group(1), id=tid, result=norm_result(r), reason=reason,
+                              players=players))
         else:
             tests.append(dict(name=h.group(1), id=tid, result="error",
-                              reason="no result line (crash or timeout?)"))
+                              reason="no result line (crash or timeout?)", players=players))
     # deduplicate: the FAIL:/ERROR: blocks repeat the header form
     seen, uniq = set(), []
     for t in tests:
@@ -153,6 +160,10 @@ def parse(out):
             if t["name"] == b.group(2) and t["id"].startswith(b.group(3).rsplit(".", 1)[0]):
                 if t["result"] in ("fail", "error") and not t["reason"]:
                     t["reason"] = reason[:300]
+    for t in uniq:
+        players = t.pop("players", "")
+        if t["result"] in ("fail", "error") and players:
+            t["reason"] = (t["reason"] + " [" + players + "]")[:600]
     m = RAN.search(out)
     summ = None
     s = SUMMARY.search(out, m.end()) if m else None
