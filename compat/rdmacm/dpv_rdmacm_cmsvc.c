@@ -7,11 +7,20 @@
  * When a round handed no MAD to any agent the thread naps 100 us (a
  * compromise: CM exchanges are rare and latency-tolerant, and 10 000
  * wake-ups a second cost well under 1% of a core); it never busy-spins.
- * The thread is started by the first dpv_rdmacm_cmsvc_rt() call; it stops
- * and closes the runtimes when no CM id is left in any of them (the last
- * rdma_cm id destroyed and its TIMEWAIT over: nothing listens, connects or
- * retransmits), and the next dpv_rdmacm_cmsvc_rt() opens them and starts
- * it again. The library destructor stops it too.
+ * The thread is started by the first dpv_rdmacm_cmsvc_rt() call, which opens
+ * the runtime of every device (Linux's ib_cm runs on every port: a REQ for a
+ * port nobody listens on gets its REJ). When no CM id is left in any
+ * runtime (the last rdma_cm id destroyed and its TIMEWAIT over: nothing
+ * listens, connects or retransmits; checked every CMSVC_IDLE_ROUNDS idle
+ * rounds) the thread closes the runtimes and ends; the next
+ * dpv_rdmacm_cmsvc_rt() opens them and starts it again. At exit()
+ * (an atexit handler registered then, so it runs before dpverbs' own, which
+ * stops the ports) every CM id still alive is destroyed as Linux does when
+ * the process that owns an rdma_cm id exits (ucma_close -> rdma_destroy_id):
+ * a connected id sends a DREQ, a connecting one a REJ; the sends are given
+ * up to CMSVC_FLUSH_ROUNDS polls to leave, then the thread is stopped and the
+ * runtimes closed. The library destructor does the same without the sends
+ * when the handler did not run (dlclose).
  *
  * Locking: g_svc.lock serialises every use of the runtimes and agents: the
  * thread holds it while polling (events are delivered with it held), and
@@ -29,12 +38,16 @@
 
 #define CMSVC_MAX_DEVS 16
 #define CMSVC_NAP_NS 100000L
+#define CMSVC_FLUSH_ROUNDS 20 /* x 1 ms at exit, only when something was sent */
+#define CMSVC_IDLE_ROUNDS 128 /* idle rounds between two looks for a CM id left */
 
 static struct {
 	pthread_mutex_t lock;
 	pthread_t thread;
 	bool running, stop;
-	bool exited; /* the thread ended by itself and is not joined yet */
+	bool exited;   /* the thread ended by itself (no CM id left), not joined yet */
+	bool exiting;  /* the atexit handler ran: the CM ids are gone */
+	bool atexit_set;
 	struct ibv_context *ctx[CMSVC_MAX_DEVS];
 	struct dpv_cmrt *rt[CMSVC_MAX_DEVS];
 	unsigned int n;
@@ -58,7 +71,7 @@ void dpv_rdmacm_cmsvc_unlock(void)
 	pthread_mutex_unlock(&g_svc.lock);
 }
 
-/* No id in use in any runtime: nothing to poll for. g_svc.lock held. */
+/* No CM id in use in any runtime: nothing to poll for. g_svc.lock held. */
 static bool cmsvc_idle(void)
 {
 	for (unsigned int i = 0; i < g_svc.n; i++)
@@ -77,6 +90,8 @@ static void cmsvc_close_all(void)
 
 static void *cmsvc_thread(void *arg)
 {
+	unsigned int idle = 0;
+
 	(void)arg;
 	for (;;) {
 		int got = 0;
@@ -91,13 +106,17 @@ static void *cmsvc_thread(void *arg)
 			if (r > 0)
 				got += r;
 		}
-		if (cmsvc_idle()) {
-			/* the last id is gone: stop (restarted by dpv_rdmacm_cmsvc_rt) */
-			cmsvc_close_all();
-			g_svc.running = false;
-			g_svc.exited = true;
-			pthread_mutex_unlock(&g_svc.lock);
-			return NULL;
+		idle = got ? 0 : idle + 1;
+		if (idle >= CMSVC_IDLE_ROUNDS) {
+			idle = 0;
+			if (cmsvc_idle()) {
+				/* the last id is gone: stop (dpv_rdmacm_cmsvc_rt starts it again) */
+				cmsvc_close_all();
+				g_svc.running = false;
+				g_svc.exited = true;
+				pthread_mutex_unlock(&g_svc.lock);
+				return NULL;
+			}
 		}
 		pthread_mutex_unlock(&g_svc.lock);
 		if (got == 0) {
@@ -107,13 +126,15 @@ static void *cmsvc_thread(void *arg)
 	}
 }
 
+static void cmsvc_exit(void);
+
 /* g_svc.lock held. */
 static int cmsvc_start(void)
 {
 	if (g_svc.running)
 		return 0;
 	if (g_svc.exited) {
-		/* it left after unlocking: the join does not wait for the lock */
+		/* it ended after unlocking: the join does not wait for the lock */
 		pthread_join(g_svc.thread, NULL);
 		g_svc.exited = false;
 	}
@@ -121,6 +142,8 @@ static int cmsvc_start(void)
 	if (pthread_create(&g_svc.thread, NULL, cmsvc_thread, NULL) != 0)
 		return -EAGAIN;
 	g_svc.running = true;
+	if (!g_svc.atexit_set && atexit(cmsvc_exit) == 0)
+		g_svc.atexit_set = true;
 	return 0;
 }
 
@@ -134,7 +157,9 @@ static struct dpv_cmrt *cmsvc_find(struct ibv_context *ctx)
 
 static struct dpv_cmrt *cmsvc_open(struct ibv_context *ctx)
 {
-	struct dpv_cmrt_cfg cfg = {.event = dpv_rdmacm_cm_event, .timewait_ns = 100000000};
+	/* 1024 CM ids per device (listeners, connections, UD ids, TIMEWAIT); lib/cm skips its
+	 * timer scan while nothing is due, so an idle big table costs nothing */
+	struct dpv_cmrt_cfg cfg = {.event = dpv_rdmacm_cm_event, .timewait_ns = 100000000, .max_ids = 1024};
 
 	if (g_svc.n == CMSVC_MAX_DEVS) {
 		errno = ENOMEM;
@@ -148,11 +173,6 @@ static struct dpv_cmrt *cmsvc_open(struct ibv_context *ctx)
 	return rt;
 }
 
-/*
- * As Linux's ib_cm, which runs on every port: the first need opens the
- * runtime of every device (a REQ for a port nobody listens on gets its
- * REJ), ctx's first.
- */
 struct dpv_cmrt *dpv_rdmacm_cmsvc_rt(struct ibv_context *ctx)
 {
 	struct dpv_rdmacm_dev *devs;
@@ -160,13 +180,18 @@ struct dpv_cmrt *dpv_rdmacm_cmsvc_rt(struct ibv_context *ctx)
 
 	if (rt != NULL)
 		return rt;
+	if (g_svc.exiting) {
+		errno = ESHUTDOWN;
+		return NULL;
+	}
 	rt = cmsvc_open(ctx);
 	if (rt == NULL)
 		return NULL;
+	/* the other devices too, as ib_cm (one whose CM cannot run stays without) */
 	int n = dpv_rdmacm_devices(&devs);
 	for (int i = 0; i < n; i++)
 		if (cmsvc_find(devs[i].verbs) == NULL)
-			cmsvc_open(devs[i].verbs); /* a device whose CM cannot run stays without */
+			cmsvc_open(devs[i].verbs);
 	if (cmsvc_start() != 0) {
 		errno = EAGAIN;
 		return NULL;
@@ -182,7 +207,36 @@ struct ibv_context *dpv_rdmacm_cmsvc_ctx(const struct dpv_cm_agent *agent)
 	return NULL;
 }
 
-__attribute__((destructor)) static void cmsvc_fini(void)
+bool dpv_rdmacm_cmsvc_exiting(void)
+{
+	return g_svc.exiting;
+}
+
+/* Destroys every live CM id of every runtime (DREQ / REJ as lib/cm's
+ * dpv_cm_destroy_id); the number destroyed. g_svc.lock held. */
+static unsigned int destroy_all_ids(void)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < g_svc.n; i++) {
+		struct dpv_cm_agent *a = dpv_cmrt_agent(g_svc.rt[i]);
+
+		for (uint32_t k = 0; k < a->nids; k++) {
+			struct dpv_cm_id *id = &a->ids[k];
+
+			if (!id->in_use || id->destroyed)
+				continue;
+			id->ctx = NULL;
+			dpv_cm_destroy_id(id);
+			n++;
+		}
+	}
+	return n;
+}
+
+/* Stops the thread and closes the runtimes; flush: poll them first so that
+ * what the destroyed ids sent leaves (send completions reaped). */
+static void cmsvc_shutdown(bool flush)
 {
 	pthread_mutex_lock(&g_svc.lock);
 	bool join = g_svc.running || g_svc.exited;
@@ -190,9 +244,20 @@ __attribute__((destructor)) static void cmsvc_fini(void)
 	pthread_mutex_unlock(&g_svc.lock);
 	if (join)
 		pthread_join(g_svc.thread, NULL);
-	cmsvc_close_all();
 	g_svc.running = false;
 	g_svc.exited = false;
+	for (int r = 0; flush && r < CMSVC_FLUSH_ROUNDS; r++) {
+		struct timespec nap = {0, 1000000L};
+
+		pthread_mutex_lock(&g_svc.lock);
+		for (unsigned int i = 0; i < g_svc.n; i++)
+			dpv_cmrt_poll(g_svc.rt[i], dpv_rdmacm_now_ns());
+		pthread_mutex_unlock(&g_svc.lock);
+		nanosleep(&nap, NULL);
+	}
+	pthread_mutex_lock(&g_svc.lock);
+	cmsvc_close_all();
+	pthread_mutex_unlock(&g_svc.lock);
 }
 
 bool dpv_rdmacm_cmsvc_running(void)
@@ -201,4 +266,23 @@ bool dpv_rdmacm_cmsvc_running(void)
 	bool r = g_svc.running;
 	pthread_mutex_unlock(&g_svc.lock);
 	return r;
+}
+
+/* atexit: what Linux does for the ids of an exiting process, before
+ * dpverbs stops its ports (its handler was registered earlier). */
+static void cmsvc_exit(void)
+{
+	pthread_mutex_lock(&g_svc.lock);
+	g_svc.exiting = true;
+	unsigned int n = destroy_all_ids();
+	pthread_mutex_unlock(&g_svc.lock);
+	cmsvc_shutdown(n > 0);
+}
+
+__attribute__((destructor)) static void cmsvc_fini(void)
+{
+	pthread_mutex_lock(&g_svc.lock);
+	g_svc.exiting = true;
+	pthread_mutex_unlock(&g_svc.lock);
+	cmsvc_shutdown(false);
 }

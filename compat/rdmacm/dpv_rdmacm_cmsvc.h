@@ -27,6 +27,13 @@ void dpv_rdmacm_cmsvc_unlock(void);
  */
 struct dpv_cmrt *dpv_rdmacm_cmsvc_rt(struct ibv_context *ctx);
 
+/**
+ * True once the process is exiting (the service's atexit handler or the
+ * library destructor ran): the CM ids are destroyed, the runtimes closed.
+ * Service lock held.
+ */
+bool dpv_rdmacm_cmsvc_exiting(void);
+
 /** Whether the polling thread runs (tests: it stops when no CM id is left). */
 bool dpv_rdmacm_cmsvc_running(void);
 

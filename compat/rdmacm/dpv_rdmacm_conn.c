@@ -19,6 +19,7 @@
 #include "dpv_cm_ip.h"
 #include "dpv_rdmacm.h"
 #include "dpv_rdmacm_cmsvc.h"
+#include "dpv_rdmacm_ud.h"
 
 /* Linux's CMA_CM_MRA_SETTING: an MRA kept for a duplicate REQ, 2^24 * 4.096 us (~69 s) */
 #define CONN_MRA_SETTING (DPV_CM_MRA_FLAG_DELAY | 24)
@@ -173,6 +174,8 @@ static void on_rep(struct dpv_rdmacm_id *p, const struct dpv_cm_event *ev)
 void dpv_rdmacm_cm_event(void *arg, const struct dpv_cm_event *ev)
 {
 	(void)arg;
+	if (dpv_rdmacm_ud_event(ev)) /* SIDR: dpv_rdmacm_ud.c */
+		return;
 	if (ev->type == DPV_CM_EV_REQ) {
 		if (ev->listen_id->ctx != NULL)
 			on_req(ev->listen_id->ctx, ev, dpv_rdmacm_cmsvc_ctx(ev->id->agent));
@@ -196,14 +199,15 @@ void dpv_rdmacm_cm_event(void *arg, const struct dpv_cm_event *ev)
 		     ev->private_len);
 		break;
 	case DPV_CM_EV_TIMEOUT:
-		qp_error(p);
+		/* no QP transition here or on a DREQ (librdmacm makes none for
+		 * UNREACHABLE or DISCONNECTED): the application may have
+		 * destroyed its QP with ibv_destroy_qp already (perftest does) */
 		post(p, p, NULL, ev->timeout_attr == DPV_CM_ATTR_DREQ ? RDMA_CM_EVENT_DISCONNECTED :
 		     RDMA_CM_EVENT_UNREACHABLE, ev->timeout_attr == DPV_CM_ATTR_DREQ ? 0 : -ETIMEDOUT,
 		     NULL, NULL, 0);
 		break;
 	case DPV_CM_EV_DREQ:
 		p->dreq_rcvd = true;
-		qp_error(p);
 		if (!p->connect_error)
 			post(p, p, NULL, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, NULL, 0);
 		break;

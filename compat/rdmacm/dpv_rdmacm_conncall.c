@@ -13,7 +13,9 @@
 
 #include "dpv_cm_ip.h"
 #include "dpv_rdmacm.h"
+#include "dpv_rdmacm_depth.h"
 #include "dpv_rdmacm_cmsvc.h"
+#include "dpv_rdmacm_ud.h"
 
 static uint16_t id_port(const struct sockaddr *sa)
 {
@@ -44,7 +46,7 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 	if (id == NULL)
 		return dpv_rdmacm_err(EINVAL);
 	p = to_did(id);
-	if (p->state != DPV_RDMACM_ADDR_BOUND || id->ps != RDMA_PS_TCP)
+	if (p->state != DPV_RDMACM_ADDR_BOUND || (id->ps != RDMA_PS_TCP && !dpv_rdmacm_ud_id(id)))
 		return dpv_rdmacm_err(p->state == DPV_RDMACM_LISTEN ? 0 : EINVAL);
 	uint64_t sid = dpv_cma_service_id(id->ps, id_port(rdma_get_local_addr(id)));
 	dpv_rdmacm_cmsvc_lock();
@@ -60,37 +62,6 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 	if (ret != 0)
 		return -1;
 	p->state = DPV_RDMACM_LISTEN;
-	return 0;
-}
-
-/*
- * librdmacm's ucma_valid_param (RC: a QP or a conn_param; depths within the
- * device's) and the depths it then uses: the caller's, or for none or
- * RDMA_MAX_*: the device's maximum (rdma_connect) or the REQ's value capped
- * by it (rdma_accept). @return 0 or an errno.
- */
-static int conn_depths(struct dpv_rdmacm_id *p, const struct rdma_conn_param *cp, bool accept)
-{
-	struct ibv_device_attr da;
-
-	if (p->id.verbs == NULL || ibv_query_device(p->id.verbs, &da) != 0)
-		return EINVAL;
-	uint8_t max_init = (uint8_t)da.max_qp_init_rd_atom, max_resp = (uint8_t)da.max_qp_rd_atom;
-	if (p->id.ps == RDMA_PS_TCP) {
-		if (p->id.qp == NULL && cp == NULL)
-			return EINVAL;
-		if (cp && ((cp->responder_resources != RDMA_MAX_RESP_RES && cp->responder_resources > max_resp) ||
-			   (cp->initiator_depth != RDMA_MAX_INIT_DEPTH && cp->initiator_depth > max_init)))
-			return EINVAL;
-	}
-	if (cp && cp->initiator_depth != RDMA_MAX_INIT_DEPTH)
-		p->init_depth = cp->initiator_depth;
-	else
-		p->init_depth = accept && p->init_depth < max_init ? p->init_depth : max_init;
-	if (cp && cp->responder_resources != RDMA_MAX_RESP_RES)
-		p->resp_res = cp->responder_resources;
-	else
-		p->resp_res = accept && p->resp_res < max_resp ? p->resp_res : max_resp;
 	return 0;
 }
 
@@ -133,6 +104,8 @@ static int fill_req(struct dpv_rdmacm_id *p, const struct rdma_conn_param *cp, s
 		rnd = (uint32_t)dpv_rdmacm_now_ns();
 	p->rq_psn = rnd & 0xffffff;
 	p->path_mtu = id->route.path_rec ? id->route.path_rec->mtu : IBV_MTU_1024;
+	if (dpv_rdmacm_depths(p, cp, false) != 0)
+		return EINVAL;
 	/* ib_cm: av.timeout = packet life time + 1; the REQ's from the CA's ACK delay too */
 	uint8_t plt = id->route.path_rec ? id->route.path_rec->packet_life_time : 18;
 	p->qp_timeout = (uint8_t)(plt + 1);
@@ -145,7 +118,8 @@ static int fill_req(struct dpv_rdmacm_id *p, const struct rdma_conn_param *cp, s
 		.hop_limit = 64, .local_ack_timeout = dpv_rdmacm_ack_timeout(dpv_rdmacm_ca_ack_delay(id), plt),
 		.retry_count = p->retry,
 		.rnr_retry_count = p->rnr_retry, .remote_cm_response_timeout = 20,
-		.local_cm_response_timeout = 20, .max_cm_retries = 15, .srq = id->srq != NULL,
+		.local_cm_response_timeout = 20, .max_cm_retries = 15,
+		.srq = id->qp ? id->qp->srq != NULL : (cp ? cp->srq : 0),
 		.private_data = pd, .private_len = (uint8_t)(DPV_CMA_HDR_LEN + plen)};
 	memcpy(r->peer.gid, id->route.addr.addr.ibaddr.dgid.raw, 16);
 	memcpy(r->local_gid, id->route.addr.addr.ibaddr.sgid.raw, 16);
@@ -162,11 +136,13 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	if (id == NULL)
 		return dpv_rdmacm_err(EINVAL);
 	p = to_did(id);
+	if (p->state == DPV_RDMACM_ROUTE_RESOLVED && dpv_rdmacm_ud_id(id))
+		/* SIDR: dpv_rdmacm_ud.c; a sync id waits for ESTABLISHED/UNREACHABLE (ucma_complete) */
+		return dpv_rdmacm_ud_connect(p, conn_param) ? -1 : dpv_rdmacm_complete(p);
 	if (p->state != DPV_RDMACM_ROUTE_RESOLVED || id->ps != RDMA_PS_TCP)
 		return dpv_rdmacm_err(EINVAL);
-	ret = conn_depths(p, conn_param, false);
-	if (ret == 0)
-		ret = fill_req(p, conn_param, &r, pd);
+	/* librdmacm's ucma_valid_param: an RC connect needs a QP or a conn_param */
+	ret = id->qp == NULL && conn_param == NULL ? EINVAL : fill_req(p, conn_param, &r, pd);
 	if (ret)
 		return dpv_rdmacm_err(ret);
 	dpv_rdmacm_cmsvc_lock();
@@ -197,9 +173,20 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *cp)
 	if (id == NULL)
 		return dpv_rdmacm_err(EINVAL);
 	p = to_did(id);
-	if (p->cm == NULL)
+	if (dpv_rdmacm_ud_id(id)) {
+		if (dpv_rdmacm_ud_accept(p, cp) != 0)
+			return -1;
+		if (p->sync && id->event != NULL) {
+			/* librdmacm: a UD accept does not wait; the request's event is done */
+			rdma_ack_cm_event(id->event);
+			id->event = NULL;
+		}
+		return 0;
+	}
+	/* librdmacm's ucma_valid_param: an RC accept needs a QP or a conn_param */
+	if (p->cm == NULL || (id->qp == NULL && cp == NULL))
 		return dpv_rdmacm_err(EINVAL);
-	ret = conn_depths(p, cp, true);
+	ret = dpv_rdmacm_depths(p, cp, true);
 	plen = conn_pdata(p, cp, pd, sizeof(pd));
 	if (ret != 0 || plen < 0)
 		return dpv_rdmacm_err(EINVAL);
@@ -232,6 +219,8 @@ int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private
 	if (id == NULL || to_did(id)->cm == NULL)
 		return dpv_rdmacm_err(EINVAL);
 	p = to_did(id);
+	if (dpv_rdmacm_ud_id(id))
+		return dpv_rdmacm_ud_reject(p, private_data, private_data_len);
 	dpv_rdmacm_cmsvc_lock();
 	ret = dpv_cm_send_rej(p->cm, DPV_CM_REJ_CONSUMER_DEFINED, NULL, 0, private_data, private_data_len);
 	dpv_rdmacm_cmsvc_unlock();
@@ -250,8 +239,12 @@ int rdma_disconnect(struct rdma_cm_id *id)
 	if (id == NULL || to_did(id)->cm == NULL)
 		return dpv_rdmacm_err(EINVAL);
 	p = to_did(id);
-	if (id->qp && ibv_modify_qp(id->qp, &(struct ibv_qp_attr){.qp_state = IBV_QPS_ERR}, IBV_QP_STATE))
-		return -1;
+	if (dpv_rdmacm_ud_id(id))
+		return dpv_rdmacm_ud_disconnect(p);
+	/* rdma-core's ucma_shutdown: the QP to ERR first (its failure is the call's) */
+	int e = id->qp ? ibv_modify_qp(id->qp, &(struct ibv_qp_attr){.qp_state = IBV_QPS_ERR}, IBV_QP_STATE) : 0;
+	if (e != 0)
+		return dpv_rdmacm_err(e);
 	/* Linux: a DREQ, or else a DREP; neither failing is reported */
 	dpv_rdmacm_cmsvc_lock();
 	if (dpv_cm_send_dreq(p->cm, NULL, 0, dpv_rdmacm_now_ns()) != 0 && p->cm->state == DPV_CM_DREQ_RCVD)
@@ -265,6 +258,12 @@ void dpv_rdmacm_conn_release(struct dpv_rdmacm_id *p)
 	if (p->cm == NULL && p->ncm_listen == 0)
 		return;
 	dpv_rdmacm_cmsvc_lock();
+	if (dpv_rdmacm_cmsvc_exiting()) { /* the service destroyed every CM id */
+		p->cm = NULL;
+		p->ncm_listen = 0;
+		dpv_rdmacm_cmsvc_unlock();
+		return;
+	}
 	if (p->cm) {
 		p->cm->ctx = NULL;
 		dpv_cm_destroy_id(p->cm);

@@ -264,7 +264,7 @@ static void *rm_create_qp(const struct dpv_qp_cfg *cfg)
 		.scq = cfg->scq ? ((struct rm_cq *)cfg->scq)->handle : 0,
 		.rcq = cfg->rcq ? ((struct rm_cq *)cfg->rcq)->handle : 0,
 		.srq = cfg->srq ? ((struct rm_srq *)cfg->srq)->srqn : 0, .pd = cfg->pd, .xrcd = cfg->xrcd,
-		.sq_sig_all = cfg->sq_sig_all, .cap = cfg->cap, .cookie = cfg->cookie,
+		.sq_sig_all = cfg->sq_sig_all, .cap = cfg->cap, .cookie = cfg->cookie, .gsi = cfg->gsi,
 	};
 	int e = rm_call(DPV_SHM_QP_CREATE, &m, NULL, 0, NULL);
 	if (!e && (m.db >= d->n_db || !d->db[m.db]))
@@ -278,7 +278,23 @@ static void *rm_create_qp(const struct dpv_qp_cfg *cfg)
 	qp->sq = cfg->sq;
 	qp->rq = cfg->rq;
 	qp->db = d->db[m.db];
+	qp->gsi_prefix = m.gsi_prefix;
+	qp->gsi_mask = m.gsi_mask;
 	return qp;
+}
+
+static int rm_gsi_listen(void *p, uint64_t service_id, bool on)
+{
+	struct rm_qp *qp = p;
+	struct dpv_shm_gsi_listen m = {.qpn = qp->qpn, .on = on, .service_id = service_id};
+	return rm_call(DPV_SHM_GSI_LISTEN, &m, NULL, 0, NULL);
+}
+
+static void rm_gsi_comm_ids(void *p, uint32_t *prefix, uint32_t *mask)
+{
+	struct rm_qp *qp = p;
+	*prefix = qp->gsi_prefix;
+	*mask = qp->gsi_mask;
 }
 
 static void rm_destroy_qp(void *p)
@@ -380,6 +396,8 @@ const struct dpv_driver_ops rm_ops = {
 	.create_srq = rm_create_srq,
 	.destroy_srq = rm_destroy_srq,
 	.create_qp = rm_create_qp,
+	.gsi_listen = rm_gsi_listen,
+	.gsi_comm_ids = rm_gsi_comm_ids,
 	.destroy_qp = rm_destroy_qp,
 	.modify_qp = rm_modify_qp,
 	.query_qp_state = rm_query_qp_state,

@@ -189,6 +189,7 @@ static const struct dpv_driver_ops sw_ops = {
 	.db_attach = sw_db_attach,
 	.db_detach = sw_db_detach,
 	.qp_db_index = sw_qp_db_index,
+	.gsi_demux = sw_gsi_demux,
 	.db_sync = sw_db_sync,
 };
 

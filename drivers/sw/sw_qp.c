@@ -73,8 +73,13 @@ void *sw_create_qp(const struct dpv_qp_cfg *cfg)
 		errno = ENOMEM; /* the façade frees the memory */
 		return NULL;
 	}
-	qp->gsi = cfg->gsi;
-	if (qp->gsi && (cfg->type != IBV_QPT_UD || qp->lockless || sw_tab_gsi_set(qp->port, NULL, qp) != 0)) {
+	qp->gsi = cfg->gsi || cfg->gsi_shared;
+	if (cfg->gsi_shared && (cfg->type != IBV_QPT_UD || qp->lockless)) {
+		sw_timer_del(qp);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (cfg->gsi && (cfg->type != IBV_QPT_UD || qp->lockless || sw_tab_gsi_set(qp->port, NULL, qp) != 0)) {
 		sw_timer_del(qp);
 		errno = cfg->type != IBV_QPT_UD || qp->lockless ? EINVAL : EEXIST;
 		return NULL;

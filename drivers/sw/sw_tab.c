@@ -76,10 +76,29 @@ int sw_tab_qp_set(uint32_t qpn, struct sw_qp *qp)
 /* QP 1 of each port: a QP of the pool whose number on the wire is 1 */
 static _Atomic(struct sw_qp *) g_gsi[DPV_MAX_PORTS];
 
-struct sw_qp *sw_gsi_lookup(const struct dpv_port *port)
+/* dpverbsd's demultiplexer (several processes' GSI QPs on one port) */
+static _Atomic(dpv_gsi_demux_fn) g_demux;
+static void *g_demux_arg;
+
+void sw_gsi_demux(dpv_gsi_demux_fn fn, void *arg)
+{
+	atomic_store_explicit(&g_demux, NULL, memory_order_release);
+	g_demux_arg = arg;
+	atomic_store_explicit(&g_demux, fn, memory_order_release);
+}
+
+struct sw_qp *sw_gsi_lookup(const struct dpv_port *port, const uint8_t sgid[16], const uint8_t *mad, uint32_t len)
 {
 	if (port->index >= DPV_MAX_PORTS)
 		return NULL;
+	dpv_gsi_demux_fn fn = atomic_load_explicit(&g_demux, memory_order_acquire);
+	if (fn) {
+		uint32_t qpn = fn(g_demux_arg, port->index, sgid, mad, len);
+		if (qpn) {
+			struct sw_qp *qp = sw_qp_lookup(qpn);
+			return qp && qp->gsi ? qp : NULL;
+		}
+	}
 	return atomic_load_explicit(&g_gsi[port->index], memory_order_acquire);
 }
 

@@ -84,9 +84,10 @@ struct dpv_cm_id *cm_id_alloc(struct dpv_cm_agent *a, void *ctx)
 			id = &a->ids[i];
 	if (!id)
 		return NULL;
+	uint32_t mask = a->cfg.id_mask;
 	do
-		lid = (uint32_t)cm_rand(a);
-	while (!lid || cm_local_id_used(a, lid));
+		lid = ((uint32_t)cm_rand(a) & ~mask) | (a->cfg.id_prefix & mask);
+	while (!(lid & ~mask) || cm_local_id_used(a, lid));
 	memset(id, 0, sizeof(*id));
 	id->agent = a;
 	id->ctx = ctx;
@@ -129,9 +130,22 @@ struct dpv_cm_id *dpv_cm_listen(struct dpv_cm_agent *agent, uint64_t service_id,
 	id = dpv_cm_create_id(agent, ctx);
 	if (!id)
 		return NULL;
+	int rc = agent->cfg.listen ? agent->cfg.listen(agent->cfg.arg, service_id, true) : 0;
+	if (rc < 0) {
+		id->in_use = false;
+		errno = -rc;
+		return NULL;
+	}
 	id->state = DPV_CM_LISTEN;
 	id->service_id = service_id;
 	return id;
+}
+
+void cm_id_arm(struct dpv_cm_id *id, uint64_t deadline)
+{
+	id->deadline = deadline;
+	if (deadline < id->agent->next_due)
+		id->agent->next_due = deadline;
 }
 
 void cm_id_stop(struct dpv_cm_id *id)
@@ -144,7 +158,7 @@ void cm_id_timewait(struct dpv_cm_id *id, uint64_t now)
 {
 	cm_id_stop(id);
 	id->state = DPV_CM_TIMEWAIT;
-	id->deadline = now + id->agent->cfg.timewait_ns;
+	cm_id_arm(id, now + id->agent->cfg.timewait_ns);
 }
 
 void cm_id_idle(struct dpv_cm_id *id)
@@ -204,7 +218,7 @@ int cm_id_send(struct dpv_cm_id *id, struct dpv_cm_mad *m, bool retrans, uint64_
 		id->retrans = true;
 		id->retries = 0;
 		id->timeout_ns = dpv_cm_timeout_ns(id->peer_resp_timeout);
-		id->deadline = now + id->timeout_ns;
+		cm_id_arm(id, now + id->timeout_ns);
 	}
 	return cm_xmit(id->agent, &id->peer, id->out);
 }
@@ -572,6 +586,11 @@ void dpv_cm_destroy_id(struct dpv_cm_id *id)
 		return;
 	case DPV_CM_TIMEWAIT:
 		return;
+	case DPV_CM_LISTEN:
+		if (id->agent->cfg.listen)
+			id->agent->cfg.listen(id->agent->cfg.arg, id->service_id, false);
+		cm_id_idle(id);
+		return;
 	default:
 		cm_id_idle(id);
 		return;
@@ -618,7 +637,7 @@ static void cm_id_timer(struct dpv_cm_id *id, uint64_t now)
 	}
 	id->retries++;
 	id->timeout_ns = dpv_cm_timeout_ns(id->peer_resp_timeout);
-	id->deadline = now + id->timeout_ns;
+	cm_id_arm(id, now + id->timeout_ns);
 	cm_id_resend(id);
 }
 
@@ -629,6 +648,10 @@ int dpv_cm_timer(struct dpv_cm_agent *agent, uint64_t now)
 	if (!agent)
 		return -EINVAL;
 	agent->now = now;
+	if (now < agent->next_due)
+		return 0; /* no deadline before next_due: no scan (a big table costs nothing idle) */
+	/* recomputed below; a timer or event callback arming an id lowers it again */
+	agent->next_due = DPV_CM_NO_DEADLINE;
 	for (uint32_t i = 0; i < agent->nids; i++) {
 		struct dpv_cm_id *id = &agent->ids[i];
 
@@ -636,6 +659,8 @@ int dpv_cm_timer(struct dpv_cm_agent *agent, uint64_t now)
 			cm_id_timer(id, now);
 			fired++;
 		}
+		if (id->in_use && id->deadline < agent->next_due)
+			agent->next_due = id->deadline;
 	}
 	return fired;
 }

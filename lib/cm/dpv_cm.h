@@ -104,6 +104,13 @@ struct dpv_cm_agent_cfg {
 	uint64_t seed;                /**< of the random local communication IDs */
 	uint64_t timewait_ns;         /**< 0: DPV_CM_TIMEWAIT_NS_DEFAULT */
 	uint32_t agent_no;            /**< upper 32 bits of our TIDs (Linux: 2) */
+	/** Shared mode: every local communication ID (and SIDR request ID)
+	 *  carries id_prefix in the bits of id_mask, so that the daemon that
+	 *  owns QP 1 hands each process the MADs for its IDs (0: no prefix). */
+	uint32_t id_prefix, id_mask;
+	/** Called when a listener is created (on: true) and destroyed; a
+	 *  negative errno refuses dpv_cm_listen() with it. NULL: none. */
+	int (*listen)(void *arg, uint64_t service_id, bool on);
 };
 
 #define DPV_CM_TIMEWAIT_NS_DEFAULT 1000000000ull /**< 1 s */
@@ -151,6 +158,7 @@ struct dpv_cm_agent {
 	uint32_t nids;
 	uint64_t rng;
 	uint64_t now;                 /**< of the last rx/timer call */
+	uint64_t next_due;            /**< no id's deadline is earlier (a lower bound) */
 	struct dpv_cm_stats stats;
 };
 
@@ -220,7 +228,9 @@ void dpv_cm_destroy_id(struct dpv_cm_id *id);
  * A listener for service_id (an id in LISTEN).
  *
  * RETURN VALUE: the id, or NULL with errno EINVAL (NULL agent), EADDRINUSE
- * (a listener for that service ID exists) or ENOMEM.
+ * (a listener for that service ID exists), ENOMEM, or the error the
+ * agent's listen callback returned (shared mode: EADDRINUSE when another
+ * process listens on the service ID).
  */
 struct dpv_cm_id *dpv_cm_listen(struct dpv_cm_agent *agent, uint64_t service_id, void *ctx);
 

@@ -153,6 +153,15 @@ static int cmrt_send(void *arg, const struct dpv_cm_addr *to, const uint8_t mad[
 	return 0;
 }
 
+/* The agent's listen callback: in shared mode the daemon hands this
+ * process the REQs for service_id from now on (and stops). */
+static int cmrt_listen(void *arg, uint64_t service_id, bool on)
+{
+	struct dpv_cmrt *rt = arg;
+	int e = dpv_gsi_listen(rt->qp, service_id, on);
+	return on && e ? -e : 0;
+}
+
 static void cmrt_event(void *arg, const struct dpv_cm_event *ev)
 {
 	struct dpv_cmrt *rt = arg;
@@ -292,7 +301,12 @@ static int open_agent(struct dpv_cmrt *rt)
 	}
 	struct dpv_cm_agent_cfg ac = {.ca_guid = be64toh(da.node_guid), .send = cmrt_send,
 				      .event = cmrt_event, .arg = rt, .max_ids = rt->cfg.max_ids,
-				      .seed = seed, .timewait_ns = rt->cfg.timewait_ns, .agent_no = 2};
+				      .seed = seed, .timewait_ns = rt->cfg.timewait_ns, .agent_no = 2,
+				      .listen = cmrt_listen};
+	/* shared mode: local comm IDs in the range the daemon gave this process */
+	rc = dpv_gsi_comm_ids(rt->qp, &ac.id_prefix, &ac.id_mask);
+	if (rc)
+		return -rc;
 	rc = dpv_cm_agent_init(&rt->agent, &ac);
 	rt->agent_ok = rc == 0;
 	return rc;

@@ -10,6 +10,11 @@
  * dpv_cmrt_poll() (receives, send completions, CM timers), so it works in
  * both progress modes. `now` is the caller's CLOCK_MONOTONIC in ns.
  * Not thread safe: one thread at a time per runtime.
+ *
+ * Shared mode: the daemon owns QP 1 and hands this process' GSI QP the
+ * MADs for its listeners (the agent tells the daemon of each one through
+ * dpv_gsi_listen) and for its comm IDs (made in the range
+ * dpv_gsi_comm_ids gives); doc/shared-mode.md.
  */
 #ifndef DPV_CMRT_H
 #define DPV_CMRT_H

@@ -55,6 +55,7 @@ struct dpvd_obj {
 	struct dpvd_xrcd *xrcd;      /* XRC SRQ and target QP: their domain */
 	struct dpv_bufs bufs;        /* QP: memory of the engine's QP context */
 	enum ibv_qp_type qp_type;    /* QP */
+	bool gsi;                    /* QP: a GSI QP (dpvd_gsi.c) */
 	struct ibv_qp_attr attr;     /* QP: attributes as checked and applied here */
 	/* MR */
 	uint64_t addr, length;       /* as the owner addresses it */
@@ -128,6 +129,7 @@ struct dpvd_client {
 	uint32_t id;
 	bool hello;                  /* HELLO done */
 	bool gone;                   /* closing: its objects are being destroyed */
+	uint8_t gsi_slot;            /* its comm-ID range on QP 1 (dpvd_gsi.c), 0: none */
 	struct dpvd_ctx ctx[DPVD_MAX_CTX]; /* context id - 1 */
 	uint8_t *db_mem;             /* its doorbell rings */
 	size_t db_bytes;
@@ -239,6 +241,36 @@ struct dpv_device *dpvd_dev(uint32_t dev);
 /* A ring of c at application address caddr, entries of stride bytes, size
  * entries: its region, or NULL when it is not entirely in one. */
 struct dpvd_mem *dpvd_ring_check(struct dpvd_client *c, uint64_t caddr, uint32_t size, uint32_t stride);
+
+/* dpvd_gsi.c: QP 1 of every port, demultiplexed to the applications' GSI
+ * QPs. init installs the engine's demultiplexer. reserve: may c create a
+ * GSI QP on dev (its slot allocated on first use)? 0, -EEXIST (it has one
+ * there), -ENOSPC (no slot free). attach: the GSI QP qpn exists; *prefix,
+ * *mask: c's comm-ID range. detach: the GSI QP goes (its listens too),
+ * before the engine's QP. client_gone: c's slot is free again. listen: the
+ * GSI_LISTEN command. */
+void dpvd_gsi_init(void);
+int dpvd_gsi_reserve(struct dpvd_client *c, uint32_t dev);
+void dpvd_gsi_attach(struct dpvd_client *c, uint32_t dev, uint32_t qpn, uint32_t *prefix, uint32_t *mask);
+void dpvd_gsi_detach(struct dpvd_obj *qp);
+void dpvd_gsi_client_gone(struct dpvd_client *c);
+int dpvd_gsi_listen(struct dpvd_client *c, struct dpv_shm_gsi_listen *l);
+
+/* dpvd_cm.c: the daemon's own CM endpoint on QP 1 of every port (the
+ * fallback of the demultiplexer). start: before any application attaches
+ * (it takes the lowest slot); returns the descriptor the control thread
+ * polls (its completion channel), -1 when it could not be made. ensure:
+ * its objects are made on every port (the first GSI QP of an application
+ * calls it). poll: completions, answers and timers. timeout_ms:
+ * until the agents' next timer (-1: none). send: a MAD from QP 1 of dev to
+ * QP 1 of gid; 0 or -errno. */
+int dpvd_cm_start(void);
+void dpvd_cm_ensure(void);
+/* The daemon as its own application (its endpoint's objects). */
+struct dpvd_client *dpvd_cm_self(void);
+void dpvd_cm_poll(void);
+int dpvd_cm_timeout_ms(void);
+int dpvd_cm_send(uint32_t dev, const uint8_t gid[16], const uint8_t *mad);
 
 /* dpvd_events.c: the engine's events, delivered to the owners. */
 void dpvd_events_init(void);

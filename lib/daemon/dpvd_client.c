@@ -43,6 +43,7 @@ const char *dpvd_op_name(uint16_t op)
 		[DPV_SHM_SHPD_SHARE] = "SHPD_SHARE", [DPV_SHM_IMPORT_PD] = "IMPORT_PD",
 		[DPV_SHM_IMPORT_MR] = "IMPORT_MR", [DPV_SHM_XRCD_OPEN] = "XRCD_OPEN",
 		[DPV_SHM_XRCD_CLOSE] = "XRCD_CLOSE", [DPV_SHM_OPEN_QP] = "OPEN_QP",
+		[DPV_SHM_GSI_LISTEN] = "GSI_LISTEN",
 	};
 	return op < DPV_SHM_OP_NR && n[op] ? n[op] : "?";
 }
@@ -59,6 +60,7 @@ int dpvd_init(struct dpv_core *core)
 	g_dpvd.db_size = RTE_MIN(want, 1u << 19);
 	g_dpvd.mem_limit = 64ull << 30;
 	dpvd_events_init();
+	dpvd_gsi_init();
 	return 0;
 }
 
@@ -217,6 +219,7 @@ void dpvd_client_gone(struct dpvd_client *c)
 	c->gone = true;
 	db_gone(c);
 	objs_gone(c);
+	dpvd_gsi_client_gone(c); /* after its GSI QPs */
 	/* handles on other processes' PDs: after this process' QPs and MRs
 	 * (which count as users of them) are gone */
 	struct dpvd_pdref *r, *rt;

@@ -498,6 +498,9 @@ void dpvd_obj_destroy(struct dpvd_obj *o)
 		return;
 	switch (o->type) {
 	case DPV_OBJ_QP:
+		if (o->gsi)
+			dpvd_gsi_detach(o); /* no MAD is handed to it from now */
+		o->gsi = false;
 		dpv_ops(d)->destroy_qp(o->drv);
 		dpv_bufs_free_all(&o->bufs);
 		break;
@@ -584,6 +587,7 @@ int dpvd_dispatch(struct dpvd_client *c, struct dpv_shm_msg *m, int fds[DPV_SHM_
 	case DPV_SHM_XRCD_OPEN: return dpvd_xrcd_open(c, &m->u.xrcd, &fds[0]);
 	case DPV_SHM_XRCD_CLOSE: return dpvd_xrcd_close(c, &m->u.xrcd);
 	case DPV_SHM_OPEN_QP: return dpvd_open_qp(c, &m->u.oqp);
+	case DPV_SHM_GSI_LISTEN: return dpvd_gsi_listen(c, &m->u.gsil);
 	default: return -EOPNOTSUPP;
 	}
 }

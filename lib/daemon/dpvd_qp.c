@@ -162,8 +162,14 @@ int dpvd_qp_create(struct dpvd_client *c, struct dpv_shm_qp *q)
 		return -EINVAL;
 	if (t != IBV_QPT_RC && t != IBV_QPT_UC && t != IBV_QPT_UD && t != IBV_QPT_XRC_SEND && t != IBV_QPT_XRC_RECV)
 		return -EOPNOTSUPP;
+	if (q->gsi > 1 || (q->gsi && t != IBV_QPT_UD))
+		return -EINVAL;
+	if (q->gsi && c != dpvd_cm_self())
+		dpvd_cm_ensure(); /* the daemon's own endpoint, the fallback of QP 1 */
 	struct qp_parts p;
 	int e = qp_parts(c, q, t, &p);
+	if (!e && q->gsi)
+		e = dpvd_gsi_reserve(c, q->dev);
 	if (e)
 		return e;
 	struct dpvd_obj *scq = p.scq, *rcq = p.rcq, *srq = p.srq, *pd = p.pd;
@@ -178,7 +184,7 @@ int dpvd_qp_create(struct dpvd_client *c, struct dpv_shm_qp *q)
 		.rq_size = rm ? q->rq_size : 0, .rq_stride = rm ? q->rq_stride : 0, .owner = c->id,
 		.scq = scq ? scq->drv : NULL, .rcq = rcq ? rcq->drv : NULL, .srq = srq ? srq->drv : NULL,
 		.pd = pd ? pd->num : 0, .xrcd = x ? x->num : 0, .cap = q->cap, .sq_sig_all = q->sq_sig_all != 0,
-		.bufs = &o->bufs, .ctx = q->ctx, .cookie = q->cookie,
+		.bufs = &o->bufs, .ctx = q->ctx, .cookie = q->cookie, .gsi_shared = q->gsi != 0,
 	};
 	void *drv = dpv_ops(d)->create_qp(&cfg);
 	if (!drv) {
@@ -204,6 +210,10 @@ int dpvd_qp_create(struct dpvd_client *c, struct dpv_shm_qp *q)
 	o->drv = drv;
 	o->created = true;
 	rte_spinlock_unlock(&g_dpvd.evlock);
+	o->gsi = q->gsi != 0;
+	q->gsi_prefix = q->gsi_mask = 0;
+	if (o->gsi)
+		dpvd_gsi_attach(c, q->dev, q->qpn, &q->gsi_prefix, &q->gsi_mask);
 	return 0;
 }
 

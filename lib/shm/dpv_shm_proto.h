@@ -25,7 +25,7 @@
 
 #include "dpv_param.h"
 
-#define DPV_SHM_VERSION 2
+#define DPV_SHM_VERSION 3
 #define DPV_SHM_MAGIC 0x64707673u /* "dpvs" */
 #define DPV_SHM_MAX_DEVS 8
 #define DPV_SHM_NAME_MAX 64
@@ -67,6 +67,7 @@ enum dpv_shm_op {
 	DPV_SHM_XRCD_OPEN,        /* fd: the file naming the domain (or none) */
 	DPV_SHM_XRCD_CLOSE,
 	DPV_SHM_OPEN_QP,          /* ibv_open_qp */
+	DPV_SHM_GSI_LISTEN,       /* dpv_gsi_listen: REQs for a service ID to a GSI QP */
 	DPV_SHM_OP_NR,
 };
 
@@ -194,6 +195,16 @@ struct dpv_shm_qp {
 	struct ibv_qp_cap cap;
 	uint32_t db;              /**< answer: the doorbell ring that serves the QP */
 	uint64_t cookie;          /**< the client's struct ibv_qp * */
+	uint32_t gsi;             /**< a GSI QP (dpv_create_gsi_qp) */
+	uint32_t gsi_prefix, gsi_mask; /**< answer, GSI QP: the process' comm-ID range */
+	uint32_t rsvd;
+};
+
+/** DPV_SHM_GSI_LISTEN. */
+struct dpv_shm_gsi_listen {
+	uint32_t qpn;             /**< the process' GSI QP */
+	uint32_t on;              /**< 1: listen, 0: stop */
+	uint64_t service_id;
 };
 
 struct dpv_shm_qp_modify {
@@ -262,6 +273,7 @@ struct dpv_shm_msg {
 		struct dpv_shm_import imp;
 		struct dpv_shm_xrcd xrcd;
 		struct dpv_shm_open_qp oqp;
+		struct dpv_shm_gsi_listen gsil;
 		uint8_t raw[DPV_SHM_MAX_MSG - sizeof(struct dpv_shm_hdr)];
 	} u;
 };

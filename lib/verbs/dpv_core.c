@@ -90,6 +90,9 @@ static void def_db_detach(void *db) {}
 static unsigned int def_qp_db_index(void *qp) { return 0; }
 static bool def_false(void) { return false; }
 static void def_db_sync(void *dev) {}
+static void def_gsi_demux(dpv_gsi_demux_fn fn, void *arg) {}
+static int def_gsi_listen(void *qp, uint64_t service_id, bool on) { return 0; }
+static void def_gsi_comm_ids(void *qp, uint32_t *prefix, uint32_t *mask) { *prefix = *mask = 0; }
 
 static struct dpv_driver_ops g_ops;
 
@@ -139,6 +142,9 @@ static void ops_fill(const struct dpv_driver_ops *o)
 	DEF(qp_db_index, def_qp_db_index);
 	DEF(rings_queue_only, def_false);
 	DEF(db_sync, def_db_sync);
+	DEF(gsi_demux, def_gsi_demux);
+	DEF(gsi_listen, def_gsi_listen);
+	DEF(gsi_comm_ids, def_gsi_comm_ids);
 #undef DEF
 }
 

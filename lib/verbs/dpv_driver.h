@@ -123,7 +123,17 @@ struct dpv_qp_cfg {
 	uint64_t cookie;               /**< the application's struct ibv_qp * */
 	bool gsi;                      /**< UD QP serving QP 1 of the device's port (IBA 13.5:
 					    the GSI); -EEXIST when the port has one */
+	bool gsi_shared;               /**< dpverbsd: one of several UD QPs that send with
+					    source QP 1 and receive what the GSI demultiplexer
+					    (gsi_demux) hands them; the port keeps no single one */
 };
+
+/** dpverbsd's GSI demultiplexer: for a MAD (UD payload) that sgid sent
+ *  to QP 1 of device dev_index, the QPN of the GSI QP (gsi_shared) that
+ *  gets it; 0: the port's own GSI QP (cfg.gsi), if any. Runs on engine
+ *  threads. */
+typedef uint32_t (*dpv_gsi_demux_fn)(void *arg, unsigned int dev_index, const uint8_t sgid[16],
+				     const uint8_t *mad, uint32_t len);
 
 /** A driver: implements every op (struct dpv_driver_ops' defaults fill gaps). */
 struct dpv_driver_ops {
@@ -256,6 +266,16 @@ struct dpv_driver_ops {
 	/** Take every doorbell queued for dev now (a command that must see the
 	 *  work posted before it, e.g. a CQ resize, runs after this). */
 	void (*db_sync)(void *dev);
+	/** Install (fn NULL: remove) the GSI demultiplexer of every port. */
+	void (*gsi_demux)(dpv_gsi_demux_fn fn, void *arg);
+
+	/* ---- the application's side of a shared GSI (remote driver) ---- */
+	/** The daemon hands the process of GSI QP qp the CM MADs for
+	 *  service_id (on) / stops (off). 0, -EADDRINUSE (another process
+	 *  listens on it), -errno. NULL: a no-op (the QP gets every MAD). */
+	int (*gsi_listen)(void *qp, uint64_t service_id, bool on);
+	/** The comm-ID prefix and mask of the process (NULL: none). */
+	void (*gsi_comm_ids)(void *qp, uint32_t *prefix, uint32_t *mask);
 };
 
 struct dpv_driver {

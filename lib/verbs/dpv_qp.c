@@ -214,12 +214,23 @@ DPV_EXPORT struct ibv_qp *dpv_create_gsi_qp(struct ibv_pd *pd, struct ibv_qp_ini
 		errno = EINVAL;
 		return NULL;
 	}
-	struct dpv_core *core = dpv_core_peek();
-	if (core && core->conf.mode == DPV_MODE_SHARED) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
 	return qp_create_plain(pd, attr, true);
+}
+
+DPV_EXPORT int dpv_gsi_listen(struct ibv_qp *ib, uint64_t service_id, int on)
+{
+	if (!ib || !to_dqp(ib)->gsi || !to_dqp(ib)->drv)
+		return EINVAL;
+	int r = ctx_ops(ib->context)->gsi_listen(to_dqp(ib)->drv, service_id, on != 0);
+	return r < 0 ? -r : r;
+}
+
+DPV_EXPORT int dpv_gsi_comm_ids(struct ibv_qp *ib, uint32_t *prefix, uint32_t *mask)
+{
+	if (!ib || !prefix || !mask || !to_dqp(ib)->gsi || !to_dqp(ib)->drv)
+		return EINVAL;
+	ctx_ops(ib->context)->gsi_comm_ids(to_dqp(ib)->drv, prefix, mask);
+	return 0;
 }
 
 static struct ibv_qp *qp_create(struct ibv_context *context, struct ibv_qp_init_attr_ex *a, bool gsi)

@@ -151,12 +151,44 @@ struct ibv_pd *ibv_share_pd(struct ibv_context *context, struct ibv_shpd *shpd, 
  *
  * @p attr as for ibv_create_qp; qp_type must be IBV_QPT_UD.
  *
+ * In shared mode the daemon owns QP 1 of each port and demultiplexes the
+ * CM MADs it receives to the GSI QPs of its applications (one per process
+ * and port): a REQ or SIDR_REQ goes to the process that listens on its
+ * service ID (dpv_gsi_listen), every other CM MAD to the process whose
+ * comm-ID range holds the comm ID it is addressed to (dpv_gsi_comm_ids);
+ * what the process sends leaves with source QP 1.
+ *
+ * @p attr as for ibv_create_qp; qp_type must be IBV_QPT_UD.
+ *
  * RETURN VALUE: the QP, or NULL with errno: EINVAL (NULL arguments,
  * qp_type not UD, a parent domain with a thread domain), EEXIST (the port
- * has a GSI QP in this process), EOPNOTSUPP (shared mode: the daemon's
- * connection manager owns QP 1), ENOMEM. Destroy it with ibv_destroy_qp.
+ * has a GSI QP in this process), ENOSPC (shared mode: the daemon serves
+ * 254 processes with GSI QPs already), ENOMEM. Destroy it with
+ * ibv_destroy_qp.
  */
 struct ibv_qp *dpv_create_gsi_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+
+/**
+ * Shared mode: ask the daemon to hand the GSI QP qp (dpv_create_gsi_qp)
+ * the REQs and SIDR_REQs for service_id (on non-zero), or to stop (on 0).
+ * Embedded mode: nothing to do (the process' GSI QP gets every MAD).
+ *
+ * RETURN VALUE: 0, or an errno value: EINVAL (qp is not a GSI QP),
+ * EADDRINUSE (another process listens on service_id on that port),
+ * ENOSPC (the process listens on 128 service IDs already, or the daemon
+ * on 1024), ENOENT (on 0: qp does not listen on it), EIO (the daemon is
+ * gone).
+ */
+int dpv_gsi_listen(struct ibv_qp *qp, uint64_t service_id, int on);
+
+/**
+ * The comm-ID range of the process on the GSI QP qp: every local
+ * communication ID (and SIDR request ID) its connection manager uses must
+ * be prefix in the bits of mask. Embedded mode: 0 and 0 (any ID).
+ *
+ * RETURN VALUE: 0, or EINVAL (NULL argument, qp is not a GSI QP).
+ */
+int dpv_gsi_comm_ids(struct ibv_qp *qp, uint32_t *prefix, uint32_t *mask);
 
 #ifdef __cplusplus
 }

@@ -13,7 +13,8 @@
  *    SIDR (and its timeout), unique comm IDs, DREQ while the RTU is lost,
  *    DREQ after TIMEWAIT, MRA of a REP, REJ while ESTABLISHED, destroying a
  *    connected id, 200 connect/disconnect runs on a wire losing 20%,
- *    malformed MADs (mutation loop).
+ *    malformed MADs (mutation loop); SIDR at rdma_cm's timing, duplicate
+ *    SIDR_REQ, lost SIDR_REP, destroy (test_cm_sm_sidr.c).
  */
 #include "test_cm_sm.h"
 
@@ -695,6 +696,7 @@ int main(int argc, char **argv)
 	test_disconnect_faults();
 	test_dup_stale_mra();
 	test_sidr_ids();
+	test_sidr_exchange();
 	test_more();
 	test_lossy_soak();
 	test_malformed();

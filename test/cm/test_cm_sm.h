@@ -72,6 +72,9 @@ void req_param(struct dpv_cm_req_param *p, int s, uint64_t service_id);
 /** Connects A -> B through the listener of service_id: A's id on success. */
 struct dpv_cm_id *connect_ab(uint64_t service_id, struct dpv_cm_id **b_id);
 
+/** SIDR timing, duplicates, loss and destroy (test_cm_sm_sidr.c). */
+void test_sidr_exchange(void);
+
 /** 200 lossy connect/disconnect runs (test_cm_sm_soak.c). */
 void test_lossy_soak(void);
 

@@ -199,3 +199,33 @@ check_rundirs_gone() {
 		fi
 	done
 }
+
+# rping_check NAME FILE PREFIX COUNT [SIZE]: FILE holds exactly COUNT lines
+# "PREFIX: rdma-ping-N: <data>" for N = 0..COUNT-1, in order, each with the
+# data rping (rdma-core librdmacm/examples/rping.c) puts in ping N: after
+# "rdma-ping-N: ", ASCII 'A'..'z' cyclically from 'A' + N mod 58, the
+# whole string SIZE-1 characters long (SIZE: rping -S, default 64). PREFIX
+# is "ping data" (client) or "server ping data". Fails (MULTI_FAIL) unless.
+rping_check() {
+	local name=$1 file=$2 prefix=$3 count=$4 size=${5:-64} bad
+	bad=$(grep "^$prefix: " "$file" | awk -v n="$count" -v size="$size" -v pfx="$prefix: " '
+		{
+			want = sprintf("rdma-ping-%d: ", NR - 1)
+			c = 65 + (NR - 1) % 58
+			while (length(want) < size - 1) {
+				want = want sprintf("%c", c)
+				c = c == 122 ? 65 : c + 1
+			}
+			if (substr($0, length(pfx) + 1) != want) {
+				print "line " NR ": " $0 " (expected " want ")"
+				bad = 1
+				exit
+			}
+		}
+		END { if (!bad && NR != n) print NR " lines, expected " n }')
+	if [ -n "$bad" ]; then
+		fail "$name: rping data: $bad"
+		return 1
+	fi
+	return 0
+}

@@ -12,11 +12,19 @@
 # are collected (with the table header) into SUMMARY and printed.
 # Under test/shared/with_daemon.sh (DPV_SHARED_SOCK set) both sides are
 # applications of that dpverbsd instead: server -d dpv0, client -d dpv1.
+# With DPV_PERFTEST_RDMACM=1 (test perftest_rdmacm) both sides run with -R
+# on the drop-in librdmacm.so.1 too: perftest connects its data-exchange QP
+# and then its test QP with rdma_cm (IB CM on QP 1), the client to
+# 192.0.2.1 -p <port> (pair-a's address; under a shared daemon dpv0's, the
+# daemon's QP 1 handing each process its CM MADs); there is no TCP port to watch, so
+# the client starts once the server printed "Waiting for client to connect"
+# (just before its rdma_listen) plus DPV_RDMACM_WAIT seconds (default 1).
 #
 # usage: perftest.sh [BUILD_DIR] [SUMMARY]   (default BUILD_DIR/perftest-summary.txt)
 # env:   DPV_TIMEOUT per process (default 60 s), DPV_LAT_ITERS (1000),
 #        DPV_BW_ITERS (5000), DPV_ONLY=regex of the tests to run,
-#        DPV_PERFTEST_ARGS extra arguments for both sides, DPV_KEEP_LOGS=DIR
+#        DPV_PERFTEST_ARGS extra arguments for both sides, DPV_KEEP_LOGS=DIR,
+#        DPV_PERFTEST_RDMACM=1 (-R, see above)
 set -u
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 resolve_build "${1:-}"
@@ -40,6 +48,16 @@ CONF_S=$SRC/config/pair-a.json CONF_C=$SRC/config/pair-b.json DEV_C=dpv0
 if [ -n "${DPV_SHARED_SOCK:-}" ]; then
 	SOCK=/nonexistent RUNDIRS="" LOCKF=$DPV_SHARED_TMP/perftest.lock
 	CONF_S=$DPVERBS_CONFIG CONF_C=$DPVERBS_CONFIG DEV_C=dpv1
+fi
+RDMACM=${DPV_PERFTEST_RDMACM:-}
+CLIENT_HOST=127.0.0.1
+STDBUF=()
+if [ -n "$RDMACM" ]; then
+	[ -e "$COMPAT/librdmacm.so.1" ] || skip "$COMPAT/librdmacm.so.1 not built"
+	EXTRA=(-R "${EXTRA[@]}")
+	CLIENT_HOST=192.0.2.1
+	# line-buffered stdout: the server's banner tells when it listens
+	STDBUF=(stdbuf -oL)
 fi
 WORK=$(mktemp -d /tmp/dpv-multi-perftest.XXXXXX)
 # a result row: "#bytes #iterations" then at least two more numbers
@@ -75,6 +93,7 @@ mkdir -p "$(dirname "$SUMMARY_FILE")" || exit 1
 {
 	echo "# dpverbs perftest summary, $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(uname -n)"
 	where="memif pair (config/pair-a.json server, pair-b.json client)"
+	[ -n "$RDMACM" ] && where="$where, rdma_cm (-R, client to 192.0.2.1)"
 	[ -n "${DPV_SHARED_SOCK:-}" ] && where="shared mode (one dpverbsd, server dpv0, client dpv1)"
 	echo "# $where, -x 1," \
 		"lat -n $LAT_ITERS, bw -n $BW_ITERS${EXTRA[*]:+, extra: ${EXTRA[*]}}"
@@ -91,6 +110,23 @@ server_prints_result() {
 	esac
 }
 
+# server_ready PID PORT LOG: the server listens (TCP port, or with -R its
+# "Waiting for client to connect" banner + DPV_RDMACM_WAIT s); 0 if so.
+server_ready() {
+	local i
+	[ -z "$RDMACM" ] && { wait_listen "$1" "$2"; return; }
+	for i in $(seq 1 300); do
+		kill -0 "$1" 2>/dev/null || return 1
+		if grep -q "Waiting for client to connect" "$3"; then
+			sleep "${DPV_RDMACM_WAIT:-1}"
+			kill -0 "$1" 2>/dev/null
+			return
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
 run_test() {
 	local t=$1 n port srv cli rc_s rc_c t0 dt nfail=$MULTI_FAIL
 	local tool; tool=$(command -v "$t")
@@ -103,20 +139,20 @@ run_test() {
 	*) n=$BW_ITERS ;;
 	esac
 	port=$(pick_port)
-	log "=== $t -d dpv0 -x 1 -n $n ${EXTRA[*]} (tcp port $port)"
+	log "=== $t -d dpv0 -x 1 -n $n ${EXTRA[*]} ($([ -n "$RDMACM" ] && echo rdma_cm || echo tcp) port $port)"
 	t0=$(date +%s.%N)
 	DPVERBS_CONFIG=$CONF_S LD_LIBRARY_PATH=$COMPAT \
-		timeout -k 5 "$TMO" "$tool" -d dpv0 -x 1 -n "$n" -p "$port" "${EXTRA[@]}" \
+		timeout -k 5 "$TMO" "${STDBUF[@]}" "$tool" -d dpv0 -x 1 -n "$n" -p "$port" "${EXTRA[@]}" \
 		>"$WORK/$t.server" 2>&1 &
 	srv=$!
 	MULTI_PIDS="$MULTI_PIDS $srv"
-	if ! wait_listen "$srv" "$port"; then
-		fail "$t: server did not listen on tcp port $port"
+	if ! server_ready "$srv" "$port" "$WORK/$t.server"; then
+		fail "$t: server did not start listening"
 		kill_own
 	else
 		DPVERBS_CONFIG=$CONF_C LD_LIBRARY_PATH=$COMPAT \
-			timeout -k 5 "$TMO" "$tool" -d "$DEV_C" -x 1 -n "$n" -p "$port" "${EXTRA[@]}" \
-			127.0.0.1 >"$WORK/$t.client" 2>&1 &
+			timeout -k 5 "$TMO" "${STDBUF[@]}" "$tool" -d "$DEV_C" -x 1 -n "$n" -p "$port" "${EXTRA[@]}" \
+			"$CLIENT_HOST" >"$WORK/$t.client" 2>&1 &
 		cli=$!
 		MULTI_PIDS="$MULTI_PIDS $cli"
 		wait "$cli"; rc_c=$?

@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dpverbsd: QP 1 of every port, shared by the applications' connection
+ * managers (doc/shared-mode.md, "Connection management").
+ *
+ * The daemon owns QP 1: every MAD that reaches QP 1 of a port passes
+ * through the demultiplexer below (on an engine thread), which hands it to
+ * the GSI QP of one application (dpv_create_gsi_qp: a UD QP whose sends
+ * leave with source QP 1):
+ *   - a REQ or SIDR_REQ to the process that listens on its service ID on
+ *     that port (GSI_LISTEN);
+ *   - every other CM MAD (REP, RTU, REJ, MRA, DREQ, DREP, SIDR_REP, LAP,
+ *     APR) to the process whose comm-ID range holds the comm ID it is
+ *     addressed to (the REJ/REP/... "remote comm ID", the SIDR_REP request
+ *     ID): each process with a GSI QP gets a slot 2..255 (1 is the
+ *     daemon's own endpoint, dpvd_cm.c), and its CM makes
+ *     every local comm ID with the slot in the top 8 bits;
+ *   - a MAD nobody claims (no listener, a slot that is free or whose
+ *     process has no GSI QP on the port, not a CM MAD) to the fallback: the
+ *     GSI QP of the lowest slot on the port, the daemon's own (dpvd_cm.c,
+ *     slot 1), whose CM answers as Linux's does for an unknown service or
+ *     comm ID (REJ "invalid service ID" for a REQ, SIDR_REP "unsupported"
+ *     for a SIDR_REQ); none: dropped.
+ * A process' listens and slot go with its GSI QPs and with the process.
+ *
+ * Connections: from the MADs it hands out the demultiplexer learns each
+ * process' RC connections (a REQ to a listener: the peer's comm ID and
+ * QPN; the RTU that follows: the process' comm ID; a REP: both and the
+ * peer's QPN) and forgets them with the REJ, DREQ or DREP that ends them.
+ * When a process goes away the daemon sends for each what Linux's CM sends
+ * when a process closes its rdma_cm file: a DREQ for an established
+ * connection, a REJ for a REQ it had not answered (dpvd_gsi_client_gone).
+ *
+ * Locking: g_gsi.lock (a spinlock) protects the tables; the control thread
+ * writes them, engine threads read them per MAD.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
+
+#include "dpv_cm_mad.h"
+#include "dpvd.h"
+
+#define GSI_SLOTS 256           /* slot 0: none */
+#define GSI_SLOT_SHIFT 24
+#define GSI_MASK 0xff000000u
+#define GSI_LISTENS 1024
+#define GSI_LISTENS_PER_PROCESS 128
+#define GSI_CONNS 1024
+
+struct gsi_listen {
+	uint64_t sid;
+	uint32_t dev, qpn;          /* qpn 0: free entry */
+};
+
+/* An RC connection of a process as the MADs show it. */
+struct gsi_conn {
+	uint8_t used;               /* 0: free, 1: REQ seen (app_id unknown), 2: both IDs known */
+	uint8_t slot;
+	uint16_t dev;
+	uint32_t app_id, peer_id, peer_qpn;
+	uint8_t gid[16];
+};
+
+static struct {
+	rte_spinlock_t lock;
+	struct gsi_conn conn[GSI_CONNS];
+	uint32_t conn_next;         /* where a new one goes when the table is full */
+	struct dpvd_client *owner[GSI_SLOTS];
+	uint32_t qpn[GSI_SLOTS][DPV_MAX_PORTS];
+	struct gsi_listen lis[GSI_LISTENS];
+	uint64_t to_listener, to_slot, to_fallback, dropped;
+} g_gsi = {.lock = RTE_SPINLOCK_INITIALIZER};
+
+static uint32_t fallback(unsigned int dev)
+{
+	for (unsigned int s = 1; s < GSI_SLOTS; s++)
+		if (g_gsi.qpn[s][dev])
+			return g_gsi.qpn[s][dev];
+	return 0;
+}
+
+static uint32_t by_service(unsigned int dev, uint64_t sid)
+{
+	for (unsigned int i = 0; i < GSI_LISTENS; i++)
+		if (g_gsi.lis[i].qpn && g_gsi.lis[i].dev == dev && g_gsi.lis[i].sid == sid)
+			return g_gsi.lis[i].qpn;
+	return 0;
+}
+
+static unsigned int slot_of_qpn(unsigned int dev, uint32_t qpn)
+{
+	for (unsigned int s = 1; s < GSI_SLOTS; s++)
+		if (g_gsi.qpn[s][dev] == qpn)
+			return s;
+	return 0;
+}
+
+static struct gsi_conn *conn_new(void)
+{
+	for (unsigned int i = 0; i < GSI_CONNS; i++)
+		if (!g_gsi.conn[i].used)
+			return &g_gsi.conn[i];
+	return &g_gsi.conn[g_gsi.conn_next++ % GSI_CONNS]; /* full: the oldest slot is reused */
+}
+
+/* A REQ handed to the listener of slot s (duplicates once). */
+static void track_req(unsigned int dev, unsigned int s, const uint8_t gid[16], const struct dpv_cm_req *r)
+{
+	for (unsigned int i = 0; i < GSI_CONNS; i++) {
+		struct gsi_conn *c = &g_gsi.conn[i];
+		if (c->used && c->dev == dev && c->peer_id == r->local_comm_id && !memcmp(c->gid, gid, 16))
+			return;
+	}
+	struct gsi_conn *c = conn_new();
+	*c = (struct gsi_conn){.used = 1, .slot = (uint8_t)s, .dev = (uint16_t)dev, .peer_id = r->local_comm_id,
+			       .peer_qpn = r->local_qpn};
+	memcpy(c->gid, gid, 16);
+}
+
+static struct gsi_conn *conn_find(unsigned int dev, uint32_t app_id, uint32_t peer_id, const uint8_t gid[16])
+{
+	for (unsigned int i = 0; i < GSI_CONNS; i++) {
+		struct gsi_conn *c = &g_gsi.conn[i];
+		if (c->used && c->dev == dev && (app_id ? c->app_id == app_id :
+		    c->peer_id == peer_id && !memcmp(c->gid, gid, 16)))
+			return c;
+	}
+	return NULL;
+}
+
+/* What a MAD to slot s tells of its connections. */
+static void track(unsigned int dev, unsigned int s, const uint8_t gid[16], const struct dpv_cm_mad *m)
+{
+	struct gsi_conn *c;
+	switch (m->hdr.attr_id) {
+	case DPV_CM_ATTR_REP: /* the process is the active side */
+		c = conn_find(dev, m->rep.remote_comm_id, 0, gid);
+		c = c ? c : conn_new();
+		*c = (struct gsi_conn){.used = 2, .slot = (uint8_t)s, .dev = (uint16_t)dev,
+				       .app_id = m->rep.remote_comm_id, .peer_id = m->rep.local_comm_id,
+				       .peer_qpn = m->rep.local_qpn};
+		memcpy(c->gid, gid, 16);
+		break;
+	case DPV_CM_ATTR_RTU: /* the passive side: its comm ID at last */
+		c = conn_find(dev, 0, m->rtu.local_comm_id, gid);
+		if (c) {
+			c->app_id = m->rtu.remote_comm_id;
+			c->used = 2;
+		}
+		break;
+	case DPV_CM_ATTR_REJ:
+	case DPV_CM_ATTR_DREQ:
+	case DPV_CM_ATTR_DREP:
+		/* the remote comm ID is at the same place in the three */
+		c = conn_find(dev, m->hdr.attr_id == DPV_CM_ATTR_REJ ? m->rej.remote_comm_id :
+			      m->hdr.attr_id == DPV_CM_ATTR_DREQ ? m->dreq.remote_comm_id : m->drep.remote_comm_id,
+			      0, gid);
+		if (c)
+			c->used = 0;
+		break;
+	default:
+		break;
+	}
+}
+
+/* The GSI QP a decoded CM MAD goes to (0: nobody claims it). */
+static uint32_t route(unsigned int dev, const uint8_t gid[16], const struct dpv_cm_mad *m)
+{
+	uint32_t qpn, id;
+	switch (m->hdr.attr_id) {
+	case DPV_CM_ATTR_REQ:
+		qpn = by_service(dev, m->req.service_id);
+		if (qpn && m->req.transport_service_type == DPV_CM_TST_RC)
+			track_req(dev, slot_of_qpn(dev, qpn), gid, &m->req);
+		g_gsi.to_listener += qpn != 0;
+		return qpn;
+	case DPV_CM_ATTR_SIDR_REQ:
+		qpn = by_service(dev, m->sidr_req.service_id);
+		g_gsi.to_listener += qpn != 0;
+		return qpn;
+	case DPV_CM_ATTR_SIDR_REP: id = m->sidr_rep.request_id; break;
+	case DPV_CM_ATTR_REP: id = m->rep.remote_comm_id; break;
+	case DPV_CM_ATTR_RTU: id = m->rtu.remote_comm_id; break;
+	case DPV_CM_ATTR_REJ: id = m->rej.remote_comm_id; break;
+	case DPV_CM_ATTR_MRA: id = m->mra.remote_comm_id; break;
+	case DPV_CM_ATTR_DREQ: id = m->dreq.remote_comm_id; break;
+	case DPV_CM_ATTR_DREP: id = m->drep.remote_comm_id; break;
+	default: return 0;
+	}
+	unsigned int s = id >> GSI_SLOT_SHIFT;
+	qpn = g_gsi.qpn[s][dev];
+	if (qpn)
+		track(dev, s, gid, m);
+	g_gsi.to_slot += qpn != 0;
+	return qpn;
+}
+
+/* The engine's GSI demultiplexer (dpv_gsi_demux_fn). */
+static uint32_t gsi_demux(void *arg, unsigned int dev, const uint8_t sgid[16], const uint8_t *mad, uint32_t len)
+{
+	(void)arg;
+	if (dev >= DPV_MAX_PORTS)
+		return 0;
+	struct dpv_cm_mad m;
+	bool cm = dpv_cm_mad_decode(mad, len, &m) == 0;
+	uint32_t qpn = 0;
+	rte_spinlock_lock(&g_gsi.lock);
+	if (cm)
+		qpn = route(dev, sgid, &m);
+	if (!qpn) {
+		qpn = fallback(dev);
+		g_gsi.to_fallback += qpn != 0;
+		g_gsi.dropped += qpn == 0;
+	}
+	rte_spinlock_unlock(&g_gsi.lock);
+	return qpn;
+}
+
+void dpvd_gsi_init(void)
+{
+	if (g_dpvd.core->n_devs)
+		dpv_ops(&g_dpvd.core->devs[0])->gsi_demux(gsi_demux, NULL);
+}
+
+int dpvd_gsi_reserve(struct dpvd_client *c, uint32_t dev)
+{
+	if (dev >= DPV_MAX_PORTS)
+		return -EINVAL;
+	int e = 0;
+	rte_spinlock_lock(&g_gsi.lock);
+	if (c->gsi_slot && g_gsi.qpn[c->gsi_slot][dev]) {
+		e = -EEXIST; /* one GSI QP per process and port */
+	} else if (!c->gsi_slot) {
+		e = -ENOSPC;
+		for (unsigned int s = 1; s < GSI_SLOTS && e; s++)
+			if (!g_gsi.owner[s]) {
+				g_gsi.owner[s] = c;
+				c->gsi_slot = (uint8_t)s;
+				e = 0;
+			}
+	}
+	rte_spinlock_unlock(&g_gsi.lock);
+	return e;
+}
+
+void dpvd_gsi_attach(struct dpvd_client *c, uint32_t dev, uint32_t qpn, uint32_t *prefix, uint32_t *mask)
+{
+	rte_spinlock_lock(&g_gsi.lock);
+	g_gsi.qpn[c->gsi_slot][dev] = qpn;
+	rte_spinlock_unlock(&g_gsi.lock);
+	*prefix = (uint32_t)c->gsi_slot << GSI_SLOT_SHIFT;
+	*mask = GSI_MASK;
+}
+
+void dpvd_gsi_detach(struct dpvd_obj *qp)
+{
+	rte_spinlock_lock(&g_gsi.lock);
+	for (unsigned int i = 0; i < GSI_LISTENS; i++)
+		if (g_gsi.lis[i].qpn == qp->num)
+			g_gsi.lis[i].qpn = 0;
+	for (unsigned int s = 1; s < GSI_SLOTS; s++)
+		if (qp->dev < DPV_MAX_PORTS && g_gsi.qpn[s][qp->dev] == qp->num)
+			g_gsi.qpn[s][qp->dev] = 0;
+	rte_spinlock_unlock(&g_gsi.lock);
+}
+
+/* What Linux's CM sends for a connection of a process that goes away:
+ * 1 when sent. */
+static int teardown(const struct gsi_conn *c)
+{
+	struct dpv_cm_mad m;
+	uint8_t mad[DPV_MAD_SIZE];
+	uint64_t tid = (uint64_t)2 << 32 | (c->used == 2 ? c->app_id : c->peer_id);
+	if (c->used == 2) {
+		dpv_cm_mad_init(&m, DPV_CM_ATTR_DREQ, tid);
+		m.dreq.local_comm_id = c->app_id;
+		m.dreq.remote_comm_id = c->peer_id;
+		m.dreq.remote_qpn_eecn = c->peer_qpn;
+	} else { /* a REQ not answered: REJ from REQ_RCVD (local comm ID 0, as Linux) */
+		dpv_cm_mad_init(&m, DPV_CM_ATTR_REJ, tid);
+		m.rej.remote_comm_id = c->peer_id;
+		m.rej.message_rejected = DPV_CM_MSG_REQ;
+		m.rej.reason = DPV_CM_REJ_CONSUMER_DEFINED;
+	}
+	return dpv_cm_mad_encode(&m, mad) == 0 && dpvd_cm_send(c->dev, c->gid, mad) == 0;
+}
+
+void dpvd_gsi_client_gone(struct dpvd_client *c)
+{
+	if (!c->gsi_slot)
+		return;
+	static struct gsi_conn mine[GSI_CONNS];
+	unsigned int n = 0;
+	rte_spinlock_lock(&g_gsi.lock);
+	memset(g_gsi.qpn[c->gsi_slot], 0, sizeof(g_gsi.qpn[c->gsi_slot]));
+	g_gsi.owner[c->gsi_slot] = NULL;
+	for (unsigned int i = 0; i < GSI_CONNS; i++)
+		if (g_gsi.conn[i].used && g_gsi.conn[i].slot == c->gsi_slot) {
+			mine[n++] = g_gsi.conn[i];
+			g_gsi.conn[i].used = 0;
+		}
+	rte_spinlock_unlock(&g_gsi.lock);
+	unsigned int dreq = 0, rej = 0, failed = 0;
+	for (unsigned int i = 0; i < n; i++) { /* on the control thread, as every use of the endpoint */
+		if (!teardown(&mine[i]))
+			failed++;
+		else if (mine[i].used == 2)
+			dreq++;
+		else
+			rej++;
+	}
+	if (n)
+		DPVD_LOG(INFO, "application pid %d gone: DREQ sent for %u connection(s), REJ for %u request(s)%s",
+			 (int)c->pid, dreq, rej, failed ? " (some could not be sent)" : "");
+	c->gsi_slot = 0;
+}
+
+int dpvd_gsi_listen(struct dpvd_client *c, struct dpv_shm_gsi_listen *l)
+{
+	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_QP, l->qpn, true);
+	if (!o || !o->gsi || l->on > 1)
+		return -EINVAL;
+	int e = l->on ? -ENOSPC : -ENOENT;
+	unsigned int mine = 0;
+	rte_spinlock_lock(&g_gsi.lock);
+	for (unsigned int i = 0; l->on && i < GSI_LISTENS; i++)
+		mine += g_gsi.lis[i].qpn && g_gsi.owner[slot_of_qpn(g_gsi.lis[i].dev, g_gsi.lis[i].qpn)] == c;
+	if (l->on && by_service(o->dev, l->service_id)) {
+		e = -EADDRINUSE;
+	} else if (l->on && mine >= GSI_LISTENS_PER_PROCESS) {
+		e = -ENOSPC; /* one process does not take every listen of the daemon */
+	} else if (l->on) {
+		for (unsigned int i = 0; i < GSI_LISTENS && e; i++)
+			if (!g_gsi.lis[i].qpn) {
+				g_gsi.lis[i] = (struct gsi_listen){.sid = l->service_id, .dev = o->dev, .qpn = o->num};
+				e = 0;
+			}
+	} else {
+		for (unsigned int i = 0; i < GSI_LISTENS && e; i++)
+			if (g_gsi.lis[i].qpn == o->num && g_gsi.lis[i].sid == l->service_id) {
+				g_gsi.lis[i].qpn = 0;
+				e = 0;
+			}
+	}
+	rte_spinlock_unlock(&g_gsi.lock);
+	return e;
+}

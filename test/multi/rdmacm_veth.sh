@@ -1,0 +1,188 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# rdma_cm between two dpverbs processes over a real (virtual) Ethernet link:
+# the veth topology of ud_pingpong_veth.sh (lib.sh: namespaces NS_A/NS_B,
+# dpverbs 198.51.100.1/.2 through net_af_packet, config/veth-a.json and
+# veth-b.json), Debian's unmodified rping and perftest on the drop-in
+# build/compat/librdmacm.so.1 + libibverbs.so.1. In order:
+#   1. tshark captures 'udp port 4791' on dpv-veth-a (namespace A) while
+#      server "rping -s -a 198.51.100.1 -p PORT -v -C 100" runs in A and,
+#      in B, "rping -c -a 198.51.100.1 -p CLOSED -C 1" (nobody listens
+#      there: exit 255 after "cma event RDMA_CM_EVENT_REJECTED, error 8",
+#      as on Linux) then "rping -c -a 198.51.100.1 -p PORT -v -C 100":
+#      both exit 0 and print the 100 pings' data exactly (rping_check);
+#   2. the capture: test/tools/icrc_check.py (every frame's ICRC
+#      recomputed; UD SEND only = the CM MADs present) and
+#      check_cm_capture.py (every CM MAD decoded cleanly by tshark as
+#      InfiniBand CM: REQ, REJ reason 8 for CLOSED, REP, RTU, DREQ, DREP,
+#      the RDMA CM IP service ID and private data);
+#   3. ib_send_lat -R, ib_write_bw -R, ib_read_lat -R, ib_atomic_lat -R
+#      (server in A, client in B to 198.51.100.1): both exit 0, result line.
+# The servers are given DPV_RPING_WAIT seconds (default 4) to listen
+# (perftest: after its "Waiting for client to connect" banner, 1 s).
+# Always removes its namespaces (and with them the veth). Skips (77) if
+# rping, perftest, tshark or network namespaces are missing.
+#
+# usage: rdmacm_veth.sh [BUILD_DIR] [ICRC_CHECK_PY]
+# env:   DPV_TIMEOUT (60 s per process), DPV_KEEP_PCAP=DIR to keep the capture
+set -u
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
+resolve_build "${1:-}"
+VERIFY=${2:-$SRC/test/tools/icrc_check.py}
+[ -f "$VERIFY" ] || { log "FAIL: $VERIFY not found"; exit 1; }
+command -v ip >/dev/null || skip "iproute2 (ip) not installed"
+command -v rping >/dev/null || skip "rping (Debian rdmacm-utils) not installed"
+[ -e "$COMPAT/librdmacm.so.1" ] || skip "$COMPAT/librdmacm.so.1 not built"
+PERFTESTS="ib_send_lat ib_write_bw ib_read_lat ib_atomic_lat"
+for t in $PERFTESTS; do
+	command -v "$t" >/dev/null || skip "$t (Debian perftest) not installed"
+done
+TSHARK=$(command -v tshark || true)
+[ -n "$TSHARK" ] || skip "tshark not installed"
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+
+TMO=${DPV_TIMEOUT:-60}
+COUNT=100
+PORT=7471
+CLOSED=7999
+RUNDIRS="/var/run/dpdk/dpv-veth-a /var/run/dpdk/dpv-veth-b"
+WORK=$(mktemp -d /tmp/dpv-multi-rdmacm-veth.XXXXXX)
+CAP_PID=""
+
+cleanup() {
+	kill_own
+	if [ -n "$CAP_PID" ]; then
+		kill -INT "$CAP_PID" 2>/dev/null
+		{ wait "$CAP_PID"; } 2>/dev/null
+	fi
+	veth_teardown
+	if [ -n "${DPV_KEEP_PCAP:-}" ]; then
+		mkdir -p "$DPV_KEEP_PCAP" && cp "$WORK"/*.pcap "$DPV_KEEP_PCAP"/ 2>/dev/null
+	fi
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# veth-a/b.json fix the EAL file prefixes: serialize with the other veth tests.
+exec 9>/tmp/dpverbs-veth.lock
+flock -w 300 9 || { log "could not get /tmp/dpverbs-veth.lock within 300 s"; exit 1; }
+for d in $RUNDIRS; do
+	if [ -e "$d" ]; then
+		if ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dpdk/${d##*/}/"; then
+			log "$d is in use by another process"
+			exit 1
+		fi
+		log "WARN: removing stale $d"
+		rm -rf "$d"
+	fi
+done
+
+veth_setup || { log "veth/namespace setup failed"; exit 1; }
+log "namespaces $NS_A, $NS_B; veth dpv-veth-a <-> dpv-veth-b up"
+
+# in_ns NS CONF CMD...: CMD in namespace NS on the drop-ins, bounded by TMO
+in_ns() {
+	local ns=$1 conf=$2; shift 2
+	timeout -k 5 "$TMO" ip netns exec "$ns" env DPVERBS_CONFIG="$SRC/config/$conf" \
+		LD_LIBRARY_PATH="$COMPAT" "$@"
+}
+
+# ---- 1. rping, captured ----
+ip netns exec "$NS_A" "$TSHARK" -q -n -i dpv-veth-a -f 'udp port 4791' -B 64 \
+	-a duration:$((TMO * 3 + 30)) -F pcap -w "$WORK/cm.pcap" >"$WORK/tshark.out" 2>&1 &
+CAP_PID=$!
+for i in $(seq 1 200); do
+	grep -q "Capturing on" "$WORK/tshark.out" && break
+	kill -0 "$CAP_PID" 2>/dev/null || break
+	sleep 0.1
+done
+grep -q "Capturing on" "$WORK/tshark.out" || { log "tshark did not start:"; cat "$WORK/tshark.out"; exit 1; }
+
+log "=== rping -s -a 198.51.100.1 -p $PORT -v -C $COUNT (A); rping -c to port $CLOSED, then to $PORT (B)"
+in_ns "$NS_A" veth-a.json rping -s -a 198.51.100.1 -p "$PORT" -v -C "$COUNT" \
+	>"$WORK/rping.server" 2>"$WORK/rping.server.err" &
+srv=$!
+MULTI_PIDS="$srv"
+sleep "${DPV_RPING_WAIT:-4}"
+in_ns "$NS_B" veth-b.json rping -c -a 198.51.100.1 -p "$CLOSED" -C 1 \
+	>"$WORK/closed.client" 2>"$WORK/closed.client.err"
+rc_x=$?
+in_ns "$NS_B" veth-b.json rping -c -a 198.51.100.1 -p "$PORT" -v -C "$COUNT" \
+	>"$WORK/rping.client" 2>"$WORK/rping.client.err"
+rc_c=$?
+wait "$srv"; rc_s=$?
+MULTI_PIDS=""
+sleep 0.5 # the last frames
+kill -INT "$CAP_PID" 2>/dev/null
+wait "$CAP_PID"
+CAP_PID=""
+check_rundirs_gone $RUNDIRS
+
+[ "$rc_x" = 255 ] || fail "rping -c to closed port $CLOSED: exit $rc_x, want 255 (as on Linux)"
+grep -q "cma event RDMA_CM_EVENT_REJECTED, error 8" "$WORK/closed.client.err" ||
+	fail "rping -c to closed port $CLOSED did not print 'cma event RDMA_CM_EVENT_REJECTED, error 8'"
+log "closed port: exit $rc_x, $(grep -m1 'cma event' "$WORK/closed.client.err")"
+[ "$rc_c" = 0 ] || fail "rping client exit $rc_c"
+[ "$rc_s" = 0 ] || fail "rping server exit $rc_s"
+rping_check client "$WORK/rping.client" "ping data" "$COUNT"
+rping_check server "$WORK/rping.server" "server ping data" "$COUNT"
+if [ "$MULTI_FAIL" != 0 ]; then
+	for f in rping.server rping.server.err closed.client.err rping.client rping.client.err; do
+		grep -v '^EAL' "$WORK/$f" | tail -n 15 | sed "s/^/    [$f] /"
+	done
+else
+	log "rping -C $COUNT over veth: both exit 0, every ping's data verified"
+	sed -n "1p;\$p" "$WORK/rping.client" | sed "s/^/    [client] /"
+fi
+
+# ---- 2. the capture ----
+log "=== icrc_check.py --expect 0x64 (CM MADs are UD SEND only to QP 1)"
+"$PY" "$VERIFY" --expect 0x64 "$WORK/cm.pcap" || fail "icrc_check.py rejected the capture"
+log "=== check_cm_capture.py"
+"$PY" "$SRC/test/multi/check_cm_capture.py" "$WORK/cm.pcap" "$PORT" "$CLOSED"
+rc=$?
+[ "$rc" = 77 ] && skip "check_cm_capture.py skipped"
+[ "$rc" = 0 ] || fail "check_cm_capture.py failed"
+
+# ---- 3. perftest -R ----
+RESULT_RE='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+'
+for t in $PERFTESTS; do
+	log "=== $t -R -d dpv0 -x 1 -n 200 -p $PORT (A: server, B: client to 198.51.100.1)"
+	in_ns "$NS_A" veth-a.json stdbuf -oL "$t" -R -d dpv0 -x 1 -n 200 -p "$PORT" \
+		>"$WORK/$t.server" 2>&1 &
+	srv=$!
+	MULTI_PIDS="$srv"
+	for i in $(seq 1 300); do
+		grep -q "Waiting for client to connect" "$WORK/$t.server" && break
+		kill -0 "$srv" 2>/dev/null || break
+		sleep 0.1
+	done
+	sleep 1
+	in_ns "$NS_B" veth-b.json stdbuf -oL "$t" -R -d dpv0 -x 1 -n 200 -p "$PORT" 198.51.100.1 \
+		>"$WORK/$t.client" 2>&1
+	rc_c=$?
+	wait "$srv"; rc_s=$?
+	MULTI_PIDS=""
+	check_rundirs_gone $RUNDIRS
+	nf=$MULTI_FAIL
+	MULTI_FAIL=0
+	[ "$rc_c" = 0 ] || fail "$t client exit $rc_c"
+	[ "$rc_s" = 0 ] || fail "$t server exit $rc_s"
+	grep -Eq "$RESULT_RE" "$WORK/$t.client" || fail "$t: client printed no result line"
+	if [ "$MULTI_FAIL" != 0 ]; then
+		grep -v '^EAL' "$WORK/$t.server" | tail -n 15 | sed "s/^/    [server] /"
+		grep -v '^EAL' "$WORK/$t.client" | tail -n 15 | sed "s/^/    [client] /"
+	else
+		grep -E "$RESULT_RE" "$WORK/$t.client" | sed "s/^/    [client] /"
+	fi
+	[ "$nf" != 0 ] && MULTI_FAIL=1
+done
+
+if [ "$MULTI_FAIL" != 0 ]; then
+	log "FAILED"
+	exit 1
+fi
+log "PASSED"
+exit 0

@@ -1,0 +1,148 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Debian's unmodified rping between two applications of one dpverbsd (run
+# under with_daemon.sh, which sets DPVERBS_CONFIG and LD_LIBRARY_PATH): the
+# daemon owns QP 1 of each port and hands each process the CM MADs for its
+# listens and comm IDs (doc/shared-mode.md, "Connection management").
+#
+#  1. rping -s -a 192.0.2.1 -v -C 10 / rping -c -a 192.0.2.1 -v -C 10:
+#     both exit 0 with 10 "ping data" lines.
+#  2. A client killed with SIGKILL in the middle of its connection (after
+#     at least 20 pings): the daemon sends the DREQ Linux's CM would, so
+#     its server is disconnected and ends by itself within 10 s; the next
+#     pair (1 again) connects and exits 0. The same with the server killed:
+#     the client ends by itself.
+#  3. A server killed with SIGKILL while it listens: its listen goes with
+#     it, so the next server listens on the same port and the next pair
+#     exits 0.
+#  4. A client with no server: rping -c exits non-zero at once (the REQ is
+#     answered with a REJ, "invalid service ID", not timed out).
+#
+# usage: rping_shared.sh   env: DPV_TIMEOUT (default 30 s per program)
+set -u
+. "$(dirname "$(readlink -f "$0")")/../multi/lib.sh"
+command -v rping >/dev/null || skip "rping (Debian rdmacm-utils) not installed"
+[ -n "${DPVERBS_CONFIG:-}" ] || { log "run me under with_daemon.sh"; exit 2; }
+TMO=${DPV_TIMEOUT:-30}
+WORK=$(mktemp -d /tmp/dpv-shared-rping.XXXXXX)
+trap 'kill_own; rm -rf "$WORK"' EXIT
+trap 'exit 130' INT TERM
+
+# wait_for FILE PATTERN COUNT SECONDS: COUNT lines matching PATTERN appear
+wait_for() {
+	local i
+	for i in $(seq $(( $4 * 10 ))); do
+		[ "$(grep -c "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# wait_gone PID SECONDS: PID (a child) exits within SECONDS
+wait_gone() {
+	local i
+	for i in $(seq $(( $2 * 10 ))); do
+		[ "$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)" = Z ] && return 0
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# pair TAG: one server/client pair with -C 10, both must exit 0 with 10 lines
+pair() {
+	timeout -k 5 "$TMO" rping -s -a 192.0.2.1 -v -C 10 >"$WORK/$1.srv" 2>&1 &
+	local srv=$!
+	MULTI_PIDS="$srv"
+	sleep "${DPV_RPING_WAIT:-2}"
+	timeout -k 5 "$TMO" rping -c -a 192.0.2.1 -v -C 10 >"$WORK/$1.cli" 2>&1
+	local rc_c=$?
+	wait "$srv"
+	local rc_s=$?
+	MULTI_PIDS=""
+	local n_c n_s
+	n_c=$(grep -c "ping data" "$WORK/$1.cli")
+	n_s=$(grep -c "ping data" "$WORK/$1.srv")
+	if [ "$rc_c" != 0 ] || [ "$rc_s" != 0 ] || [ "$n_c" != 10 ] || [ "$n_s" != 10 ]; then
+		fail "$1: client exit $rc_c ($n_c lines), server exit $rc_s ($n_s lines)"
+		tail -n 5 "$WORK/$1.srv" "$WORK/$1.cli"
+		return 1
+	fi
+	log "$1: rping -C 10 OK, both sides"
+}
+
+pair first || exit 1
+
+# 2. client killed mid-connection (rping itself, not a wrapper, gets SIGKILL)
+timeout -k 5 "$TMO" rping -s -a 192.0.2.1 -v -C 1000000 >"$WORK/k.srv" 2>&1 &
+srv=$!
+MULTI_PIDS="$srv"
+sleep "${DPV_RPING_WAIT:-2}"
+rping -c -a 192.0.2.1 -v -C 1000000 >"$WORK/k.cli" 2>&1 &
+cli=$!
+MULTI_PIDS="$srv $cli"
+if ! wait_for "$WORK/k.cli" "ping data" 20 "$TMO"; then
+	fail "killed client: fewer than 20 pings before the kill"
+	tail -n 5 "$WORK/k.srv" "$WORK/k.cli"
+fi
+kill -KILL "$cli"
+wait "$cli" 2>/dev/null
+log "client killed after $(grep -c "ping data" "$WORK/k.cli") pings"
+# the daemon sends the DREQ Linux's CM sends for a dead process' connection:
+# the server sees DISCONNECTED and ends by itself
+if wait_gone "$srv" 10; then
+	wait "$srv"
+	log "server ended by itself after the client's SIGKILL (exit $?)"
+	if [ -n "${DPV_SHARED_TMP:-}" ]; then
+		grep -q "application pid $cli gone: DREQ sent for 1 connection" "$DPV_SHARED_TMP/dpverbsd.log" ||
+			fail "the daemon's log does not show the DREQ for pid $cli"
+	fi
+else
+	fail "server still running 10 s after its client's SIGKILL (no DREQ?)"
+fi
+kill_own
+pair after-client-kill || exit 1
+
+# 2b. server killed mid-connection: the client is disconnected and ends
+rping -s -a 192.0.2.1 -v -C 1000000 >"$WORK/k2.srv" 2>&1 &
+srv=$!
+MULTI_PIDS="$srv"
+sleep "${DPV_RPING_WAIT:-2}"
+timeout -k 5 "$TMO" rping -c -a 192.0.2.1 -v -C 1000000 >"$WORK/k2.cli" 2>&1 &
+cli=$!
+MULTI_PIDS="$srv $cli"
+wait_for "$WORK/k2.cli" "ping data" 20 "$TMO" || fail "killed server: fewer than 20 pings before the kill"
+kill -KILL "$srv"
+wait "$srv" 2>/dev/null
+if wait_gone "$cli" 10; then
+	wait "$cli"
+	log "client ended by itself after the server's SIGKILL (exit $?)"
+else
+	fail "client still running 10 s after its server's SIGKILL"
+fi
+kill_own
+pair after-server-kill-connected || exit 1
+
+# 3. listening server killed: its listen goes with it
+rping -s -a 192.0.2.1 -v -C 10 >"$WORK/l.srv" 2>&1 &
+srv=$!
+MULTI_PIDS="$srv"
+sleep "${DPV_RPING_WAIT:-2}"
+kill -KILL "$srv"
+wait "$srv" 2>/dev/null
+MULTI_PIDS=""
+pair after-server-kill || exit 1
+
+# 4. nobody listens: REJ (invalid service ID), so the client fails fast
+start=$(date +%s)
+timeout -k 5 "$TMO" rping -c -a 192.0.2.1 -v -C 1 >"$WORK/n.cli" 2>&1
+rc=$?
+took=$(( $(date +%s) - start ))
+if [ "$rc" = 0 ] || [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+	fail "client without server: exit $rc"
+else
+	log "client without server: exit $rc after ${took}s: $(grep -v '^EAL' "$WORK/n.cli" | head -n 2 | tr '\n' ' ')"
+fi
+[ "$MULTI_FAIL" = 0 ] || exit 1
+log "OK"
+exit 0
