@@ -11,8 +11,10 @@
  *  - rdma_create_id port spaces (TCP/IB: RC, UDP/IPoIB: UD, others EINVAL),
  *    a NULL channel; rdma_event_str (compared with Debian's library when it
  *    can be loaded); ports and addresses; rdma_set_option's checks; ECE;
- *  - every call that needs the connection manager fails with -1/ENOSYS,
- *    every rsocket call with EOPNOTSUPP; QP calls on an id without a device
+ *  - multicast fails with -1/ENOSYS, the connection calls without a
+ *    connection with the errno rdma-core gets from the kernel (EINVAL;
+ *    rdma_get_request: EINVAL on an async id, EAGAIN on a non-blocking sync
+ *    id that does not listen), every rsocket call with EOPNOTSUPP; QP calls on an id without a device
  *    with EINVAL.
  * WHITE-BOX: events are queued with dpv_rdmacm_event_post(), the
  * connection manager's entry point (dpv_rdmacm.h). No device is opened.
@@ -416,8 +418,8 @@ static void test_ece(void)
 }
 
 /*
- * Every call that needs the connection part of the CM: -1 and ENOSYS
- * (issue 11). Addresses and routes are tested in test_rdmacm_addr.c; here
+ * The connection calls on an id that has no connection: rdma-core's
+ * errors; multicast: -1 and ENOSYS (issue 11). Addresses and routes are tested in test_rdmacm_addr.c; here
  * only their failures without a device: 203.0.113.7 is no port's address
  * (127.0.0.1 would bind, as on Linux).
  */
