@@ -7,8 +7,8 @@
  *  - the id must have an address (bound or resolved: EINVAL otherwise, as
  *    Linux); the group's GID is built from the address, there is no SA:
  *    ::ffff:a.b.c.d for an IPv4 group, the address itself for IPv6;
- *  - join flags: FULLMEMBER, SENDONLY_FULLMEMBER (EINVAL for the others
- *    on RoCE, and for flags >= RDMA_MC_JOIN_FLAG_RESERVED, as librdmacm);
+ *  - join flags: FULLMEMBER, SENDONLY_FULLMEMBER (not attached: it only
+ *    sends); EINVAL for flags >= RDMA_MC_JOIN_FLAG_RESERVED, as librdmacm;
  *  - the id's UD QP (if it has one) is attached to the group
  *    (ibv_attach_mcast; librdmacm does it when the event is read, here when
  *    the join is made); then RDMA_CM_EVENT_MULTICAST_JOIN with param.ud as
@@ -117,9 +117,6 @@ int rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex
 	    attr->addr == NULL || addr_len(attr->addr) == 0)
 		return dpv_rdmacm_err(EINVAL);
 	struct dpv_rdmacm_id *p = to_did(id);
-	if (attr->join_flags != RDMA_MC_JOIN_FLAG_FULLMEMBER &&
-	    attr->join_flags != RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER)
-		return dpv_rdmacm_err(EINVAL); /* no SA: RoCE has full members only */
 	if (id->verbs == NULL || (p->state != DPV_RDMACM_ADDR_BOUND && p->state != DPV_RDMACM_ADDR_RESOLVED))
 		return dpv_rdmacm_err(EINVAL);
 	struct dpv_rdmacm_mc *mc = calloc(1, sizeof(*mc));
