@@ -316,6 +316,14 @@ void dpvd_gsi_client_gone(struct dpvd_client *c)
 	c->gsi_slot = 0;
 }
 
+bool dpvd_gsi_slot_owned(uint32_t comm_id)
+{
+	rte_spinlock_lock(&g_gsi.lock);
+	bool owned = g_gsi.owner[comm_id >> GSI_SLOT_SHIFT] != NULL;
+	rte_spinlock_unlock(&g_gsi.lock);
+	return owned;
+}
+
 int dpvd_gsi_listen(struct dpvd_client *c, struct dpv_shm_gsi_listen *l)
 {
 	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_QP, l->qpn, true);

@@ -18,7 +18,7 @@
  * exchanges complete through the agents' retransmissions.
  * Under a shared daemon (test shared_cmrt) the same on the daemon's QP 1,
  * with "hostile" (test shared_cmrt_hostile) after a process flooded it
- * (hostile_child):
+ * (hostile_child); with "dead" (test shared_cmrt_dead) dead_requester only:
  * the two runtimes are one process' (one comm-ID slot, two GSI QPs), and
  * the REJs for the unknown service come from the daemon's own endpoint.
  * Every wait ends after 3 s with a CHECK failure. Uses libdpverbs.so's
@@ -282,10 +282,69 @@ static int hostile_child(void)
 	return 0; /* exit: the daemon reclaims the rest */
 }
 
+/* Shared mode, argument "dead": a process sends a REQ and dies before the
+ * answer (SIGKILL-like: _exit, nothing torn down); its listener answers with
+ * a REP after that: the daemon, whose process it was, answers the REP with
+ * the REJ the dead process' CM would have sent (consumer defined), so the
+ * listener's id does not wait for an RTU until its REP times out. */
+static void dead_requester(void)
+{
+	int up[2], down[2];
+	char ch = 0;
+	if (!CHECK(pipe(up) == 0 && pipe(down) == 0, "pipes"))
+		return;
+	uint64_t sid = dpv_cma_service_id(0x0106, 7480);
+	pid_t pid = fork(); /* before either process opens anything */
+	if (pid == 0) {
+		static struct side c = {.name = "C"};
+		struct ibv_context *cc = dpvt_open_dev("dpv1"), *c0 = dpvt_open_dev("dpv0");
+		struct dpv_cmrt_cfg cfg = {.event = on_event, .arg = &c, .seed = 3};
+		union ibv_gid g;
+		c.rt = cc ? dpv_cmrt_open(cc, &cfg) : NULL;
+		if (!c.rt || !c0 || ibv_query_gid(c0, 1, 1, &g) != 0 || read(down[0], &ch, 1) != 1)
+			_exit(1);
+		struct dpv_cm_id *id = dpv_cm_create_id(dpv_cmrt_agent(c.rt), NULL);
+		struct dpv_cm_req_param p = req_param(&c, g.raw, sid, NULL, 0);
+		if (!id || dpv_cm_send_req(id, &p, now_ns()) != 0)
+			_exit(1);
+		for (uint64_t end = now_ns() + 200000000ull; now_ns() < end;)
+			dpv_cmrt_poll(c.rt, now_ns());
+		_exit(0); /* dead with its REQ out: nothing sent for it */
+	}
+	static struct side l = {.name = "L"};
+	struct ibv_context *cl = dpvt_open_dev("dpv0");
+	struct dpv_cmrt_cfg cfg = {.event = on_event, .arg = &l, .seed = 4};
+	l.rt = cl ? dpv_cmrt_open(cl, &cfg) : NULL;
+	struct dpv_cm_id *lis = l.rt ? dpv_cm_listen(dpv_cmrt_agent(l.rt), sid, NULL) : NULL;
+	CHECK(lis != NULL && write(down[1], &ch, 1) == 1, "dead: a listener");
+	int st = 0;
+	if (lis && wait_ev(&l, &l, &l, DPV_CM_EV_REQ, 1, "dead: the REQ")) {
+		struct dpv_cm_id *id = l.last_id;
+		CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "dead: the requester exited (%#x)", st);
+		pid = -1;
+		for (uint64_t end = now_ns() + 300000000ull; now_ns() < end;) /* the daemon reclaims it */
+			dpv_cmrt_poll(l.rt, now_ns());
+		struct dpv_cm_rep_param r = {.qpn = 0x2468, .starting_psn = 0x1357, .rnr_retry_count = 7};
+		CHECK(dpv_cm_send_rep(id, &r, now_ns()) == 0, "dead: REP to the dead requester");
+		if (wait_ev(&l, &l, &l, DPV_CM_EV_REJ, 1, "dead: the daemon's REJ"))
+			CHECK(l.rej_reason == DPV_CM_REJ_CONSUMER_DEFINED, "dead: REJ reason %u", l.rej_reason);
+	}
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	dpv_cmrt_close(l.rt);
+	if (cl)
+		ibv_close_device(cl);
+}
+
 int main(int argc, char **argv)
 {
 	lossy = argc > 1 && strcmp(argv[1], "lossy") == 0;
 	shared = getenv("DPV_SHARED_SOCK") != NULL;
+	if (shared && argc > 1 && strcmp(argv[1], "dead") == 0) {
+		dead_requester();
+		return dpvt_finish();
+	}
 	if (shared && argc > 1 && strcmp(argv[1], "hostile") == 0) {
 		pid_t pid = fork(); /* before this process opens anything */
 		if (pid == 0)
