@@ -45,6 +45,7 @@
 #define DPVD_IDLE_NAP_US 20       /* then sleep this long between polls */
 
 static atomic_bool g_stop;
+static int g_cm_fd = -1;          /* the daemon's CM endpoint's completion channel */
 static int g_stop_fd = -1;        /* eventfd: wakes the control thread */
 
 static void on_signal(int sig)
@@ -131,11 +132,14 @@ static void *ctl_main(void *arg)
 	struct epoll_event evs[32];
 	pthread_setname_np(pthread_self(), "dpverbsd-ctl");
 	while (!atomic_load(&g_stop)) {
-		int n = epoll_wait(ctl->ep, evs, RTE_DIM(evs), -1);
+		/* the daemon's CM endpoint (dpvd_cm.c): its completion channel is
+		 * in the set, its timers set the timeout */
+		int n = epoll_wait(ctl->ep, evs, RTE_DIM(evs), dpvd_cm_timeout_ms());
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			break;
+		dpvd_cm_poll();
 		for (int i = 0; i < n && !atomic_load(&g_stop); i++) {
 			void *p = evs[i].data.ptr;
 			if (p == ctl) { /* a new application */
@@ -153,7 +157,7 @@ static void *ctl_main(void *arg)
 				LOG(INFO, "application pid %d attached (connection %u)", (int)c->pid, c->id);
 				continue;
 			}
-			if (p == &g_stop_fd)
+			if (p == &g_stop_fd || p == &g_cm_fd)
 				continue;
 			struct dpvd_client *c = p;
 			bool keep = true;
@@ -245,6 +249,15 @@ int main(int argc, char **argv)
 	epoll_ctl(ctl.ep, EPOLL_CTL_ADD, lfd, &ev);
 	ev.data.ptr = &g_stop_fd;
 	epoll_ctl(ctl.ep, EPOLL_CTL_ADD, g_stop_fd, &ev);
+	/* QP 1 of every port: the daemon's own CM endpoint, before any
+	 * application attaches (doc/shared-mode.md, "Connection management") */
+	g_cm_fd = dpvd_cm_start();
+	if (g_cm_fd >= 0) {
+		ev.data.ptr = &g_cm_fd;
+		epoll_ctl(ctl.ep, EPOLL_CTL_ADD, g_cm_fd, &ev);
+	} else {
+		LOG(WARNING, "no CM endpoint of the daemon: MADs no application claims are dropped");
+	}
 	pthread_t ctl_thread;
 	if (pthread_create(&ctl_thread, NULL, ctl_main, &ctl) != 0) {
 		LOG(ERR, "cannot start the control thread");

@@ -9,11 +9,13 @@
  *  - bind: a specific address binds the id to the port whose GID table
  *    holds it (IPv4: its IPv4-mapped GID ::ffff:a.b.c.d); an address no
  *    port has: EADDRNOTAVAIL (rdma_translate_ip); a link-local IPv6 address
- *    without sin6_scope_id: EINVAL (cma_check_linklocal); the wildcard binds
- *    without a device; port 0 takes a free port of 32768..60999 (Linux's
- *    default ip_local_port_range); the same (port space, port) bound twice:
+ *    without sin6_scope_id: EINVAL (cma_check_linklocal); the wildcard and
+ *    loopback addresses (cma_any_addr) bind without a device; port 0
+ *    takes a free port of 32768..60999 (Linux's default
+ *    ip_local_port_range); the same (port space, port) bound twice:
  *    EADDRINUSE for the same specific address, EADDRNOTAVAIL when one of
- *    the two is the wildcard (cma_check_port), unless both set REUSEADDR;
+ *    the two is a wildcard or loopback address (cma_check_port), unless
+ *    both set REUSEADDR;
  *  - resolve_addr: the source is the port whose configured IPv4 subnet or
  *    IPv6 prefix holds the destination (dpverbs has no gateways: no such
  *    port is Linux's "no route", rdma_resolve_addr fails at once with
@@ -57,11 +59,21 @@ static pthread_mutex_t g_bind_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct binding *g_binds;
 static unsigned int g_bind_calls; /* ephemeral allocations so far (g_bind_lock) */
 
+/*
+ * cma_any_addr: the wildcard or a loopback address (127/8, ::1). Linux binds
+ * both without a device (libfabric's verbs provider binds "localhost" and
+ * then takes the addresses of its interfaces) and resolves both to the
+ * id's own port (cma_resolve_loopback).
+ */
 static bool addr_is_any(const struct sockaddr *sa)
 {
-	if (sa->sa_family == AF_INET)
-		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_ANY);
-	return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	if (sa->sa_family == AF_INET) {
+		uint32_t a = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
+
+		return a == INADDR_ANY || (a >> 24) == IN_LOOPBACKNET;
+	}
+	return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)sa)->sin6_addr) ||
+	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
 }
 
 static bool addr_eq(const struct sockaddr *a, const struct sockaddr *b)

@@ -13,6 +13,7 @@
 
 #include "dpv_cm_ip.h"
 #include "dpv_rdmacm.h"
+#include "dpv_rdmacm_depth.h"
 #include "dpv_rdmacm_cmsvc.h"
 #include "dpv_rdmacm_ud.h"
 
@@ -90,8 +91,8 @@ static int fill_req(struct dpv_rdmacm_id *p, const struct rdma_conn_param *cp, s
 		rnd = (uint32_t)dpv_rdmacm_now_ns();
 	p->rq_psn = rnd & 0xffffff;
 	p->path_mtu = id->route.path_rec ? id->route.path_rec->mtu : IBV_MTU_1024;
-	p->resp_res = cp ? cp->responder_resources : 0;
-	p->init_depth = cp ? cp->initiator_depth : 0;
+	if (dpv_rdmacm_depths(p, cp, false) != 0)
+		return EINVAL;
 	p->retry = cp ? (cp->retry_count > 7 ? 7 : cp->retry_count) : 7;
 	p->rnr_retry = cp ? (cp->rnr_retry_count > 7 ? 7 : cp->rnr_retry_count) : 7;
 	*r = (struct dpv_cm_req_param){.service_id = dpv_cma_service_id(id->ps, id_port(dst)),
@@ -157,10 +158,8 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *cp)
 	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
 		rnd = (uint32_t)dpv_rdmacm_now_ns();
 	p->rq_psn = rnd & 0xffffff;
-	if (cp) {
-		p->resp_res = cp->responder_resources;
-		p->init_depth = cp->initiator_depth;
-	}
+	if (dpv_rdmacm_depths(p, cp, true) != 0)
+		return dpv_rdmacm_err(EINVAL);
 	if (cp && cp->rnr_retry_count < p->rnr_retry)
 		p->rnr_retry = cp->rnr_retry_count;
 	struct dpv_cm_rep_param r = {.qpn = id->qp ? id->qp->qp_num : (cp ? cp->qp_num : 0),

@@ -352,7 +352,8 @@ struct sw_srq *sw_srq_lookup(uint32_t srqn);
 int sw_reg_mr(void *dev, const struct dpv_mr_desc *d);
 void sw_dereg_mr(void *dev, uint32_t key);
 /* The GSI QP of a port (QP 1 on the wire), or NULL; set -EEXIST if taken. */
-struct sw_qp *sw_gsi_lookup(const struct dpv_port *port, const uint8_t *mad, uint32_t len);
+struct sw_qp *sw_gsi_lookup(const struct dpv_port *port, const uint8_t sgid[16], const uint8_t *mad,
+			     uint32_t len);
 void sw_gsi_demux(dpv_gsi_demux_fn fn, void *arg);
 int sw_tab_gsi_set(const struct dpv_port *port, struct sw_qp *old, struct sw_qp *qp);
 /* The MR of an lkey/rkey (its full 32-bit value), or NULL. */

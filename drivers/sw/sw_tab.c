@@ -87,13 +87,13 @@ void sw_gsi_demux(dpv_gsi_demux_fn fn, void *arg)
 	atomic_store_explicit(&g_demux, fn, memory_order_release);
 }
 
-struct sw_qp *sw_gsi_lookup(const struct dpv_port *port, const uint8_t *mad, uint32_t len)
+struct sw_qp *sw_gsi_lookup(const struct dpv_port *port, const uint8_t sgid[16], const uint8_t *mad, uint32_t len)
 {
 	if (port->index >= DPV_MAX_PORTS)
 		return NULL;
 	dpv_gsi_demux_fn fn = atomic_load_explicit(&g_demux, memory_order_acquire);
 	if (fn) {
-		uint32_t qpn = fn(g_demux_arg, port->index, mad, len);
+		uint32_t qpn = fn(g_demux_arg, port->index, sgid, mad, len);
 		if (qpn) {
 			struct sw_qp *qp = sw_qp_lookup(qpn);
 			return qp && qp->gsi ? qp : NULL;

@@ -256,6 +256,22 @@ void dpvd_gsi_detach(struct dpvd_obj *qp);
 void dpvd_gsi_client_gone(struct dpvd_client *c);
 int dpvd_gsi_listen(struct dpvd_client *c, struct dpv_shm_gsi_listen *l);
 
+/* dpvd_cm.c: the daemon's own CM endpoint on QP 1 of every port (the
+ * fallback of the demultiplexer). start: before any application attaches
+ * (it takes the lowest slot); returns the descriptor the control thread
+ * polls (its completion channel), -1 when it could not be made. ensure:
+ * its objects are made on every port (the first GSI QP of an application
+ * calls it). poll: completions, answers and timers. timeout_ms:
+ * until the agents' next timer (-1: none). send: a MAD from QP 1 of dev to
+ * QP 1 of gid; 0 or -errno. */
+int dpvd_cm_start(void);
+void dpvd_cm_ensure(void);
+/* The daemon as its own application (its endpoint's objects). */
+struct dpvd_client *dpvd_cm_self(void);
+void dpvd_cm_poll(void);
+int dpvd_cm_timeout_ms(void);
+int dpvd_cm_send(uint32_t dev, const uint8_t gid[16], const uint8_t *mad);
+
 /* dpvd_events.c: the engine's events, delivered to the owners. */
 void dpvd_events_init(void);
 /* Tell every context of every application (daemon shutting down). */

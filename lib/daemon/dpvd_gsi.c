@@ -12,14 +12,24 @@
  *   - every other CM MAD (REP, RTU, REJ, MRA, DREQ, DREP, SIDR_REP, LAP,
  *     APR) to the process whose comm-ID range holds the comm ID it is
  *     addressed to (the REJ/REP/... "remote comm ID", the SIDR_REP request
- *     ID): each process with a GSI QP gets a slot 1..255, and its CM makes
+ *     ID): each process with a GSI QP gets a slot 2..255 (1 is the
+ *     daemon's own endpoint, dpvd_cm.c), and its CM makes
  *     every local comm ID with the slot in the top 8 bits;
  *   - a MAD nobody claims (no listener, a slot that is free or whose
  *     process has no GSI QP on the port, not a CM MAD) to the fallback: the
- *     GSI QP of the lowest slot on the port, whose CM answers as Linux's
- *     does for an unknown service or comm ID (REJ "invalid service ID" for
- *     a REQ, SIDR_REP "unsupported" for a SIDR_REQ); none: dropped.
+ *     GSI QP of the lowest slot on the port, the daemon's own (dpvd_cm.c,
+ *     slot 1), whose CM answers as Linux's does for an unknown service or
+ *     comm ID (REJ "invalid service ID" for a REQ, SIDR_REP "unsupported"
+ *     for a SIDR_REQ); none: dropped.
  * A process' listens and slot go with its GSI QPs and with the process.
+ *
+ * Connections: from the MADs it hands out the demultiplexer learns each
+ * process' RC connections (a REQ to a listener: the peer's comm ID and
+ * QPN; the RTU that follows: the process' comm ID; a REP: both and the
+ * peer's QPN) and forgets them with the REJ, DREQ or DREP that ends them.
+ * When a process goes away the daemon sends for each what Linux's CM sends
+ * when a process closes its rdma_cm file: a DREQ for an established
+ * connection, a REJ for a REQ it had not answered (dpvd_gsi_client_gone).
  *
  * Locking: g_gsi.lock (a spinlock) protects the tables; the control thread
  * writes them, engine threads read them per MAD.
@@ -28,25 +38,33 @@
 #include <errno.h>
 #include <string.h>
 
+#include "dpv_cm_mad.h"
 #include "dpvd.h"
 
 #define GSI_SLOTS 256           /* slot 0: none */
 #define GSI_SLOT_SHIFT 24
 #define GSI_MASK 0xff000000u
 #define GSI_LISTENS 1024
-#define MAD_HDR 24
-#define MGMT_CLASS_CM 0x07
-#define ATTR_REQ 0x0010
-#define ATTR_SIDR_REQ 0x0017
-#define ATTR_SIDR_REP 0x0018
+#define GSI_CONNS 1024
 
 struct gsi_listen {
 	uint64_t sid;
 	uint32_t dev, qpn;          /* qpn 0: free entry */
 };
 
+/* An RC connection of a process as the MADs show it. */
+struct gsi_conn {
+	uint8_t used;               /* 0: free, 1: REQ seen (app_id unknown), 2: both IDs known */
+	uint8_t slot;
+	uint16_t dev;
+	uint32_t app_id, peer_id, peer_qpn;
+	uint8_t gid[16];
+};
+
 static struct {
 	rte_spinlock_t lock;
+	struct gsi_conn conn[GSI_CONNS];
+	uint32_t conn_next;         /* where a new one goes when the table is full */
 	struct dpvd_client *owner[GSI_SLOTS];
 	uint32_t qpn[GSI_SLOTS][DPV_MAX_PORTS];
 	struct gsi_listen lis[GSI_LISTENS];
@@ -69,36 +87,126 @@ static uint32_t by_service(unsigned int dev, uint64_t sid)
 	return 0;
 }
 
-static uint32_t be32_at(const uint8_t *p)
+static unsigned int slot_of_qpn(unsigned int dev, uint32_t qpn)
 {
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return be32toh(v);
+	for (unsigned int s = 1; s < GSI_SLOTS; s++)
+		if (g_gsi.qpn[s][dev] == qpn)
+			return s;
+	return 0;
+}
+
+static struct gsi_conn *conn_new(void)
+{
+	for (unsigned int i = 0; i < GSI_CONNS; i++)
+		if (!g_gsi.conn[i].used)
+			return &g_gsi.conn[i];
+	return &g_gsi.conn[g_gsi.conn_next++ % GSI_CONNS]; /* full: the oldest slot is reused */
+}
+
+/* A REQ handed to the listener of slot s (duplicates once). */
+static void track_req(unsigned int dev, unsigned int s, const uint8_t gid[16], const struct dpv_cm_req *r)
+{
+	for (unsigned int i = 0; i < GSI_CONNS; i++) {
+		struct gsi_conn *c = &g_gsi.conn[i];
+		if (c->used && c->dev == dev && c->peer_id == r->local_comm_id && !memcmp(c->gid, gid, 16))
+			return;
+	}
+	struct gsi_conn *c = conn_new();
+	*c = (struct gsi_conn){.used = 1, .slot = (uint8_t)s, .dev = (uint16_t)dev, .peer_id = r->local_comm_id,
+			       .peer_qpn = r->local_qpn};
+	memcpy(c->gid, gid, 16);
+}
+
+static struct gsi_conn *conn_find(unsigned int dev, uint32_t app_id, uint32_t peer_id, const uint8_t gid[16])
+{
+	for (unsigned int i = 0; i < GSI_CONNS; i++) {
+		struct gsi_conn *c = &g_gsi.conn[i];
+		if (c->used && c->dev == dev && (app_id ? c->app_id == app_id :
+		    c->peer_id == peer_id && !memcmp(c->gid, gid, 16)))
+			return c;
+	}
+	return NULL;
+}
+
+/* What a MAD to slot s tells of its connections. */
+static void track(unsigned int dev, unsigned int s, const uint8_t gid[16], const struct dpv_cm_mad *m)
+{
+	struct gsi_conn *c;
+	switch (m->hdr.attr_id) {
+	case DPV_CM_ATTR_REP: /* the process is the active side */
+		c = conn_find(dev, m->rep.remote_comm_id, 0, gid);
+		c = c ? c : conn_new();
+		*c = (struct gsi_conn){.used = 2, .slot = (uint8_t)s, .dev = (uint16_t)dev,
+				       .app_id = m->rep.remote_comm_id, .peer_id = m->rep.local_comm_id,
+				       .peer_qpn = m->rep.local_qpn};
+		memcpy(c->gid, gid, 16);
+		break;
+	case DPV_CM_ATTR_RTU: /* the passive side: its comm ID at last */
+		c = conn_find(dev, 0, m->rtu.local_comm_id, gid);
+		if (c) {
+			c->app_id = m->rtu.remote_comm_id;
+			c->used = 2;
+		}
+		break;
+	case DPV_CM_ATTR_REJ:
+	case DPV_CM_ATTR_DREQ:
+	case DPV_CM_ATTR_DREP:
+		/* the remote comm ID is at the same place in the three */
+		c = conn_find(dev, m->hdr.attr_id == DPV_CM_ATTR_REJ ? m->rej.remote_comm_id :
+			      m->hdr.attr_id == DPV_CM_ATTR_DREQ ? m->dreq.remote_comm_id : m->drep.remote_comm_id,
+			      0, gid);
+		if (c)
+			c->used = 0;
+		break;
+	default:
+		break;
+	}
+}
+
+/* The GSI QP a decoded CM MAD goes to (0: nobody claims it). */
+static uint32_t route(unsigned int dev, const uint8_t gid[16], const struct dpv_cm_mad *m)
+{
+	uint32_t qpn, id;
+	switch (m->hdr.attr_id) {
+	case DPV_CM_ATTR_REQ:
+		qpn = by_service(dev, m->req.service_id);
+		if (qpn && m->req.transport_service_type == DPV_CM_TST_RC)
+			track_req(dev, slot_of_qpn(dev, qpn), gid, &m->req);
+		g_gsi.to_listener += qpn != 0;
+		return qpn;
+	case DPV_CM_ATTR_SIDR_REQ:
+		qpn = by_service(dev, m->sidr_req.service_id);
+		g_gsi.to_listener += qpn != 0;
+		return qpn;
+	case DPV_CM_ATTR_SIDR_REP: id = m->sidr_rep.request_id; break;
+	case DPV_CM_ATTR_REP: id = m->rep.remote_comm_id; break;
+	case DPV_CM_ATTR_RTU: id = m->rtu.remote_comm_id; break;
+	case DPV_CM_ATTR_REJ: id = m->rej.remote_comm_id; break;
+	case DPV_CM_ATTR_MRA: id = m->mra.remote_comm_id; break;
+	case DPV_CM_ATTR_DREQ: id = m->dreq.remote_comm_id; break;
+	case DPV_CM_ATTR_DREP: id = m->drep.remote_comm_id; break;
+	default: return 0;
+	}
+	unsigned int s = id >> GSI_SLOT_SHIFT;
+	qpn = g_gsi.qpn[s][dev];
+	if (qpn)
+		track(dev, s, gid, m);
+	g_gsi.to_slot += qpn != 0;
+	return qpn;
 }
 
 /* The engine's GSI demultiplexer (dpv_gsi_demux_fn). */
-static uint32_t gsi_demux(void *arg, unsigned int dev, const uint8_t *mad, uint32_t len)
+static uint32_t gsi_demux(void *arg, unsigned int dev, const uint8_t sgid[16], const uint8_t *mad, uint32_t len)
 {
 	(void)arg;
 	if (dev >= DPV_MAX_PORTS)
 		return 0;
+	struct dpv_cm_mad m;
+	bool cm = dpv_cm_mad_decode(mad, len, &m) == 0;
 	uint32_t qpn = 0;
 	rte_spinlock_lock(&g_gsi.lock);
-	if (len >= MAD_HDR + 16 && mad[1] == MGMT_CLASS_CM) {
-		uint16_t attr = (uint16_t)(mad[16] << 8 | mad[17]);
-		const uint8_t *d = mad + MAD_HDR;
-		if (attr == ATTR_REQ || attr == ATTR_SIDR_REQ) {
-			uint64_t sid;
-			memcpy(&sid, d + 8, 8);
-			qpn = by_service(dev, be64toh(sid));
-			g_gsi.to_listener += qpn != 0;
-		} else {
-			/* the comm ID addressed: SIDR_REP's request ID, else the remote comm ID */
-			uint32_t id = attr == ATTR_SIDR_REP ? be32_at(d) : be32_at(d + 4);
-			qpn = g_gsi.qpn[id >> GSI_SLOT_SHIFT][dev];
-			g_gsi.to_slot += qpn != 0;
-		}
-	}
+	if (cm)
+		qpn = route(dev, sgid, &m);
 	if (!qpn) {
 		qpn = fallback(dev);
 		g_gsi.to_fallback += qpn != 0;
@@ -156,14 +264,54 @@ void dpvd_gsi_detach(struct dpvd_obj *qp)
 	rte_spinlock_unlock(&g_gsi.lock);
 }
 
+/* What Linux's CM sends for a connection of a process that goes away:
+ * 1 when sent. */
+static int teardown(const struct gsi_conn *c)
+{
+	struct dpv_cm_mad m;
+	uint8_t mad[DPV_MAD_SIZE];
+	uint64_t tid = (uint64_t)2 << 32 | (c->used == 2 ? c->app_id : c->peer_id);
+	if (c->used == 2) {
+		dpv_cm_mad_init(&m, DPV_CM_ATTR_DREQ, tid);
+		m.dreq.local_comm_id = c->app_id;
+		m.dreq.remote_comm_id = c->peer_id;
+		m.dreq.remote_qpn_eecn = c->peer_qpn;
+	} else { /* a REQ not answered: REJ from REQ_RCVD (local comm ID 0, as Linux) */
+		dpv_cm_mad_init(&m, DPV_CM_ATTR_REJ, tid);
+		m.rej.remote_comm_id = c->peer_id;
+		m.rej.message_rejected = DPV_CM_MSG_REQ;
+		m.rej.reason = DPV_CM_REJ_CONSUMER_DEFINED;
+	}
+	return dpv_cm_mad_encode(&m, mad) == 0 && dpvd_cm_send(c->dev, c->gid, mad) == 0;
+}
+
 void dpvd_gsi_client_gone(struct dpvd_client *c)
 {
 	if (!c->gsi_slot)
 		return;
+	static struct gsi_conn mine[GSI_CONNS];
+	unsigned int n = 0;
 	rte_spinlock_lock(&g_gsi.lock);
 	memset(g_gsi.qpn[c->gsi_slot], 0, sizeof(g_gsi.qpn[c->gsi_slot]));
 	g_gsi.owner[c->gsi_slot] = NULL;
+	for (unsigned int i = 0; i < GSI_CONNS; i++)
+		if (g_gsi.conn[i].used && g_gsi.conn[i].slot == c->gsi_slot) {
+			mine[n++] = g_gsi.conn[i];
+			g_gsi.conn[i].used = 0;
+		}
 	rte_spinlock_unlock(&g_gsi.lock);
+	unsigned int dreq = 0, rej = 0, failed = 0;
+	for (unsigned int i = 0; i < n; i++) { /* on the control thread, as every use of the endpoint */
+		if (!teardown(&mine[i]))
+			failed++;
+		else if (mine[i].used == 2)
+			dreq++;
+		else
+			rej++;
+	}
+	if (n)
+		DPVD_LOG(INFO, "application pid %d gone: DREQ sent for %u connection(s), REJ for %u request(s)%s",
+			 (int)c->pid, dreq, rej, failed ? " (some could not be sent)" : "");
 	c->gsi_slot = 0;
 }
 

@@ -164,6 +164,8 @@ int dpvd_qp_create(struct dpvd_client *c, struct dpv_shm_qp *q)
 		return -EOPNOTSUPP;
 	if (q->gsi > 1 || (q->gsi && t != IBV_QPT_UD))
 		return -EINVAL;
+	if (q->gsi && c != dpvd_cm_self())
+		dpvd_cm_ensure(); /* the daemon's own endpoint, the fallback of QP 1 */
 	struct qp_parts p;
 	int e = qp_parts(c, q, t, &p);
 	if (!e && q->gsi)

@@ -128,10 +128,12 @@ struct dpv_qp_cfg {
 					    (gsi_demux) hands them; the port keeps no single one */
 };
 
-/** dpverbsd's GSI demultiplexer: for a MAD (UD payload) received on QP 1
- *  of device dev_index, the QPN of the GSI QP (gsi_shared) that gets it;
- *  0: the port's own GSI QP (cfg.gsi), if any. Runs on engine threads. */
-typedef uint32_t (*dpv_gsi_demux_fn)(void *arg, unsigned int dev_index, const uint8_t *mad, uint32_t len);
+/** dpverbsd's GSI demultiplexer: for a MAD (UD payload) that sgid sent
+ *  to QP 1 of device dev_index, the QPN of the GSI QP (gsi_shared) that
+ *  gets it; 0: the port's own GSI QP (cfg.gsi), if any. Runs on engine
+ *  threads. */
+typedef uint32_t (*dpv_gsi_demux_fn)(void *arg, unsigned int dev_index, const uint8_t sgid[16],
+				     const uint8_t *mad, uint32_t len);
 
 /** A driver: implements every op (struct dpv_driver_ops' defaults fill gaps). */
 struct dpv_driver_ops {

@@ -163,7 +163,7 @@ struct ibv_pd *ibv_share_pd(struct ibv_context *context, struct ibv_shpd *shpd, 
  * RETURN VALUE: the QP, or NULL with errno: EINVAL (NULL arguments,
  * qp_type not UD, a parent domain with a thread domain), EEXIST (the port
  * has a GSI QP in this process), ENOSPC (shared mode: the daemon serves
- * 255 processes with GSI QPs already), ENOMEM. Destroy it with
+ * 254 processes with GSI QPs already), ENOMEM. Destroy it with
  * ibv_destroy_qp.
  */
 struct ibv_qp *dpv_create_gsi_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);

@@ -1242,6 +1242,11 @@ static bool build_valid(struct fclient *f, uint16_t op, struct vreq *v)
 		q->cap.max_inline_data = chance(50) ? rn(RTE_MIN(p->max_inline, 256u) + 1) : 0;
 		q->sq_sig_all = rn(2);
 		q->cookie = rnd();
+		q->gsi = t == IBV_QPT_UD && chance(25); /* a GSI QP: one per process and port */
+		struct dpvd_obj *g;
+		TAILQ_FOREACH(g, &c->objs, next)
+			if (q->gsi && g->type == DPV_OBJ_QP && g->created && g->gsi && g->dev == dev)
+				q->gsi = 0;
 		bool has_sq = t != IBV_QPT_XRC_RECV;
 		if (t != IBV_QPT_XRC_SEND && t != IBV_QPT_XRC_RECV && chance(25)) {
 			srq = pick_obj(c, DPV_OBJ_SRQ, 1);
@@ -1415,6 +1420,15 @@ static bool build_valid(struct fclient *f, uint16_t op, struct vreq *v)
 		m->u.xrcd.num = x ? x->x->num : 0;
 		break;
 	}
+	case DPV_SHM_GSI_LISTEN: {
+		/* a QP of c (a GSI one or not), a service ID of a small set: clashes */
+		o = pick_obj(c, DPV_OBJ_QP, 1);
+		m->u.gsil.qpn = o ? o->num : 0;
+		m->u.gsil.on = chance(70);
+		m->u.gsil.service_id = 0x0106000000000000ull | rn(4);
+		ok = false; /* may clash with another client's listen: not asserted to succeed */
+		break;
+	}
 	case DPV_SHM_OPEN_QP: {
 		/* an XRC target QP of any client in a domain c holds */
 		struct dpvd_xref *x;
@@ -1562,6 +1576,7 @@ static const struct field f_qp[] = {
 	FLD(dpv_shm_qp, cap.max_send_sge, K_SIZE, 0),
 	FLD(dpv_shm_qp, cap.max_recv_sge, K_SIZE, 0),
 	FLD(dpv_shm_qp, cap.max_inline_data, K_SIZE, 0),
+	FLD(dpv_shm_qp, gsi, K_BOOL, 0),
 };
 static const struct field f_qpm[] = {
 	FLD(dpv_shm_qp_modify, qpn, K_NUM, DPV_OBJ_QP),
@@ -1599,6 +1614,10 @@ static const struct field f_xrcd[] = {FLD(dpv_shm_xrcd, dev, K_DEV, 0), FLD(dpv_
 				      FLD(dpv_shm_xrcd, has_fd, K_BOOL, 0), FLD(dpv_shm_xrcd, num, K_NUM, DPV_OBJ_XRCD)};
 static const struct field f_oqp[] = {FLD(dpv_shm_open_qp, dev, K_DEV, 0), FLD(dpv_shm_open_qp, xrcd, K_NUM, DPV_OBJ_XRCD),
 				     FLD(dpv_shm_open_qp, qpn, K_NUM, DPV_OBJ_QP)};
+
+static const struct field f_gsil[] = {FLD(dpv_shm_gsi_listen, qpn, K_NUM, DPV_OBJ_QP),
+				      FLD(dpv_shm_gsi_listen, on, K_BOOL, 0),
+				      FLD(dpv_shm_gsi_listen, service_id, K_ANY64, 0)};
 
 static const struct field *op_fields(uint16_t op, unsigned int *n)
 {
@@ -1639,6 +1658,7 @@ static const struct field *op_fields(uint16_t op, unsigned int *n)
 	case DPV_SHM_XRCD_OPEN:
 	case DPV_SHM_XRCD_CLOSE: R(f_xrcd);
 	case DPV_SHM_OPEN_QP: R(f_oqp);
+	case DPV_SHM_GSI_LISTEN: R(f_gsil);
 	default:
 		*n = 0;
 		return NULL;

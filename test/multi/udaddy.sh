@@ -13,6 +13,7 @@
 # "return status 0":
 #   server "udaddy"                   / client "udaddy -s ADDR"
 #   server "udaddy -c 2 -C 10"        / client "udaddy -s ADDR -c 2 -C 10"
+#   memif only: server "udaddy -C 20" / client "udaddy -s fd00:6470:7600::1 -C 20"
 # In veth mode tshark (when installed) captures the first run in the
 # server's namespace and check_sidr_capture.py checks it: SIDR_REQ and
 # SIDR_REP as clean CM MADs on QP 1 (rdma_cm header, service ID, status 0,
@@ -94,7 +95,7 @@ start_server() {
 client() {
 	local name=$1
 	shift
-	timeout -k 5 "$TMO" "${NSX_C[@]}" sh "$RUN" -c "$CONF_C" udaddy -s "$ADDR" "$@" \
+	timeout -k 5 "$TMO" "${NSX_C[@]}" sh "$RUN" -c "$CONF_C" udaddy -s "${TO:-$ADDR}" "$@" \
 		>"$WORK/$name.client" 2>&1
 	RC_C=$?
 }
@@ -106,7 +107,7 @@ show() {
 
 # run NAME ARGS...: one server/client pair with the same udaddy ARGS
 run() {
-	local name=$1 rc_s bad=0 side
+	local name=$1 rc_s bad=0 side t0=$SECONDS
 	shift
 	start_server "$name" "$@"
 	client "$name" "$@"
@@ -120,7 +121,7 @@ run() {
 		grep -q "^return status 0" "$WORK/$name.$side" ||
 			{ fail "$name: $side did not print return status 0"; bad=1; }
 	done
-	if [ "$bad" != 0 ]; then show "$name"; else log "OK: $MODE: udaddy $* (both exit 0)"; fi
+	if [ "$bad" != 0 ]; then show "$name"; else log "OK: $MODE: udaddy $* (both exit 0, $((SECONDS - t0)) s)"; fi
 }
 
 # refused: the server listens on RDMA_PS_IPOIB, the client asks RDMA_PS_UDP
@@ -174,6 +175,8 @@ if [ "$CAPTURE" = 1 ]; then
 	fi
 fi
 run two_x10 -c 2 -C 10
+# memif: IPv6 too (the pair's fd00:6470:7600::1/64; the veth configs have no IPv6)
+[ "$MODE" = memif ] && TO=fd00:6470:7600::1 run ipv6 -C 20
 refused
 for d in $RUNDIRS; do
 	[ -e "$d" ] && ! ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dpdk/${d##*/}/" && rm -rf "$d"

@@ -16,8 +16,8 @@
 #      otherwise its own (usage: 1, 22, 255), and
 #      LD_DEBUG=files shows that <dir>/librdmacm.so.1 was the one initialised.
 # Debian's librdmacm.so.1 itself (ldd -r of the file) must still resolve
-# against <dir>/libibverbs.so.1. Then, if rping is installed, "rping -s -a 127.0.0.1 -C 1" must end within
-# 10 s with "rdma_bind_addr: Cannot assign requested address": 127.0.0.1 is
+# against <dir>/libibverbs.so.1. Then, if rping is installed, "rping -s -a 203.0.113.7 -C 1" must end within
+# 10 s with "rdma_bind_addr: Cannot assign requested address": 203.0.113.7 is
 # no dpverbs port's address (the drop-in looks at dpverbs' GID tables, never
 # the kernel's interfaces), so the bind fails cleanly with EADDRNOTAVAIL.
 # Missing programs are skipped; none installed = skipped (77).
@@ -106,10 +106,10 @@ if [[ -r $deb ]]; then
 fi
 
 if path=$(command -v rping 2>/dev/null); then
-	with_dropin timeout -k 5 10 "$path" -s -a 127.0.0.1 -C 1 >"$out" 2>&1 </dev/null
+	with_dropin timeout -k 5 10 "$path" -s -a 203.0.113.7 -C 1 >"$out" 2>&1 </dev/null
 	rc=$?
 	if ((rc == 124 || (rc > 128 && rc <= 192))) || ! grep -q "rdma_bind_addr: Cannot assign requested address" "$out"; then
-		echo "FAIL: rping -s -a 127.0.0.1 -C 1 (exit $rc) did not fail with EADDRNOTAVAIL from rdma_bind_addr:" >&2
+		echo "FAIL: rping -s -a 203.0.113.7 -C 1 (exit $rc) did not fail with EADDRNOTAVAIL from rdma_bind_addr:" >&2
 		head -5 "$out" >&2
 		fail=1
 	else

@@ -5,7 +5,9 @@
  * (dpv0 192.0.2.1/24, dpv1 192.0.2.2/24):
  *  - rdma_bind_addr: dpv0's IPv4 address binds to dpv0 (id->verbs, port 1,
  *    the source address); dpv0's link-local GID as IPv6 with a scope id
- *    binds too, without one EINVAL; the wildcard binds without a device;
+ *    binds too, without one EINVAL; the wildcard and loopback addresses
+ *    (127.0.0.1, ::1) bind without a device, keeping the address, and
+ *    collide on a port as the wildcard does;
  *    port 0 takes an ephemeral port (32768..60999); the same specific
  *    address and port again: EADDRINUSE, the wildcard on it: EADDRNOTAVAIL,
  *    both with REUSEADDR: allowed; the port is free again once the id is
@@ -103,11 +105,12 @@ static void test_bind(void)
 
 static void test_bind_other(void)
 {
-	struct sockaddr_in any = sin4("0.0.0.0", 0), none = sin4("198.51.100.7", 0);
+	struct sockaddr_in any = sin4("0.0.0.0", 0), none = sin4("198.51.100.7", 0), lo = sin4("127.0.0.1", 7473);
 	struct sockaddr_in6 ll = { .sin6_family = AF_INET6 };
+	struct sockaddr_in6 lo6 = { .sin6_family = AF_INET6, .sin6_port = htons(7473), .sin6_addr = IN6ADDR_LOOPBACK_INIT };
 	struct sockaddr_un_like { sa_family_t f; char p[30]; } un = { .f = AF_UNIX };
 	union ibv_gid g;
-	struct rdma_cm_id *id;
+	struct rdma_cm_id *id, *id2;
 	uint16_t port;
 
 	rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP);
@@ -115,6 +118,20 @@ static void test_bind_other(void)
 	CHECK(id->verbs == NULL, "the wildcard: no device (as Linux)");
 	port = ntohs(rdma_get_src_port(id));
 	CHECK(port >= 32768 && port <= 60999, "port 0: an ephemeral port (%u)", port);
+	rdma_destroy_id(id);
+
+	/* loopback binds as the wildcard (cma_any_addr); libfabric's verbs provider binds "localhost" */
+	rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP);
+	CHECK_RET_ERRNO(rdma_bind_addr(id, (struct sockaddr *)&lo), 0, 0);
+	CHECK(id->verbs == NULL, "127.0.0.1: no device (as Linux)");
+	CHECK(memcmp(rdma_get_local_addr(id), &lo, sizeof(lo)) == 0, "127.0.0.1 kept as the source");
+	rdma_create_id(NULL, &id2, NULL, RDMA_PS_TCP);
+	CHECK_RET_ERRNO(rdma_bind_addr(id2, (struct sockaddr *)&lo), -1, EADDRNOTAVAIL); /* cma_check_port */
+	CHECK_RET_ERRNO(rdma_bind_addr(id2, (struct sockaddr *)&lo6), -1, EADDRNOTAVAIL); /* not AF_ONLY */
+	lo6.sin6_port = htons(7474);
+	CHECK_RET_ERRNO(rdma_bind_addr(id2, (struct sockaddr *)&lo6), 0, 0);
+	CHECK(id2->verbs == NULL, "::1: no device");
+	rdma_destroy_id(id2);
 	rdma_destroy_id(id);
 
 	rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP);

@@ -418,7 +418,8 @@ static void test_ece(void)
 /*
  * Every call that needs the connection part of the CM: -1 and ENOSYS
  * (issue 11). Addresses and routes are tested in test_rdmacm_addr.c; here
- * only their failures without a device: 127.0.0.1 is no port's address.
+ * only their failures without a device: 203.0.113.7 is no port's address
+ * (127.0.0.1 would bind, as on Linux).
  */
 static void test_enosys(void)
 {
@@ -431,7 +432,7 @@ static void test_enosys(void)
 
 	if (!CHECK(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) == 0, "id"))
 		return;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_addr.s_addr = htonl(0xcb007107); /* 203.0.113.7, TEST-NET-3 */
 	CHECK_RET_ERRNO(rdma_bind_addr(id, sa), -1, EADDRNOTAVAIL);
 	CHECK_RET_ERRNO(rdma_resolve_addr(id, NULL, sa, 2000), -1, ENETUNREACH);
 	CHECK_RET_ERRNO(rdma_resolve_route(id, 2000), -1, EINVAL);

@@ -10,8 +10,14 @@
  *    accepts: both get ESTABLISHED;
  *  - an RC SEND client -> server completes;
  *  - the client disconnects: both get DISCONNECTED;
+ *  - connect and accept with RDMA_MAX_RESP_RES / RDMA_MAX_INIT_DEPTH: the
+ *    device's maxima in the REQ, ESTABLISHED; a depth above them: EINVAL;
  *  - a connect to a port nobody listens on: REJECTED, status 8.
  * Every wait ends after 3 s. Prints "N passed, N failed".
+ * With the argument "loopback" the server is bound to 192.0.2.1 and the
+ * client resolves from 192.0.2.1 to it: both ends on dpv0, one CM agent
+ * holding both sides of the connection (rdma-core's pyverbs rdma_cm tests
+ * connect a device to its own address so).
  */
 #include <arpa/inet.h>
 #include <poll.h>
@@ -21,6 +27,9 @@
 
 #include "dpv_rdmacm.h"
 #include "dpvt_verbs.h"
+
+static const char *g_server = "192.0.2.2";
+static bool g_loopback;
 
 static struct sockaddr_in sin4(const char *ip, uint16_t port)
 {
@@ -48,11 +57,12 @@ static struct rdma_cm_event *wait_event(struct rdma_event_channel *ch, enum rdma
 static struct rdma_cm_id *client_to(struct rdma_event_channel *ch, uint16_t port)
 {
 	struct rdma_cm_id *id = NULL;
-	struct sockaddr_in dst = sin4("192.0.2.2", port);
+	struct sockaddr_in dst = sin4(g_server, port), src = sin4(g_server, 0);
 	struct rdma_cm_event *ev;
 
 	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0, "client id");
-	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000) == 0, "resolve_addr");
+	CHECK(rdma_resolve_addr(id, g_loopback ? (struct sockaddr *)&src : NULL, (struct sockaddr *)&dst, 2000) == 0,
+	      "resolve_addr");
 	if ((ev = wait_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED)))
 		rdma_ack_cm_event(ev);
 	CHECK(rdma_resolve_route(id, 2000) == 0, "resolve_route");
@@ -158,6 +168,55 @@ static void connect_send_disconnect(struct rdma_event_channel *cch, struct rdma_
 	rdma_destroy_id(c);
 }
 
+/*
+ * RDMA_MAX_RESP_RES / RDMA_MAX_INIT_DEPTH (0xff, libfabric's verbs provider)
+ * ask for the device's maxima, as librdmacm: the REQ carries
+ * max_qp_rd_atom / max_qp_init_rd_atom (the CONNECT_REQUEST reports them
+ * swapped, as the kernel), rdma_accept with 0xff connects; a depth above the
+ * maximum is EINVAL.
+ */
+static void max_depths(struct rdma_event_channel *cch, struct rdma_event_channel *sch)
+{
+	struct rdma_cm_id *c = client_to(cch, 7471), *child;
+	struct rdma_conn_param big = {.responder_resources = 0xfe, .initiator_depth = 1};
+	struct rdma_conn_param cp = {.responder_resources = RDMA_MAX_RESP_RES,
+				     .initiator_depth = RDMA_MAX_INIT_DEPTH, .retry_count = 7, .rnr_retry_count = 7};
+	struct ibv_device_attr da;
+	struct rdma_cm_event *ev;
+
+	if (!CHECK(c != NULL && ibv_query_device(c->verbs, &da) == 0, "client id, device attributes"))
+		return;
+	make_qp(c);
+	CHECK(rdma_connect(c, &big) == -1 && errno == EINVAL, "responder_resources 254 > %d: EINVAL",
+	      da.max_qp_rd_atom);
+	CHECK(rdma_connect(c, &cp) == 0, "connect with 0xff depths: %s", strerror(errno));
+	if ((ev = wait_event(sch, RDMA_CM_EVENT_CONNECT_REQUEST)) == NULL)
+		goto out;
+	CHECK(ev->param.conn.initiator_depth == da.max_qp_rd_atom &&
+	      ev->param.conn.responder_resources == da.max_qp_init_rd_atom,
+	      "REQ depths %u/%u, the device's %d/%d", ev->param.conn.initiator_depth,
+	      ev->param.conn.responder_resources, da.max_qp_rd_atom, da.max_qp_init_rd_atom);
+	child = ev->id;
+	rdma_ack_cm_event(ev);
+	make_qp(child);
+	CHECK(rdma_accept(child, &cp) == 0, "accept with 0xff depths: %s", strerror(errno));
+	if ((ev = wait_event(cch, RDMA_CM_EVENT_ESTABLISHED)))
+		rdma_ack_cm_event(ev);
+	if ((ev = wait_event(sch, RDMA_CM_EVENT_ESTABLISHED)))
+		rdma_ack_cm_event(ev);
+	rdma_disconnect(c);
+	if ((ev = wait_event(sch, RDMA_CM_EVENT_DISCONNECTED)))
+		rdma_ack_cm_event(ev);
+	rdma_disconnect(child);
+	if ((ev = wait_event(cch, RDMA_CM_EVENT_DISCONNECTED)))
+		rdma_ack_cm_event(ev);
+	rdma_destroy_qp(child);
+	rdma_destroy_id(child);
+out:
+	rdma_destroy_qp(c);
+	rdma_destroy_id(c);
+}
+
 static void rejected(struct rdma_event_channel *cch)
 {
 	struct rdma_cm_id *c = client_to(cch, 7999);
@@ -173,17 +232,22 @@ static void rejected(struct rdma_event_channel *cch)
 	rdma_destroy_id(c);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "loopback")) {
+		g_loopback = true;
+		g_server = "192.0.2.1";
+	}
 	struct rdma_event_channel *cch = rdma_create_event_channel(), *sch = rdma_create_event_channel();
 	struct rdma_cm_id *l = NULL;
-	struct sockaddr_in sa = sin4("192.0.2.2", 7471);
+	struct sockaddr_in sa = sin4(g_server, 7471);
 
 	CHECK(cch && sch, "channels");
 	CHECK(rdma_create_id(sch, &l, NULL, RDMA_PS_TCP) == 0, "listen id");
 	CHECK(rdma_bind_addr(l, (struct sockaddr *)&sa) == 0, "bind: %s", strerror(errno));
 	CHECK(rdma_listen(l, 4) == 0, "listen: %s", strerror(errno));
 	connect_send_disconnect(cch, sch);
+	max_depths(cch, sch);
 	rejected(cch);
 	rdma_destroy_id(l);
 	rdma_destroy_event_channel(cch);

@@ -8,8 +8,10 @@
 #  1. rping -s -a 192.0.2.1 -v -C 10 / rping -c -a 192.0.2.1 -v -C 10:
 #     both exit 0 with 10 "ping data" lines.
 #  2. A client killed with SIGKILL in the middle of its connection (after
-#     at least 20 pings), then its server stopped: the next pair (1 again)
-#     connects and exits 0.
+#     at least 20 pings): the daemon sends the DREQ Linux's CM would, so
+#     its server is disconnected and ends by itself within 10 s; the next
+#     pair (1 again) connects and exits 0. The same with the server killed:
+#     the client ends by itself.
 #  3. A server killed with SIGKILL while it listens: its listen goes with
 #     it, so the next server listens on the same port and the next pair
 #     exits 0.
@@ -31,6 +33,17 @@ wait_for() {
 	local i
 	for i in $(seq $(( $4 * 10 ))); do
 		[ "$(grep -c "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# wait_gone PID SECONDS: PID (a child) exits within SECONDS
+wait_gone() {
+	local i
+	for i in $(seq $(( $2 * 10 ))); do
+		[ "$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)" = Z ] && return 0
+		kill -0 "$1" 2>/dev/null || return 0
 		sleep 0.1
 	done
 	return 1
@@ -75,8 +88,40 @@ fi
 kill -KILL "$cli"
 wait "$cli" 2>/dev/null
 log "client killed after $(grep -c "ping data" "$WORK/k.cli") pings"
+# the daemon sends the DREQ Linux's CM sends for a dead process' connection:
+# the server sees DISCONNECTED and ends by itself
+if wait_gone "$srv" 10; then
+	wait "$srv"
+	log "server ended by itself after the client's SIGKILL (exit $?)"
+	if [ -n "${DPV_SHARED_TMP:-}" ]; then
+		grep -q "application pid $cli gone: DREQ sent for 1 connection" "$DPV_SHARED_TMP/dpverbsd.log" ||
+			fail "the daemon's log does not show the DREQ for pid $cli"
+	fi
+else
+	fail "server still running 10 s after its client's SIGKILL (no DREQ?)"
+fi
 kill_own
 pair after-client-kill || exit 1
+
+# 2b. server killed mid-connection: the client is disconnected and ends
+rping -s -a 192.0.2.1 -v -C 1000000 >"$WORK/k2.srv" 2>&1 &
+srv=$!
+MULTI_PIDS="$srv"
+sleep "${DPV_RPING_WAIT:-2}"
+timeout -k 5 "$TMO" rping -c -a 192.0.2.1 -v -C 1000000 >"$WORK/k2.cli" 2>&1 &
+cli=$!
+MULTI_PIDS="$srv $cli"
+wait_for "$WORK/k2.cli" "ping data" 20 "$TMO" || fail "killed server: fewer than 20 pings before the kill"
+kill -KILL "$srv"
+wait "$srv" 2>/dev/null
+if wait_gone "$cli" 10; then
+	wait "$cli"
+	log "client ended by itself after the server's SIGKILL (exit $?)"
+else
+	fail "client still running 10 s after its server's SIGKILL"
+fi
+kill_own
+pair after-server-kill-connected || exit 1
 
 # 3. listening server killed: its listen goes with it
 rping -s -a 192.0.2.1 -v -C 10 >"$WORK/l.srv" 2>&1 &

@@ -1,0 +1,172 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Debian's unmodified libfabric 1.17 (libfabric-bin's fi_pingpong and
+# fi_info, verbs provider) on the drop-in libibverbs.so.1 + librdmacm.so.1,
+# two processes. libfabric's verbs provider takes its addresses from
+# getifaddrs() (an interface whose address rdma_bind_addr accepts) and
+# connects with rdma_cm, so each process runs as a host of its own, in a
+# network namespace made here, under "dpverbs-run -c CONF --view
+# --netns-iface" (a dummy interface dpv0 holding the port's address):
+#
+#   memif: the ports of config/pair-a.json (192.0.2.1, server) and
+#          pair-b.json (192.0.2.2) over the memif pair (a socket file both
+#          namespaces see); fi_pingpong's TCP control channel (-B/-P port)
+#          on a veth dpv-ctl-a/b, 203.0.113.11/.12, nothing else on it;
+#   veth:  the ports of config/veth-a.json (198.51.100.1) and veth-b.json
+#          (198.51.100.2), net_af_packet on the veth pair of lib.sh's
+#          veth_setup (kernel 198.51.100.11/.12), the control channel on
+#          203.0.113.11/.12 added to the same veth (a subnet of its own:
+#          the dummy dpv0 also routes 198.51.100.0/24). The kernel, which
+#          now owns the port's address on the dummy, also sees the RoCEv2
+#          frames af_packet sees, and answers some with ICMP port
+#          unreachable (rate-limited); dpverbs ignores them.
+#
+# CONF is the shipped configuration plus "limits": {"max_cqe": 262144}
+# (ofi_rxm, the rdm endpoint, opens its MSG CQ with (rx + tx size) x
+# FI_UNIVERSE_SIZE (256) = 262144 entries, above dpverbs' default 65536)
+# and, for veth, EAL file prefixes of this test's own.
+# Asserts:
+#   1. fi_info -p verbs (server side) lists an FI_EP_MSG endpoint of domain
+#      dpv0 with source address fi_sockaddr_in://<port address>:0;
+#   2. fi_pingpong -p verbs -e msg -I 100 (sizes 64 B .. 1 MiB): both sides
+#      exit 0 and print the six result rows "=100"; the server logged (at
+#      FI_LOG_LEVEL=info) that it listens on the port's address;
+#   3. the same with -e rdm (verbs;ofi_rxm).
+#
+# usage: fabric.sh memif|veth [BUILD_DIR]   env: DPV_TIMEOUT per process (60 s)
+set -u
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
+MODE=${1:-}
+case "$MODE" in memif|veth) ;; *) echo "usage: $0 memif|veth [BUILD_DIR]" >&2; exit 2 ;; esac
+resolve_build "${2:-}"
+command -v fi_pingpong >/dev/null || skip "fi_pingpong (Debian libfabric-bin) not installed"
+[ -e "$COMPAT/librdmacm.so.1" ] || skip "$COMPAT/librdmacm.so.1 not built"
+[ -x "$BUILD/apps/dpv_sysfs" ] || skip "$BUILD/apps/dpv_sysfs not built"
+RUN="$BUILD/apps/dpverbs-run"
+export DPVERBS_DROPIN=$COMPAT
+unset DPVERBS_CONFIG FI_PROVIDER FI_LOG_LEVEL
+TMO=${DPV_TIMEOUT:-60}
+WORK=$(mktemp -d /tmp/dpv-multi-fabric.XXXXXX)
+if [ "$MODE" = memif ]; then
+	NS_A=dpvFa$$ NS_B=dpvFb$$ SOCK=/tmp/dpverbs-pair.sock LOCKF=/tmp/dpverbs-pair.lock
+	ADDR_S=192.0.2.1 CONF=pair RUNDIRS="/var/run/dpdk/dpv-pair-a /var/run/dpdk/dpv-pair-b"
+else
+	SOCK="" LOCKF=/tmp/dpverbs-veth.lock ADDR_S=198.51.100.1 CONF=veth
+	RUNDIRS="/var/run/dpdk/dpv-fabric-a-$$ /var/run/dpdk/dpv-fabric-b-$$"
+fi
+NS_UP=0
+cleanup() {
+	kill_own
+	if [ "$MODE" = veth ]; then
+		veth_teardown
+		rm -rf $RUNDIRS
+	elif [ "$NS_UP" = 1 ]; then
+		ip netns del "$NS_A" 2>/dev/null
+		ip netns del "$NS_B" 2>/dev/null
+	fi
+	[ -n "$SOCK" ] && rm -f "$SOCK"
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+for i in a b; do
+	python3 - "$SRC/config/$CONF-$i.json" "$WORK/$CONF-$i.json" "$MODE" "dpv-fabric-$i-$$" <<'EOF' || exit 1
+import json, sys
+c = json.load(open(sys.argv[1]))
+c.setdefault("limits", {})["max_cqe"] = 262144
+if sys.argv[3] == "veth":
+    c["eal"]["file_prefix"] = sys.argv[4]
+json.dump(c, open(sys.argv[2], "w"), indent=2)
+EOF
+done
+
+exec 9>"$LOCKF"
+flock -w 300 9 || { log "could not get $LOCKF within 300 s"; exit 1; }
+for d in $RUNDIRS; do
+	if [ -e "$d" ] && ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dpdk/${d##*/}/"; then
+		log "$d is in use by another process"
+		exit 1
+	fi
+done
+[ -n "$SOCK" ] && rm -f "$SOCK"
+
+if [ "$MODE" = veth ]; then
+	veth_setup || { log "veth/namespace setup failed"; exit 1; }
+	ip -n "$NS_A" addr add 203.0.113.11/24 dev dpv-veth-a &&
+		ip -n "$NS_B" addr add 203.0.113.12/24 dev dpv-veth-b ||
+		{ log "cannot add the control addresses"; exit 1; }
+else
+	ip netns add "$NS_A" 2>"$WORK/netns.err" ||
+		skip "cannot create network namespaces ($(cat "$WORK/netns.err"))"
+	NS_UP=1
+	ip netns add "$NS_B" &&
+		ip link add dpv-ctl-a netns "$NS_A" type veth peer name dpv-ctl-b netns "$NS_B" &&
+		ip -n "$NS_A" addr add 203.0.113.11/24 dev dpv-ctl-a &&
+		ip -n "$NS_B" addr add 203.0.113.12/24 dev dpv-ctl-b &&
+		ip -n "$NS_A" link set lo up && ip -n "$NS_B" link set lo up &&
+		ip -n "$NS_A" link set dpv-ctl-a up && ip -n "$NS_B" link set dpv-ctl-b up ||
+		{ log "cannot set up the namespaces"; exit 1; }
+fi
+
+# in NS SIDE(a|b) CMD...: dpverbs-run --view --netns-iface in that namespace
+in_ns() {
+	local ns=$1 side=$2; shift 2
+	timeout -k 5 "$TMO" ip netns exec "$ns" sh "$RUN" -c "$WORK/$CONF-$side.json" --view --netns-iface "$@"
+}
+
+# 1. fi_info
+in_ns "$NS_A" a fi_info -p verbs -v >"$WORK/fi_info" 2>&1 || fail "fi_info -p verbs exited with $?"
+n=$(awk '/^---$/ {n += (msg && src && dom); msg = src = dom = 0}
+	/^ *type: FI_EP_MSG$/ {msg = 1} $0 ~ "^ *src_addr: fi_sockaddr_in://" a ":0$" {src = 1}
+	/^ *name: dpv0$/ {dom = 1} END {print n + (msg && src && dom)}' a="$ADDR_S" "$WORK/fi_info")
+if [ "$n" -lt 1 ]; then
+	fail "fi_info: no FI_EP_MSG endpoint of dpv0 with source address $ADDR_S"
+	grep -Ev '^EAL' "$WORK/fi_info" | head -n 40 | sed 's/^/    [fi_info] /'
+fi
+log "fi_info -p verbs: $n FI_EP_MSG endpoint(s) of dpv0 on fi_sockaddr_in://$ADDR_S:0," \
+	"$(grep -c 'type: *FI_EP_RDM' "$WORK/fi_info") FI_EP_RDM (verbs;ofi_rxm)"
+
+# pingpong NAME EP: fi_pingpong -p verbs -e EP -I 100, all sizes
+pingpong() {
+	local name=$1 ep=$2 port srv rc_c rc_s n
+	port=$(pick_port "$NS_A")
+	FI_LOG_LEVEL=info in_ns "$NS_A" a fi_pingpong -p verbs -e "$ep" -I 100 -B "$port" \
+		>"$WORK/$name.server" 2>&1 &
+	srv=$!
+	MULTI_PIDS="$srv"
+	if ! wait_listen "$srv" "$port" "$NS_A"; then
+		fail "$name: server did not listen on tcp port $port"
+		kill_own
+		grep -Ev '^EAL|libfabric' "$WORK/$name.server" | tail -n 20 | sed "s/^/    [$name server] /"
+		return
+	fi
+	in_ns "$NS_B" b fi_pingpong -p verbs -e "$ep" -I 100 -P "$port" 203.0.113.11 >"$WORK/$name.client" 2>&1
+	rc_c=$?
+	wait "$srv"; rc_s=$?
+	MULTI_PIDS=""
+	[ "$rc_c" = 0 ] || fail "$name: client exit $rc_c"
+	[ "$rc_s" = 0 ] || fail "$name: server exit $rc_s"
+	for f in client server; do
+		n=$(grep -Ec '^(64|256|1k|4k|64k|1m) +100 +=100 ' "$WORK/$name.$f")
+		[ "$n" = 6 ] || fail "$name: the $f printed $n of the 6 result rows"
+	done
+	grep -Fq "listening on: fi_sockaddr_in://$ADDR_S:" "$WORK/$name.server" ||
+		fail "$name: the server did not listen on $ADDR_S (dpverbs' port)"
+	grep -E '^(bytes|64|1m) ' "$WORK/$name.client" | sed "s/^/    [$name client] /"
+	if [ "$MULTI_FAIL" != 0 ]; then
+		grep -Ev '^EAL|fi_param_get|:core:' "$WORK/$name.server" | tail -n 25 | sed "s/^/    [$name server] /"
+		grep -Ev '^EAL' "$WORK/$name.client" | tail -n 15 | sed "s/^/    [$name client] /"
+	fi
+}
+
+# 2., 3.
+pingpong msg msg
+pingpong rdm rdm
+
+if [ "$MULTI_FAIL" != 0 ]; then
+	log "FAILED"
+	exit 1
+fi
+log "OK: fi_pingpong -p verbs, msg and rdm endpoints, over $MODE"
+exit 0
