@@ -128,7 +128,9 @@ static int cmsvc_start(void)
 
 struct dpv_cmrt *dpv_rdmacm_cmsvc_rt(struct ibv_context *ctx)
 {
-	struct dpv_cmrt_cfg cfg = {.event = dpv_rdmacm_cm_event, .timewait_ns = 100000000};
+	/* 1024 CM ids per device (listeners, connections, UD ids, TIMEWAIT); lib/cm skips its
+	 * timer scan while nothing is due, so an idle big table costs nothing */
+	struct dpv_cmrt_cfg cfg = {.event = dpv_rdmacm_cm_event, .timewait_ns = 100000000, .max_ids = 1024};
 
 	for (unsigned int i = 0; i < g_svc.n; i++)
 		if (g_svc.ctx[i] == ctx)

@@ -227,14 +227,15 @@ void dpv_rdmacm_cm_event(void *arg, const struct dpv_cm_event *ev)
 		     ev->private_len);
 		break;
 	case DPV_CM_EV_TIMEOUT:
-		qp_error(p);
+		/* no QP transition here or on a DREQ (librdmacm makes none for
+		 * UNREACHABLE or DISCONNECTED): the application may have
+		 * destroyed its QP with ibv_destroy_qp already (perftest does) */
 		post(p, p, NULL, ev->timeout_attr == DPV_CM_ATTR_DREQ ? RDMA_CM_EVENT_DISCONNECTED :
 		     RDMA_CM_EVENT_UNREACHABLE, ev->timeout_attr == DPV_CM_ATTR_DREQ ? 0 : -ETIMEDOUT,
 		     NULL, NULL, 0);
 		break;
 	case DPV_CM_EV_DREQ:
 		p->dreq_rcvd = true;
-		qp_error(p);
 		post(p, p, NULL, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, NULL, 0);
 		break;
 	case DPV_CM_EV_DISCONNECTED:

@@ -141,6 +141,13 @@ struct dpv_cm_id *dpv_cm_listen(struct dpv_cm_agent *agent, uint64_t service_id,
 	return id;
 }
 
+void cm_id_arm(struct dpv_cm_id *id, uint64_t deadline)
+{
+	id->deadline = deadline;
+	if (deadline < id->agent->next_due)
+		id->agent->next_due = deadline;
+}
+
 void cm_id_stop(struct dpv_cm_id *id)
 {
 	id->retrans = false;
@@ -151,7 +158,7 @@ void cm_id_timewait(struct dpv_cm_id *id, uint64_t now)
 {
 	cm_id_stop(id);
 	id->state = DPV_CM_TIMEWAIT;
-	id->deadline = now + id->agent->cfg.timewait_ns;
+	cm_id_arm(id, now + id->agent->cfg.timewait_ns);
 }
 
 void cm_id_idle(struct dpv_cm_id *id)
@@ -211,7 +218,7 @@ int cm_id_send(struct dpv_cm_id *id, struct dpv_cm_mad *m, bool retrans, uint64_
 		id->retrans = true;
 		id->retries = 0;
 		id->timeout_ns = dpv_cm_timeout_ns(id->peer_resp_timeout);
-		id->deadline = now + id->timeout_ns;
+		cm_id_arm(id, now + id->timeout_ns);
 	}
 	return cm_xmit(id->agent, &id->peer, id->out);
 }
@@ -599,7 +606,7 @@ static void cm_id_timer(struct dpv_cm_id *id, uint64_t now)
 	}
 	id->retries++;
 	id->timeout_ns = dpv_cm_timeout_ns(id->peer_resp_timeout);
-	id->deadline = now + id->timeout_ns;
+	cm_id_arm(id, now + id->timeout_ns);
 	cm_id_resend(id);
 }
 
@@ -610,6 +617,10 @@ int dpv_cm_timer(struct dpv_cm_agent *agent, uint64_t now)
 	if (!agent)
 		return -EINVAL;
 	agent->now = now;
+	if (now < agent->next_due)
+		return 0; /* no deadline before next_due: no scan (a big table costs nothing idle) */
+	/* recomputed below; a timer or event callback arming an id lowers it again */
+	agent->next_due = DPV_CM_NO_DEADLINE;
 	for (uint32_t i = 0; i < agent->nids; i++) {
 		struct dpv_cm_id *id = &agent->ids[i];
 
@@ -617,6 +628,8 @@ int dpv_cm_timer(struct dpv_cm_agent *agent, uint64_t now)
 			cm_id_timer(id, now);
 			fired++;
 		}
+		if (id->in_use && id->deadline < agent->next_due)
+			agent->next_due = id->deadline;
 	}
 	return fired;
 }

@@ -158,6 +158,7 @@ struct dpv_cm_agent {
 	uint32_t nids;
 	uint64_t rng;
 	uint64_t now;                 /**< of the last rx/timer call */
+	uint64_t next_due;            /**< no id's deadline is earlier (a lower bound) */
 	struct dpv_cm_stats stats;
 };
 

@@ -45,6 +45,7 @@
 #define GSI_SLOT_SHIFT 24
 #define GSI_MASK 0xff000000u
 #define GSI_LISTENS 1024
+#define GSI_LISTENS_PER_PROCESS 128
 #define GSI_CONNS 1024
 
 struct gsi_listen {
@@ -315,15 +316,28 @@ void dpvd_gsi_client_gone(struct dpvd_client *c)
 	c->gsi_slot = 0;
 }
 
+bool dpvd_gsi_slot_owned(uint32_t comm_id)
+{
+	rte_spinlock_lock(&g_gsi.lock);
+	bool owned = g_gsi.owner[comm_id >> GSI_SLOT_SHIFT] != NULL;
+	rte_spinlock_unlock(&g_gsi.lock);
+	return owned;
+}
+
 int dpvd_gsi_listen(struct dpvd_client *c, struct dpv_shm_gsi_listen *l)
 {
 	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_QP, l->qpn, true);
 	if (!o || !o->gsi || l->on > 1)
 		return -EINVAL;
-	int e = l->on ? -ENOMEM : -ENOENT;
+	int e = l->on ? -ENOSPC : -ENOENT;
+	unsigned int mine = 0;
 	rte_spinlock_lock(&g_gsi.lock);
+	for (unsigned int i = 0; l->on && i < GSI_LISTENS; i++)
+		mine += g_gsi.lis[i].qpn && g_gsi.owner[slot_of_qpn(g_gsi.lis[i].dev, g_gsi.lis[i].qpn)] == c;
 	if (l->on && by_service(o->dev, l->service_id)) {
 		e = -EADDRINUSE;
+	} else if (l->on && mine >= GSI_LISTENS_PER_PROCESS) {
+		e = -ENOSPC; /* one process does not take every listen of the daemon */
 	} else if (l->on) {
 		for (unsigned int i = 0; i < GSI_LISTENS && e; i++)
 			if (!g_gsi.lis[i].qpn) {

@@ -190,7 +190,9 @@ int dpv_query_neigh(struct ibv_context *context, uint8_t port_num, const union i
  *
  * RETURN VALUE: 0, or an errno value: EINVAL (qp is not a GSI QP),
  * EADDRINUSE (another process listens on service_id on that port),
- * ENOENT (on 0: qp does not listen on it), EIO (the daemon is gone).
+ * ENOSPC (the process listens on 128 service IDs already, or the daemon
+ * on 1024), ENOENT (on 0: qp does not listen on it), EIO (the daemon is
+ * gone).
  */
 int dpv_gsi_listen(struct ibv_qp *qp, uint64_t service_id, int on);
 
