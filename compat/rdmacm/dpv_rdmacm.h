@@ -102,6 +102,7 @@ struct dpv_rdmacm_id {
 	uint32_t remote_qpn, sq_psn, rq_psn;
 	uint8_t path_mtu, resp_res, init_depth, retry, rnr_retry;
 	bool dreq_rcvd;
+	struct dpv_rdmacm_mc *mc;        /* groups joined (dpv_rdmacm_mcast.c; id lock) */
 };
 
 /** An event: what rdma_get_cm_event hands out and rdma_ack_cm_event frees. */
@@ -214,6 +215,8 @@ void dpv_rdmacm_neigh_cancel(struct dpv_rdmacm_id *p);
 
 /** Detaches the id from the CM (rdma_destroy_id): REJ/DREQ as lib/cm does. */
 void dpv_rdmacm_conn_release(struct dpv_rdmacm_id *p);
+/** rdma_destroy_id: leave every group the id joined (dpv_rdmacm_mcast.c). */
+void dpv_rdmacm_mc_release(struct dpv_rdmacm_id *p);
 
 /* ---- dpv_rdmacm_qp.c ---- */
 

@@ -259,6 +259,11 @@ static bool conf_reaches(const struct dpv_conf *conf, const char *name, const st
 
 	if (cp == NULL)
 		return false;
+	/* a group: every port sends to it (Linux routes it by the bound
+	 * source's device, or the route to the group) */
+	if (dst->sa_family == AF_INET ? IN_MULTICAST(ntohl(((const struct sockaddr_in *)dst)->sin_addr.s_addr))
+				      : IN6_IS_ADDR_MULTICAST(&((const struct sockaddr_in6 *)dst)->sin6_addr))
+		return true;
 	if (dst->sa_family == AF_INET) {
 		const struct sockaddr_in *s4 = (const struct sockaddr_in *)dst;
 

@@ -200,6 +200,8 @@ static const struct dpv_driver_ops sw_ops = {
 	.db_detach = sw_db_detach,
 	.qp_db_index = sw_qp_db_index,
 	.gsi_demux = sw_gsi_demux,
+	.mcast_attach = sw_mcast_attach,
+	.mcast_detach = sw_mcast_detach,
 	.db_sync = sw_db_sync,
 };
 

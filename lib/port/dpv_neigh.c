@@ -287,6 +287,8 @@ void dpv_neigh_prefetch(struct dpv_qctx *qc, const uint8_t ip[16])
 	struct dpv_runtime *rt = dpv_runtime_peek();
 	if (rt && rt->conf.sw_loopback && dpv_port_find_local_gid(ip))
 		return; /* software loopback */
+	if (dpv_gid_is_mcast(ip))
+		return; /* a group: its MAC comes from its address, no ARP/ND */
 	rte_spinlock_lock(&p->neigh_lock);
 	if (!neigh_find(p, ip)) {
 		struct dpv_neigh *n = neigh_alloc(p, ip);

@@ -239,6 +239,9 @@ int dpv_port_xmit(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16
  * the frame goes: into local port lp by software loopback, or to the wire. */
 int dpv_port_xmit_local(struct dpv_qctx *qc, struct dpv_port *lp, struct rte_mbuf *m);
 int dpv_port_xmit_remote(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16]);
+/* To multicast group dgid: on the wire to the group's Ethernet address,
+ * and a copy to qc's port itself (its QPs attached to the group). */
+int dpv_port_xmit_mcast(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16]);
 
 /* Poll one engine context (RX burst, loopback ring, ARP/ND, hooks).
  * Returns the number of packets processed. Takes rx_lock (trylock: returns 0

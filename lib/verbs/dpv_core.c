@@ -94,6 +94,7 @@ static void def_db_sync(void *dev) {}
 static void def_gsi_demux(dpv_gsi_demux_fn fn, void *arg) {}
 static int def_gsi_listen(void *qp, uint64_t service_id, bool on) { return 0; }
 static void def_gsi_comm_ids(void *qp, uint32_t *prefix, uint32_t *mask) { *prefix = *mask = 0; }
+static int def_mcast(void *qp, const uint8_t *gid) { return -EOPNOTSUPP; }
 
 static struct dpv_driver_ops g_ops;
 
@@ -147,7 +148,14 @@ static void ops_fill(const struct dpv_driver_ops *o)
 	DEF(gsi_demux, def_gsi_demux);
 	DEF(gsi_listen, def_gsi_listen);
 	DEF(gsi_comm_ids, def_gsi_comm_ids);
+	DEF(mcast_attach, def_mcast);
+	DEF(mcast_detach, def_mcast);
 #undef DEF
+}
+
+bool dpv_core_has_mcast(void)
+{
+	return g_ops.mcast_attach != def_mcast;
 }
 
 /* ---- bring-up ---- */

@@ -279,6 +279,12 @@ struct dpv_driver_ops {
 	 *  service_id (on) / stops (off). 0, -EADDRINUSE (another process
 	 *  listens on it), -errno. NULL: a no-op (the QP gets every MAD). */
 	int (*gsi_listen)(void *qp, uint64_t service_id, bool on);
+	/* ibv_attach_mcast / ibv_detach_mcast of a UD QP (gid: a multicast
+	 * GID, checked by the façade): 0 or -errno (ENOMEM: too many groups or
+	 * QPs in the group; EINVAL: detach of a group the QP is not in).
+	 * Default: -EOPNOTSUPP, and the device reports max_mcast_grp 0. */
+	int (*mcast_attach)(void *qp, const uint8_t *gid);
+	int (*mcast_detach)(void *qp, const uint8_t *gid);
 	/** The comm-ID prefix and mask of the process (NULL: none). */
 	void (*gsi_comm_ids)(void *qp, uint32_t *prefix, uint32_t *mask);
 };

@@ -130,6 +130,11 @@ int dpv_port_xmit_remote(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t 
 	return dpv_port_xmit(qc, m, dgid);
 }
 
+int dpv_port_xmit_mcast(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16])
+{
+	return dpv_port_xmit(qc, m, dgid);
+}
+
 int dpv_port_xmit_local(struct dpv_qctx *qc, struct dpv_port *lp, struct rte_mbuf *m)
 {
 	(void)lp;
