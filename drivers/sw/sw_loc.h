@@ -353,6 +353,13 @@ struct sw_srq *sw_srq_lookup(uint32_t srqn);
 int sw_reg_mr(void *dev, const struct dpv_mr_desc *d);
 void sw_dereg_mr(void *dev, uint32_t key);
 /* The GSI QP of a port (QP 1 on the wire), or NULL; set -EEXIST if taken. */
+/* sw_mcast.c: groups and their attached UD QPs, per port */
+#define SW_MCAST_GRPS DPV_MAX_MCAST_GRP
+#define SW_MCAST_QPS DPV_MAX_MCAST_QP_ATTACH
+int sw_mcast_attach(void *qp, const uint8_t *mgid);
+int sw_mcast_detach(void *qp, const uint8_t *mgid);
+void sw_mcast_qp_gone(struct sw_qp *qp);
+void sw_mcast_rx(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi);
 struct sw_qp *sw_gsi_lookup(const struct dpv_port *port, const uint8_t sgid[16], const uint8_t *mad,
 			     uint32_t len);
 void sw_gsi_demux(dpv_gsi_demux_fn fn, dpv_gsi_tx_fn tx, void *arg);

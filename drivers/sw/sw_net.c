@@ -79,7 +79,9 @@ int sw_xmit(struct sw_qp *qp, struct dpv_pkt_build *b, uint32_t pd, const struct
 		m->ol_flags |= dpv_lo_trusted_flag;
 	else
 		dpv_pkt_finish(f, flen);
-	int r = lp ? dpv_port_xmit_local(qp->qc, lp, m) : dpv_port_xmit_remote(qp->qc, m, b->dgid);
+	int r = lp ? dpv_port_xmit_local(qp->qc, lp, m)
+		   : dpv_gid_is_mcast(b->dgid) ? dpv_port_xmit_mcast(qp->qc, m, b->dgid)
+					       : dpv_port_xmit_remote(qp->qc, m, b->dgid);
 	if (r == 0)
 		sw_cnt(qp, DPV_CNT_SENT_PKTS);
 	return r;

@@ -113,6 +113,7 @@ void sw_destroy_qp(void *p)
 {
 	struct sw_qp *qp = p;
 	sw_tab_qp_set(qp->qpn, NULL);
+	sw_mcast_qp_gone(qp);
 	if (qp->gsi)
 		sw_tab_gsi_set(qp->port, qp, NULL);
 	sw_timer_del(qp);

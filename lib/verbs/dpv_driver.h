@@ -149,6 +149,11 @@ struct dpv_driver_ops {
 	int (*query_port)(void *dev, struct ibv_port_attr *attr);
 	/** GID table entry index (0 .. DPV_GID_TABLE_LEN-1). -EINVAL out of range. */
 	int (*query_gid)(void *dev, uint32_t index, struct dpv_gid *gid);
+	/** The MAC of neighbour ip (a GID: IPv4-mapped or IPv6) on dev's port:
+	 *  0 with mac set, -EAGAIN while it is being resolved (the driver asks
+	 *  if nobody was asking), -EOPNOTSUPP where the driver keeps no
+	 *  neighbours (default). Never blocks. */
+	int (*neigh_query)(void *dev, const uint8_t ip[16], uint8_t mac[6]);
 	/** A context of dev was opened; its asynchronous events may also be
 	 *  written to async_wfd (the pipe behind async_fd) as struct
 	 *  ibv_async_event records. @return the driver's context id (> 0), or
@@ -279,6 +284,12 @@ struct dpv_driver_ops {
 	 *  service_id (on) / stops (off). 0, -EADDRINUSE (another process
 	 *  listens on it), -errno. NULL: a no-op (the QP gets every MAD). */
 	int (*gsi_listen)(void *qp, uint64_t service_id, bool on);
+	/* ibv_attach_mcast / ibv_detach_mcast of a UD QP (gid: a multicast
+	 * GID, checked by the façade): 0 or -errno (ENOMEM: too many groups or
+	 * QPs in the group; EINVAL: detach of a group the QP is not in).
+	 * Default: -EOPNOTSUPP, and the device reports max_mcast_grp 0. */
+	int (*mcast_attach)(void *qp, const uint8_t *gid);
+	int (*mcast_detach)(void *qp, const uint8_t *gid);
 	/** The comm-ID prefix and mask of the process (NULL: none). */
 	void (*gsi_comm_ids)(void *qp, uint32_t *prefix, uint32_t *mask);
 };
