@@ -91,7 +91,7 @@ static void def_db_detach(void *db) {}
 static unsigned int def_qp_db_index(void *qp) { return 0; }
 static bool def_false(void) { return false; }
 static void def_db_sync(void *dev) {}
-static void def_gsi_demux(dpv_gsi_demux_fn fn, void *arg) {}
+static void def_gsi_demux(dpv_gsi_demux_fn fn, dpv_gsi_tx_fn tx, void *arg) {}
 static int def_gsi_listen(void *qp, uint64_t service_id, bool on) { return 0; }
 static void def_gsi_comm_ids(void *qp, uint32_t *prefix, uint32_t *mask) { *prefix = *mask = 0; }
 static int def_mcast(void *qp, const uint8_t *gid) { return -EOPNOTSUPP; }

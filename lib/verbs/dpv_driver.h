@@ -134,6 +134,10 @@ struct dpv_qp_cfg {
  *  threads. */
 typedef uint32_t (*dpv_gsi_demux_fn)(void *arg, unsigned int dev_index, const uint8_t sgid[16],
 				     const uint8_t *mad, uint32_t len);
+/** dpverbsd's GSI send filter: may GSI QP qpn (gsi_shared) of device
+ *  dev_index send this MAD from QP 1? false: the packet is dropped (the
+ *  send completes as a datagram lost on the way). Runs on engine threads. */
+typedef bool (*dpv_gsi_tx_fn)(void *arg, unsigned int dev_index, uint32_t qpn, const uint8_t *mad, uint32_t len);
 
 /** A driver: implements every op (struct dpv_driver_ops' defaults fill gaps). */
 struct dpv_driver_ops {
@@ -271,8 +275,9 @@ struct dpv_driver_ops {
 	/** Take every doorbell queued for dev now (a command that must see the
 	 *  work posted before it, e.g. a CQ resize, runs after this). */
 	void (*db_sync)(void *dev);
-	/** Install (fn NULL: remove) the GSI demultiplexer of every port. */
-	void (*gsi_demux)(dpv_gsi_demux_fn fn, void *arg);
+	/** Install (fn NULL: remove) the GSI demultiplexer and send filter of
+	 *  every port. */
+	void (*gsi_demux)(dpv_gsi_demux_fn fn, dpv_gsi_tx_fn tx, void *arg);
 
 	/* ---- the application's side of a shared GSI (remote driver) ---- */
 	/** The daemon hands the process of GSI QP qp the CM MADs for
