@@ -62,6 +62,7 @@ static int def_destroy_td(void *td) { return 0; }
 static int def_reg_mr(void *dev, const struct dpv_mr_desc *mr) { return 0; }
 static void def_dereg_mr(void *dev, uint32_t key) {}
 static int def_create_ah(void *dev, const struct dpv_ah_desc *ah) { return 0; }
+static int def_neigh_query(void *dev, const uint8_t ip[16], uint8_t mac[6]) { return -EOPNOTSUPP; }
 static void def_destroy_ah(void *dev, uint32_t handle) {}
 static void *def_create_obj(void *dev, const void *cfg) { errno = EOPNOTSUPP; return NULL; }
 static void def_destroy_obj(void *o) {}
@@ -103,6 +104,7 @@ static void ops_fill(const struct dpv_driver_ops *o)
 #define DEF(f, fn) if (!g_ops.f) g_ops.f = (fn)
 	DEF(query_port, def_query_port);
 	DEF(query_gid, def_query_gid);
+	DEF(neigh_query, def_neigh_query);
 	DEF(ctx_open, def_ctx_open);
 	DEF(ctx_close, def_ctx_close);
 	DEF(alloc_pd, def_alloc_pd);

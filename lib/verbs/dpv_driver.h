@@ -145,6 +145,11 @@ struct dpv_driver_ops {
 	int (*query_port)(void *dev, struct ibv_port_attr *attr);
 	/** GID table entry index (0 .. DPV_GID_TABLE_LEN-1). -EINVAL out of range. */
 	int (*query_gid)(void *dev, uint32_t index, struct dpv_gid *gid);
+	/** The MAC of neighbour ip (a GID: IPv4-mapped or IPv6) on dev's port:
+	 *  0 with mac set, -EAGAIN while it is being resolved (the driver asks
+	 *  if nobody was asking), -EOPNOTSUPP where the driver keeps no
+	 *  neighbours (default). Never blocks. */
+	int (*neigh_query)(void *dev, const uint8_t ip[16], uint8_t mac[6]);
 	/** A context of dev was opened; its asynchronous events may also be
 	 *  written to async_wfd (the pipe behind async_fd) as struct
 	 *  ibv_async_event records. @return the driver's context id (> 0), or
