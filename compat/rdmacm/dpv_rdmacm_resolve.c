@@ -9,7 +9,8 @@
  * round (dpv_rdmacm_neigh_poll). When the answer comes: ADDR_RESOLVED; when
  * timeout_ms passes first: ADDR_ERROR with status -ETIMEDOUT and the id is
  * ADDR_BOUND again (Linux's addr_handler). A driver without a neighbour
- * table (EOPNOTSUPP: null driver, shared mode) resolves at once.
+ * table (EOPNOTSUPP: null driver, shared mode) and a multicast destination
+ * resolve at once.
  *
  * Locking: g_lock protects the pending list and is held while an entry's
  * event is posted, so that dpv_rdmacm_neigh_cancel (rdma_destroy_id)
@@ -33,26 +34,27 @@ struct pending {
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pending *g_pending;
 
-/* A multicast destination (IPv4-mapped 224.0.0.0/4, or ff00::/8): its
- * Ethernet address is a mapping, known at once (Linux: the neighbour of a
- * multicast route is NUD_NOARP). */
-static bool dgid_multicast(const union ibv_gid *g)
+/* A multicast GID (IPv4-mapped 224.0.0.0/4, IPv6 ff00::/8): its Ethernet
+ * address is derived from it, nobody is asked (Linux's neighbour for it is
+ * NUD_NOARP, valid at once). */
+static bool gid_multicast(const union ibv_gid *g)
 {
 	static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
-	if (g->raw[0] == 0xff)
-		return true;
-	return memcmp(g->raw, v4mapped, sizeof(v4mapped)) == 0 && (g->raw[12] & 0xf0) == 0xe0;
+	if (memcmp(g->raw, v4mapped, 12) == 0)
+		return (g->raw[12] & 0xf0) == 0xe0;
+	return g->raw[0] == 0xff;
 }
 
 /* 0: known (or no table), 1: being resolved, -1 with errno. */
 static int query(struct dpv_rdmacm_id *p)
 {
+	const union ibv_gid *dgid = &p->id.route.addr.addr.ibaddr.dgid;
 	uint8_t mac[6];
 
-	if (dgid_multicast(&p->id.route.addr.addr.ibaddr.dgid))
+	if (gid_multicast(dgid))
 		return 0;
-	int r = dpv_query_neigh(p->id.verbs, p->id.port_num, &p->id.route.addr.addr.ibaddr.dgid, mac);
+	int r = dpv_query_neigh(p->id.verbs, p->id.port_num, dgid, mac);
 
 	if (r == 0 || r == EOPNOTSUPP)
 		return 0;
