@@ -102,6 +102,7 @@ struct dpv_rdmacm_id {
 	uint32_t remote_qpn, sq_psn, rq_psn;
 	uint8_t path_mtu, resp_res, init_depth, retry, rnr_retry;
 	bool dreq_rcvd;
+	struct dpv_rdmacm_mc *mc;        /* groups joined (dpv_rdmacm_mcast.c; id lock) */
 };
 
 /** An event: what rdma_get_cm_event hands out and rdma_ack_cm_event frees. */
@@ -196,10 +197,26 @@ void dpv_rdmacm_id_put_device(struct dpv_rdmacm_id *p);
  */
 void dpv_rdmacm_addr_release(struct dpv_rdmacm_id *p);
 
+/* ---- dpv_rdmacm_resolve.c (the neighbour step of rdma_resolve_addr) ---- */
+
+/**
+ * After the route lookup of rdma_resolve_addr: 0 when the destination's
+ * Ethernet address is known (the caller posts ADDR_RESOLVED); 1 when it is
+ * being resolved: the id is ADDR_QUERY and the CM service's thread posts
+ * ADDR_RESOLVED, or ADDR_ERROR -ETIMEDOUT after timeout_ms; -1 with errno.
+ */
+int dpv_rdmacm_neigh_start(struct dpv_rdmacm_id *p, int timeout_ms);
+/** One round of the pending resolutions (the CM service's thread). */
+int dpv_rdmacm_neigh_poll(uint64_t now);
+/** Forgets p's pending resolution (rdma_destroy_id). */
+void dpv_rdmacm_neigh_cancel(struct dpv_rdmacm_id *p);
+
 /* ---- dpv_rdmacm_conn.c ---- */
 
 /** Detaches the id from the CM (rdma_destroy_id): REJ/DREQ as lib/cm does. */
 void dpv_rdmacm_conn_release(struct dpv_rdmacm_id *p);
+/** rdma_destroy_id: leave every group the id joined (dpv_rdmacm_mcast.c). */
+void dpv_rdmacm_mc_release(struct dpv_rdmacm_id *p);
 
 /* ---- dpv_rdmacm_qp.c ---- */
 

@@ -2,7 +2,7 @@
 /**
  * @file
  * The calls of the drop-in librdmacm.so.1 that the connection manager does
- * not do yet: rdma_establish, rdma_get_request, rdma_notify, multicast and
+ * not do yet: rdma_establish, rdma_get_request, rdma_notify and
  * rdma_create_ep (RC connections are in dpv_rdmacm_conn.c and
  * dpv_rdmacm_conncall.c). Each one fails with -1 and errno ENOSYS, so that callers' error paths run
  * ("Function not implemented"), and is listed in dpverbs_unsupported(7).
@@ -25,22 +25,6 @@ int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 }
 
 int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
-{
-	return dpv_rdmacm_err(ENOSYS); /* CM: not yet (issue 11) */
-}
-
-int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context)
-{
-	return dpv_rdmacm_err(ENOSYS); /* CM: not yet (issue 11) */
-}
-
-int rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *mc_join_attr,
-			   void *context)
-{
-	return dpv_rdmacm_err(ENOSYS); /* CM: not yet (issue 11) */
-}
-
-int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
 {
 	return dpv_rdmacm_err(ENOSYS); /* CM: not yet (issue 11) */
 }

@@ -53,6 +53,28 @@ uint64_t dpv_rdmacm_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* An environment knob in [0, max], or def when unset or out of range. */
+static uint8_t env_knob(const char *name, unsigned long max, uint8_t def)
+{
+	const char *v = getenv(name);
+	char *end;
+
+	if (v == NULL || *v == '\0')
+		return def;
+	unsigned long n = strtoul(v, &end, 0);
+	return *end == '\0' && n <= max ? (uint8_t)n : def;
+}
+
+uint8_t dpv_rdmacm_cm_timeout(void)
+{
+	return env_knob("DPVERBS_RDMACM_CM_TIMEOUT", 31, DPV_RDMACM_CM_TIMEOUT);
+}
+
+uint8_t dpv_rdmacm_cm_retries(void)
+{
+	return env_knob("DPVERBS_RDMACM_CM_RETRIES", 15, DPV_RDMACM_CM_RETRIES);
+}
+
 void dpv_rdmacm_cmsvc_lock(void)
 {
 	pthread_mutex_lock(&g_svc.lock);
@@ -80,6 +102,7 @@ static void *cmsvc_thread(void *arg)
 				got += r;
 		}
 		pthread_mutex_unlock(&g_svc.lock);
+		got += dpv_rdmacm_neigh_poll(dpv_rdmacm_now_ns()); /* rdma_resolve_addr waiting for ARP/ND */
 		if (got == 0) {
 			struct timespec nap = {0, CMSVC_NAP_NS};
 			nanosleep(&nap, NULL);

@@ -100,8 +100,9 @@ static int fill_req(struct dpv_rdmacm_id *p, const struct rdma_conn_param *cp, s
 		.responder_resources = p->resp_res, .initiator_depth = p->init_depth,
 		.peer = {.qpn = DPV_GSI_QPN, .qkey = DPV_GSI_QKEY}, .path_mtu = p->path_mtu,
 		.hop_limit = 64, .local_ack_timeout = 14, .retry_count = p->retry,
-		.rnr_retry_count = p->rnr_retry, .remote_cm_response_timeout = 20,
-		.local_cm_response_timeout = 20, .max_cm_retries = 15, .srq = id->srq != NULL,
+		.rnr_retry_count = p->rnr_retry, .remote_cm_response_timeout = dpv_rdmacm_cm_timeout(),
+		.local_cm_response_timeout = dpv_rdmacm_cm_timeout(),
+		.max_cm_retries = dpv_rdmacm_cm_retries(), .srq = id->srq != NULL,
 		.private_data = pd, .private_len = (uint8_t)(DPV_CMA_HDR_LEN + (cp ? cp->private_data_len : 0))};
 	memcpy(r->peer.gid, id->route.addr.addr.ibaddr.dgid.raw, 16);
 	memcpy(r->local_gid, id->route.addr.addr.ibaddr.sgid.raw, 16);

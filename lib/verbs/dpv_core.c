@@ -62,6 +62,7 @@ static int def_destroy_td(void *td) { return 0; }
 static int def_reg_mr(void *dev, const struct dpv_mr_desc *mr) { return 0; }
 static void def_dereg_mr(void *dev, uint32_t key) {}
 static int def_create_ah(void *dev, const struct dpv_ah_desc *ah) { return 0; }
+static int def_neigh_query(void *dev, const uint8_t ip[16], uint8_t mac[6]) { return -EOPNOTSUPP; }
 static void def_destroy_ah(void *dev, uint32_t handle) {}
 static void *def_create_obj(void *dev, const void *cfg) { errno = EOPNOTSUPP; return NULL; }
 static void def_destroy_obj(void *o) {}
@@ -90,9 +91,10 @@ static void def_db_detach(void *db) {}
 static unsigned int def_qp_db_index(void *qp) { return 0; }
 static bool def_false(void) { return false; }
 static void def_db_sync(void *dev) {}
-static void def_gsi_demux(dpv_gsi_demux_fn fn, void *arg) {}
+static void def_gsi_demux(dpv_gsi_demux_fn fn, dpv_gsi_tx_fn tx, void *arg) {}
 static int def_gsi_listen(void *qp, uint64_t service_id, bool on) { return 0; }
 static void def_gsi_comm_ids(void *qp, uint32_t *prefix, uint32_t *mask) { *prefix = *mask = 0; }
+static int def_mcast(void *qp, const uint8_t *gid) { return -EOPNOTSUPP; }
 
 static struct dpv_driver_ops g_ops;
 
@@ -102,6 +104,7 @@ static void ops_fill(const struct dpv_driver_ops *o)
 #define DEF(f, fn) if (!g_ops.f) g_ops.f = (fn)
 	DEF(query_port, def_query_port);
 	DEF(query_gid, def_query_gid);
+	DEF(neigh_query, def_neigh_query);
 	DEF(ctx_open, def_ctx_open);
 	DEF(ctx_close, def_ctx_close);
 	DEF(alloc_pd, def_alloc_pd);
@@ -145,7 +148,14 @@ static void ops_fill(const struct dpv_driver_ops *o)
 	DEF(gsi_demux, def_gsi_demux);
 	DEF(gsi_listen, def_gsi_listen);
 	DEF(gsi_comm_ids, def_gsi_comm_ids);
+	DEF(mcast_attach, def_mcast);
+	DEF(mcast_detach, def_mcast);
 #undef DEF
+}
+
+bool dpv_core_has_mcast(void)
+{
+	return g_ops.mcast_attach != def_mcast;
 }
 
 /* ---- bring-up ---- */
