@@ -44,6 +44,10 @@
 #define DPV_DEF_MAX_INLINE 512
 #define DPV_DEF_MAX_MR_SIZE (1ULL << 40)
 
+/* multicast (ibv_attach_mcast): groups per device, UD QPs per group */
+#define DPV_MAX_MCAST_GRP 64
+#define DPV_MAX_MCAST_QP_ATTACH 32
+
 #define DPV_NEIGH_MAX 256
 #define DPV_NEIGH_PENDING_MAX 256 /* packets held while resolving */
 #define DPV_BURST 32

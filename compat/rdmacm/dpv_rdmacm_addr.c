@@ -19,10 +19,11 @@
  *  - resolve_addr: the source is the port whose configured IPv4 subnet or
  *    IPv6 prefix holds the destination (dpverbs has no gateways: no such
  *    port is Linux's "no route", rdma_resolve_addr fails at once with
- *    ENETUNREACH as ip_route_output_key); success posts
- *    RDMA_CM_EVENT_ADDR_RESOLVED. Neighbours (ARP/ND) are resolved by the
- *    engine when the QP is used, so the ADDR_ERROR Linux posts when a
- *    neighbour does not answer (-ETIMEDOUT) does not occur here;
+ *    ENETUNREACH as ip_route_output_key); then the neighbour (ARP/ND, by
+ *    dpverbs' own table: dpv_query_neigh) as Linux's rdma_resolve_ip:
+ *    RDMA_CM_EVENT_ADDR_RESOLVED once it answered, RDMA_CM_EVENT_ADDR_ERROR
+ *    with status -ETIMEDOUT when it did not within timeout_ms
+ *    (dpv_rdmacm_resolve.c);
  *  - resolve_route: a RoCE path record (cma_resolve_iboe_route) and
  *    RDMA_CM_EVENT_ROUTE_RESOLVED; EINVAL unless the address is resolved.
  * An id of a NULL channel waits for its event, as rdma-core's
@@ -42,7 +43,7 @@
 #define EPHEMERAL_HI 60999u
 #define GID_SCAN_MAX 16u    /* GID indexes looked at per port */
 #define ROCE_HOP_LIMIT 64   /* IPv4 default TTL / IPv6 default hop limit */
-#define IBOE_PACKET_LIFETIME 16 /* cma.c CMA_IBOE_PACKET_LIFETIME */
+#define IBOE_PACKET_LIFETIME 18 /* cma.c CMA_IBOE_PACKET_LIFETIME (Linux >= 5.13) */
 
 /* ---- process-wide table of bound addresses ---- */
 
@@ -185,6 +186,7 @@ static void bind_update(struct dpv_rdmacm_id *p, const struct sockaddr *sa)
 
 void dpv_rdmacm_addr_release(struct dpv_rdmacm_id *p)
 {
+	dpv_rdmacm_neigh_cancel(p);
 	pthread_mutex_lock(&g_bind_lock);
 	for (struct binding **pb = &g_binds; *pb != NULL;) {
 		struct binding *b = *pb;
@@ -257,6 +259,11 @@ static bool conf_reaches(const struct dpv_conf *conf, const char *name, const st
 
 	if (cp == NULL)
 		return false;
+	/* a group: every port sends to it (Linux routes it by the bound
+	 * source's device, or the route to the group) */
+	if (dst->sa_family == AF_INET ? IN_MULTICAST(ntohl(((const struct sockaddr_in *)dst)->sin_addr.s_addr))
+				      : IN6_IS_ADDR_MULTICAST(&((const struct sockaddr_in6 *)dst)->sin6_addr))
+		return true;
 	if (dst->sa_family == AF_INET) {
 		const struct sockaddr_in *s4 = (const struct sockaddr_in *)dst;
 
@@ -500,8 +507,9 @@ static int resolve(struct dpv_rdmacm_id *p, struct sockaddr_storage *dst)
 
 /*
  * rdma_resolve_addr: binds (src, or the wildcard of dst's family) an idle
- * id, finds the port that reaches dst and posts ADDR_RESOLVED. timeout_ms
- * is not used: nothing here waits for the network.
+ * id, finds the port that reaches dst, then waits (at most timeout_ms, in
+ * the CM service's thread) for dst's Ethernet address: ADDR_RESOLVED or
+ * ADDR_ERROR -ETIMEDOUT (dpv_rdmacm_resolve.c).
  */
 int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct sockaddr *dst_addr,
 		      int timeout_ms)
@@ -510,7 +518,6 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct s
 	struct dpv_rdmacm_id *p;
 	int ret;
 
-	(void)timeout_ms;
 	if (id == NULL)
 		return dpv_rdmacm_err(EINVAL);
 	ret = check_family(dst_addr);
@@ -533,6 +540,11 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct s
 	ret = resolve(p, &dst);
 	if (ret != 0)
 		return dpv_rdmacm_err(ret);
+	ret = dpv_rdmacm_neigh_start(p, timeout_ms);
+	if (ret < 0)
+		return -1;
+	if (ret == 1)
+		return complete(p); /* the CM service's thread posts the event */
 	return post_event(p, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
 }
 
@@ -556,7 +568,8 @@ static int fill_path(struct dpv_rdmacm_id *p, struct ibv_sa_path_rec *pr)
 	pr->rate_selector = 2;
 	pr->rate = 0;
 	pr->packet_life_time_selector = 2;
-	pr->packet_life_time = IBOE_PACKET_LIFETIME;
+	/* cma_resolve_iboe_route: the ACK timeout option, when set, gives it */
+	pr->packet_life_time = p->ack_timeout_set && p->ack_timeout ? p->ack_timeout - 1 : IBOE_PACKET_LIFETIME;
 	return 0;
 }
 

@@ -173,7 +173,9 @@ int dpv_rdmacm_event_post(struct dpv_rdmacm_id *owner, const struct rdma_cm_even
 	if (pdata_len > 0)
 		memcpy(e->private_data, pdata, pdata_len);
 	/* conn and ud both start with private_data, private_data_len */
-	if (ev->id != NULL && ev->id->qp_type == IBV_QPT_UD) {
+	if (ev->event == RDMA_CM_EVENT_MULTICAST_JOIN || ev->event == RDMA_CM_EVENT_MULTICAST_ERROR) {
+		/* librdmacm hands the join's context over as private_data */
+	} else if (ev->id != NULL && ev->id->qp_type == IBV_QPT_UD) {
 		e->event.param.ud.private_data = pdata_len ? e->private_data : NULL;
 		e->event.param.ud.private_data_len = (uint8_t)pdata_len;
 	} else {

@@ -16,6 +16,18 @@
 /** CLOCK_MONOTONIC in ns. */
 uint64_t dpv_rdmacm_now_ns(void);
 
+/** Linux's CMA_CM_RESPONSE_TIMEOUT and CMA_MAX_CM_RETRIES (kernel 6.1). */
+#define DPV_RDMACM_CM_TIMEOUT 20
+#define DPV_RDMACM_CM_RETRIES 15
+/**
+ * The CM response timeout (4.096 us * 2^t) and the retries a REQ announces
+ * and uses: DPV_RDMACM_CM_TIMEOUT / DPV_RDMACM_CM_RETRIES unless the
+ * environment sets DPVERBS_RDMACM_CM_TIMEOUT (0..31) or
+ * DPVERBS_RDMACM_CM_RETRIES (0..15) (dpverbs_rdmacm(7)).
+ */
+uint8_t dpv_rdmacm_cm_timeout(void);
+uint8_t dpv_rdmacm_cm_retries(void);
+
 /** Takes / releases the service lock (every runtime and agent use). */
 void dpv_rdmacm_cmsvc_lock(void);
 void dpv_rdmacm_cmsvc_unlock(void);
@@ -33,6 +45,9 @@ struct dpv_cmrt *dpv_rdmacm_cmsvc_rt(struct ibv_context *ctx);
  * Service lock held.
  */
 bool dpv_rdmacm_cmsvc_exiting(void);
+
+/** Whether the polling thread runs (tests: it stops when no CM id is left). */
+bool dpv_rdmacm_cmsvc_running(void);
 
 /** The device whose runtime owns agent, or NULL. Service lock held. */
 struct ibv_context *dpv_rdmacm_cmsvc_ctx(const struct dpv_cm_agent *agent);

@@ -92,6 +92,7 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 		return dpv_rdmacm_err(EINVAL);
 	p = to_did(id);
 	dpv_rdmacm_conn_release(p);
+	dpv_rdmacm_mc_release(p);
 	c = dpv_rdmacm_lock_channel(p);
 	p->state = DPV_RDMACM_DESTROYING;
 	dpv_rdmacm_move_events(c, NULL, p);
@@ -106,6 +107,8 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	dpv_rdmacm_id_put_device(p);
 	if (p->sync)
 		rdma_destroy_event_channel(id->channel);
+	free(p->qp_init_attr); /* rdma_create_ep's */
+	free(p->connect);
 	pthread_cond_destroy(&p->acked_cond);
 	pthread_mutex_destroy(&p->lock);
 	free(p);

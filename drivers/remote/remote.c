@@ -47,7 +47,10 @@ void rm_fatal(const char *why)
 	pthread_mutex_unlock(&rm.list_lock);
 }
 
-int rm_call(uint16_t op, void *body, const int *fds, unsigned int nfd, int *out_fd)
+static int rm_reattach(void);
+
+/* One request on this process' connection (rm_call after the fork check). */
+static int call(uint16_t op, void *body, const int *fds, unsigned int nfd, int *out_fd)
 {
 	struct dpv_shm_msg m;
 	size_t len = dpv_shm_body_len(op);
@@ -82,6 +85,16 @@ int rm_call(uint16_t op, void *body, const int *fds, unsigned int nfd, int *out_
 	}
 	dpv_shm_close_fds(in);
 	return m.h.status;
+}
+
+int rm_call(uint16_t op, void *body, const int *fds, unsigned int nfd, int *out_fd)
+{
+	if (atomic_load(&rm.forked) && rm_reattach() != 0) {
+		if (out_fd)
+			*out_fd = -1;
+		return -EIO;
+	}
+	return call(op, body, fds, nfd, out_fd);
 }
 
 /* The connection closing is the daemon going away (SIGKILL, crash, stop). */
@@ -136,6 +149,114 @@ static int connect_daemon(const char *path)
 	return s;
 }
 
+/* HELLO on rm.sock: the welcome in rm.w, the doorbell rings mapped, the
+ * devices' GIDs and doorbells in rm.devs, the watcher started. The number
+ * of devices, or -errno (rm.sock closed). */
+static int hello(void)
+{
+	struct dpv_shm_hello *w = &rm.w;
+	memset(w, 0, sizeof(*w));
+	w->version = DPV_SHM_VERSION;
+	w->pid = (int32_t)getpid();
+	int db_fd = -1;
+	int r = call(DPV_SHM_HELLO, w, NULL, 0, &db_fd);
+	void *p = MAP_FAILED;
+	size_t one = 0, bytes = 0;
+	if (r || db_fd < 0 || w->version != DPV_SHM_VERSION || !w->db_size || (w->db_size & (w->db_size - 1))) {
+		fprintf(stderr, "dpverbs: dpverbsd on %s refused this process: %s\n", rm.path,
+			r == -EPROTONOSUPPORT ? "another protocol version (a daemon of another build)"
+					      : strerror(r ? -r : EPROTO));
+		r = r ? r : -EPROTO;
+	} else {
+		one = dpv_db_ring_bytes(w->db_size);
+		bytes = RTE_ALIGN_CEIL(RTE_MAX((size_t)w->n_db, (size_t)1) * one, 4096);
+		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, db_fd, 0);
+		r = p == MAP_FAILED ? -ENOMEM : 0;
+	}
+	if (db_fd >= 0)
+		close(db_fd);
+	if (r) {
+		close(rm.sock);
+		rm.sock = -1;
+		return r;
+	}
+	rm.db_mem = p;
+	rm.db_bytes = bytes;
+	rm.db_mask = w->db_size - 1;
+	/* the engine reads and writes memory this process registers (heap
+	 * buffers) with process_vm_readv/writev: allow the daemon to, also
+	 * where Yama restricts ptrace to descendants */
+	prctl(PR_SET_PTRACER, (unsigned long)w->pid, 0, 0, 0);
+	unsigned int n = RTE_MIN(w->n_devs, (uint32_t)DPV_SHM_MAX_DEVS);
+	for (unsigned int i = 0; i < n; i++) {
+		const struct dpv_shm_dev *sd = &w->devs[i];
+		struct rm_dev *d = &rm.devs[i];
+		d->index = i;
+		for (unsigned int g = 0; g < DPV_SHM_GIDS; g++) {
+			memcpy(d->gid[g].raw, sd->gid[g], 16);
+			d->gid[g].valid = sd->gid_valid[g];
+			d->gid[g].ip_ver = sd->gid_ip_ver[g];
+		}
+		free(d->db);
+		d->n_db = sd->n_db;
+		d->db = calloc(RTE_MAX(sd->n_db, 1u), sizeof(*d->db));
+		for (uint32_t q = 0; d->db && q < sd->n_db && sd->db_first + q < w->n_db; q++)
+			d->db[q] = (struct dpv_db_ring *)(rm.db_mem + (sd->db_first + q) * one);
+	}
+	if (pthread_create(&rm.watcher, NULL, watcher, NULL) == 0) {
+		pthread_setname_np(rm.watcher, "dpv-remote");
+		pthread_detach(rm.watcher);
+	}
+	RM_LOG(INFO, "shared mode: attached to dpverbsd (pid %d) on %s as connection %u, %u device(s)",
+	       (int)w->pid, rm.path, w->client_id, n);
+	return (int)n;
+}
+
+/* fork(): the child inherits the parent's connection (its descriptor, its
+ * doorbell rings), the parent's objects and regions. It may use none of
+ * them: a request on the parent's socket interleaves with the parent's,
+ * the daemon takes both for one process and an answer goes to the wrong
+ * one (then both lose their connection). The child forgets them here and
+ * gets a connection of its own at its first request (rm_reattach), as a
+ * child under the kernel opens its own context; the parent's objects stay
+ * the parent's (ibv_fork_init(3)). Only async-signal-safe work here. */
+static void rm_atfork_child(void)
+{
+	pthread_mutex_init(&rm.lock, NULL);
+	pthread_mutex_init(&rm.list_lock, NULL);
+	if (rm.sock >= 0)
+		close(rm.sock);
+	rm.sock = -1;
+	rm.ctxs = NULL;
+	rm.cqs = NULL;
+	rm_mem_forget();
+	dpv_pool_forget();
+	atomic_store(&rm.dead, false);
+	atomic_store(&rm.forked, true);
+}
+
+static int rm_reattach(void)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	int r = 0;
+	pthread_mutex_lock(&lock);
+	if (atomic_load(&rm.forked)) {
+		if (rm.db_mem)
+			munmap(rm.db_mem, rm.db_bytes); /* the parent's doorbell rings */
+		rm.db_mem = NULL;
+		rm.sock = connect_daemon(rm.path);
+		r = rm.sock < 0 ? rm.sock : hello();
+		if (r < 0) {
+			RM_LOG(ERR, "shared mode: a child of pid %d cannot attach to dpverbsd on %s: %s",
+			       (int)getppid(), rm.path, strerror(-r));
+			atomic_store(&rm.dead, true);
+		}
+		atomic_store(&rm.forked, false);
+	}
+	pthread_mutex_unlock(&lock);
+	return r < 0 ? r : 0;
+}
+
 static int rm_probe(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsigned int max)
 {
 	snprintf(rm.path, sizeof(rm.path), "%s", conf->shared_socket);
@@ -148,65 +269,20 @@ static int rm_probe(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsi
 		return -ENODEV;
 	}
 	rm.sock = s;
-	struct dpv_shm_hello *w = &rm.w;
-	memset(w, 0, sizeof(*w));
-	w->version = DPV_SHM_VERSION;
-	w->pid = (int32_t)getpid();
-	int db_fd = -1;
-	int r = rm_call(DPV_SHM_HELLO, w, NULL, 0, &db_fd);
-	if (r || db_fd < 0 || w->version != DPV_SHM_VERSION || !w->db_size || (w->db_size & (w->db_size - 1))) {
-		fprintf(stderr, "dpverbs: dpverbsd on %s refused this process: %s\n", rm.path,
-			r == -EPROTONOSUPPORT ? "another protocol version (a daemon of another build)"
-					      : strerror(r ? -r : EPROTO));
-		if (db_fd >= 0)
-			close(db_fd);
-		close(s);
-		rm.sock = -1;
-		return r ? r : -EPROTO;
-	}
-	size_t one = dpv_db_ring_bytes(w->db_size);
-	rm.db_bytes = RTE_ALIGN_CEIL(RTE_MAX((size_t)w->n_db, (size_t)1) * one, 4096);
-	void *p = mmap(NULL, rm.db_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, db_fd, 0);
-	close(db_fd);
-	if (p == MAP_FAILED) {
-		close(s);
-		rm.sock = -1;
-		return -ENOMEM;
-	}
-	rm.db_mem = p;
-	rm.db_mask = w->db_size - 1;
-	/* the engine reads and writes memory this process registers (heap
-	 * buffers) with process_vm_readv/writev: allow the daemon to, also
-	 * where Yama restricts ptrace to descendants */
-	prctl(PR_SET_PTRACER, (unsigned long)w->pid, 0, 0, 0);
-	if (dpv_core_set_params(&w->params) != 0)
+	int r = hello();
+	if (r < 0)
+		return r;
+	if (dpv_core_set_params(&rm.w.params) != 0)
 		RM_LOG(WARNING, "shared mode: cannot adopt the daemon's limits");
-	dpv_core_set_tsc_hz(w->tsc_hz);
+	dpv_core_set_tsc_hz(rm.w.tsc_hz);
 	dpv_pool_set_source(&rm_source);
-	unsigned int n = RTE_MIN(w->n_devs, max);
+	unsigned int n = RTE_MIN((unsigned int)r, max);
 	for (unsigned int i = 0; i < n; i++) {
-		const struct dpv_shm_dev *sd = &w->devs[i];
-		struct rm_dev *d = &rm.devs[i];
-		d->index = i;
-		for (unsigned int g = 0; g < DPV_SHM_GIDS; g++) {
-			memcpy(d->gid[g].raw, sd->gid[g], 16);
-			d->gid[g].valid = sd->gid_valid[g];
-			d->gid[g].ip_ver = sd->gid_ip_ver[g];
-		}
-		d->n_db = sd->n_db;
-		d->db = calloc(RTE_MAX(sd->n_db, 1u), sizeof(*d->db));
-		for (uint32_t q = 0; d->db && q < sd->n_db && sd->db_first + q < w->n_db; q++)
-			d->db[q] = (struct dpv_db_ring *)(rm.db_mem + (sd->db_first + q) * one);
-		snprintf(devs[i].name, sizeof(devs[i].name), "%s", sd->name);
-		memcpy(devs[i].mac, sd->mac, 6);
-		devs[i].drv = d;
+		snprintf(devs[i].name, sizeof(devs[i].name), "%s", rm.w.devs[i].name);
+		memcpy(devs[i].mac, rm.w.devs[i].mac, 6);
+		devs[i].drv = &rm.devs[i];
 	}
-	if (pthread_create(&rm.watcher, NULL, watcher, NULL) == 0) {
-		pthread_setname_np(rm.watcher, "dpv-remote");
-		pthread_detach(rm.watcher);
-	}
-	RM_LOG(INFO, "shared mode: attached to dpverbsd (pid %d) on %s as connection %u, %u device(s)",
-	       (int)w->pid, rm.path, w->client_id, n);
+	pthread_atfork(NULL, NULL, rm_atfork_child);
 	return (int)n;
 }
 
@@ -279,6 +355,11 @@ static bool rm_rings_queue_only(void)
 	return true;
 }
 
+static bool rm_fork_safe(void)
+{
+	return true; /* a child attaches on its own (rm_atfork_child) */
+}
+
 /* the ops of remote_ops.c plus these */
 static struct dpv_driver_ops g_ops;
 
@@ -293,6 +374,7 @@ RTE_INIT(rm_register)
 	g_ops.progress = rm_progress;
 	g_ops.progress_is_background = rm_background;
 	g_ops.rings_queue_only = rm_rings_queue_only;
+	g_ops.fork_safe = rm_fork_safe;
 	g_ops.mem_alloc = rm_mem_alloc;
 	g_ops.mem_free = rm_mem_free;
 	g_ops.mem_is_huge = rm_mem_is_huge;

@@ -62,6 +62,7 @@ struct rm_state {
 	pthread_mutex_t lock;        /* one request at a time */
 	uint64_t seq;
 	atomic_bool dead;
+	atomic_bool forked;          /* a child of fork(): no connection of its own yet */
 	struct dpv_shm_hello w;      /* the welcome */
 	uint8_t *db_mem;
 	size_t db_bytes;
@@ -88,6 +89,9 @@ void rm_fatal(const char *why);
 
 /* remote_mem.c: regions (memfd, sealed, added to the daemon). */
 void *rm_mem_alloc(size_t size, bool huge);
+/* A child of fork(): the regions in the list are the parent's (forgotten,
+ * left mapped). */
+void rm_mem_forget(void);
 void rm_mem_free(void *p);
 int rm_mem_is_huge(const void *p);
 

@@ -283,6 +283,24 @@ static void *rm_create_qp(const struct dpv_qp_cfg *cfg)
 	return qp;
 }
 
+static int rm_mcast(void *p, const uint8_t *gid, bool attach)
+{
+	struct rm_qp *qp = p;
+	struct dpv_shm_mcast m = {.qpn = qp->qpn, .attach = attach};
+	memcpy(m.gid, gid, sizeof(m.gid));
+	return rm_call(DPV_SHM_MCAST, &m, NULL, 0, NULL);
+}
+
+static int rm_mcast_attach(void *p, const uint8_t *gid)
+{
+	return rm_mcast(p, gid, true);
+}
+
+static int rm_mcast_detach(void *p, const uint8_t *gid)
+{
+	return rm_mcast(p, gid, false);
+}
+
 static int rm_gsi_listen(void *p, uint64_t service_id, bool on)
 {
 	struct rm_qp *qp = p;
@@ -397,6 +415,8 @@ const struct dpv_driver_ops rm_ops = {
 	.destroy_srq = rm_destroy_srq,
 	.create_qp = rm_create_qp,
 	.gsi_listen = rm_gsi_listen,
+	.mcast_attach = rm_mcast_attach,
+	.mcast_detach = rm_mcast_detach,
 	.gsi_comm_ids = rm_gsi_comm_ids,
 	.destroy_qp = rm_destroy_qp,
 	.modify_qp = rm_modify_qp,

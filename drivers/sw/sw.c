@@ -78,6 +78,15 @@ static int sw_query_gid(void *d, uint32_t index, struct dpv_gid *g)
 	return 0;
 }
 
+/* ARP / ND through the port's first engine context (dpv_neigh.c). */
+static int sw_neigh_query(void *d, const uint8_t ip[16], uint8_t mac[6])
+{
+	struct dpv_port *p = ((struct sw_dev *)d)->port;
+	if (!p->n_qctx)
+		return -EAGAIN;
+	return dpv_neigh_lookup(&p->qctx[0], ip, mac);
+}
+
 /* Rings in DPDK memory (hugepages unless EAL runs with --no-huge), on the
  * port's NUMA socket: reachable from lcores and, later, from a daemon. */
 static void *sw_queue_alloc(void *d, size_t size, size_t align)
@@ -163,6 +172,7 @@ static const struct dpv_driver_ops sw_ops = {
 	.probe = sw_probe,
 	.query_port = sw_query_port,
 	.query_gid = sw_query_gid,
+	.neigh_query = sw_neigh_query,
 	.queue_alloc = sw_queue_alloc,
 	.queue_free = sw_queue_free,
 	.create_td = sw_create_td,
@@ -190,6 +200,8 @@ static const struct dpv_driver_ops sw_ops = {
 	.db_detach = sw_db_detach,
 	.qp_db_index = sw_qp_db_index,
 	.gsi_demux = sw_gsi_demux,
+	.mcast_attach = sw_mcast_attach,
+	.mcast_detach = sw_mcast_detach,
 	.db_sync = sw_db_sync,
 };
 

@@ -218,6 +218,7 @@ struct sw_qp {
 	uint32_t qpn;
 	enum ibv_qp_type type;
 	bool gsi;                 /* QP 1 of its port on the wire (its qpn is a pool number) */
+	bool gsi_shared;          /* one of dpverbsd's applications' GSI QPs (send filter) */
 	_Atomic int state;        /* enum ibv_qp_state */
 	struct sw_dev *dev;
 	struct dpv_port *port;
@@ -352,9 +353,18 @@ struct sw_srq *sw_srq_lookup(uint32_t srqn);
 int sw_reg_mr(void *dev, const struct dpv_mr_desc *d);
 void sw_dereg_mr(void *dev, uint32_t key);
 /* The GSI QP of a port (QP 1 on the wire), or NULL; set -EEXIST if taken. */
+/* sw_mcast.c: groups and their attached UD QPs, per port */
+#define SW_MCAST_GRPS DPV_MAX_MCAST_GRP
+#define SW_MCAST_QPS DPV_MAX_MCAST_QP_ATTACH
+int sw_mcast_attach(void *qp, const uint8_t *mgid);
+int sw_mcast_detach(void *qp, const uint8_t *mgid);
+void sw_mcast_qp_gone(struct sw_qp *qp);
+void sw_mcast_rx(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi);
 struct sw_qp *sw_gsi_lookup(const struct dpv_port *port, const uint8_t sgid[16], const uint8_t *mad,
 			     uint32_t len);
-void sw_gsi_demux(dpv_gsi_demux_fn fn, void *arg);
+void sw_gsi_demux(dpv_gsi_demux_fn fn, dpv_gsi_tx_fn tx, void *arg);
+/* dpverbsd's send filter for a gsi_shared QP's MAD (true: send it). */
+bool sw_gsi_tx_ok(const struct sw_qp *qp, const uint8_t *mad, uint32_t len);
 int sw_tab_gsi_set(const struct dpv_port *port, struct sw_qp *old, struct sw_qp *qp);
 /* The MR of an lkey/rkey (its full 32-bit value), or NULL. */
 const struct sw_mr *sw_mr_lookup(uint32_t key);

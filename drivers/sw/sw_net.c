@@ -71,11 +71,17 @@ int sw_xmit(struct sw_qp *qp, struct dpv_pkt_build *b, uint32_t pd, const struct
 		else
 			sw_sge_copy_out(pd, sge, nsge, off, f + poff, len);
 	}
+	if (unlikely(qp->gsi_shared) && !sw_gsi_tx_ok(qp, f + poff, len)) {
+		rte_pktmbuf_free(m); /* dpverbsd refused it: lost on the way */
+		return 0;
+	}
 	if (trusted)
 		m->ol_flags |= dpv_lo_trusted_flag;
 	else
 		dpv_pkt_finish(f, flen);
-	int r = lp ? dpv_port_xmit_local(qp->qc, lp, m) : dpv_port_xmit_remote(qp->qc, m, b->dgid);
+	int r = lp ? dpv_port_xmit_local(qp->qc, lp, m)
+		   : dpv_gid_is_mcast(b->dgid) ? dpv_port_xmit_mcast(qp->qc, m, b->dgid)
+					       : dpv_port_xmit_remote(qp->qc, m, b->dgid);
 	if (r == 0)
 		sw_cnt(qp, DPV_CNT_SENT_PKTS);
 	return r;

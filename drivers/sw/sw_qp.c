@@ -74,6 +74,7 @@ void *sw_create_qp(const struct dpv_qp_cfg *cfg)
 		return NULL;
 	}
 	qp->gsi = cfg->gsi || cfg->gsi_shared;
+	qp->gsi_shared = cfg->gsi_shared;
 	if (cfg->gsi_shared && (cfg->type != IBV_QPT_UD || qp->lockless)) {
 		sw_timer_del(qp);
 		errno = EINVAL;
@@ -112,6 +113,7 @@ void sw_destroy_qp(void *p)
 {
 	struct sw_qp *qp = p;
 	sw_tab_qp_set(qp->qpn, NULL);
+	sw_mcast_qp_gone(qp);
 	if (qp->gsi)
 		sw_tab_gsi_set(qp->port, qp, NULL);
 	sw_timer_del(qp);

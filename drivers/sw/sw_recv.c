@@ -68,6 +68,10 @@ static void dispatch(struct sw_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, 
 
 void sw_rx(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi)
 {
+	if (pi->dqpn == DPV_QPN_MCAST) {
+		sw_mcast_rx(qc, m, pi); /* IBA 10.5: every attached QP of the port */
+		return;
+	}
 	struct sw_qp *qp = pi->dqpn == DPV_QPN_GSI ?
 		sw_gsi_lookup(qc->port, pi->sgid, rte_pktmbuf_mtod(m, const uint8_t *) + pi->payload_off, pi->payload_len) :
 		sw_qp_lookup(pi->dqpn);

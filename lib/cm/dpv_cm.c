@@ -141,6 +141,13 @@ struct dpv_cm_id *dpv_cm_listen(struct dpv_cm_agent *agent, uint64_t service_id,
 	return id;
 }
 
+void cm_id_arm(struct dpv_cm_id *id, uint64_t deadline)
+{
+	id->deadline = deadline;
+	if (deadline < id->agent->next_due)
+		id->agent->next_due = deadline;
+}
+
 void cm_id_stop(struct dpv_cm_id *id)
 {
 	id->retrans = false;
@@ -151,7 +158,7 @@ void cm_id_timewait(struct dpv_cm_id *id, uint64_t now)
 {
 	cm_id_stop(id);
 	id->state = DPV_CM_TIMEWAIT;
-	id->deadline = now + id->agent->cfg.timewait_ns;
+	cm_id_arm(id, now + id->agent->cfg.timewait_ns);
 }
 
 void cm_id_idle(struct dpv_cm_id *id)
@@ -211,7 +218,7 @@ int cm_id_send(struct dpv_cm_id *id, struct dpv_cm_mad *m, bool retrans, uint64_
 		id->retrans = true;
 		id->retries = 0;
 		id->timeout_ns = dpv_cm_timeout_ns(id->peer_resp_timeout);
-		id->deadline = now + id->timeout_ns;
+		cm_id_arm(id, now + id->timeout_ns);
 	}
 	return cm_xmit(id->agent, &id->peer, id->out);
 }
@@ -396,10 +403,12 @@ int dpv_cm_send_rej(struct dpv_cm_id *id, uint16_t reason, const void *ari, uint
 
 int dpv_cm_send_mra(struct dpv_cm_id *id, uint8_t service_timeout, const void *pd, uint8_t len)
 {
+	bool delay = (service_timeout & DPV_CM_MRA_FLAG_DELAY) != 0;
 	struct dpv_cm_mad m;
 	bool req;
 	int ret;
 
+	service_timeout &= (uint8_t)~DPV_CM_MRA_FLAG_DELAY;
 	if (!id || service_timeout > 31)
 		return -EINVAL;
 	if (id->state != DPV_CM_REQ_RCVD && id->state != DPV_CM_REP_RCVD)
@@ -414,7 +423,36 @@ int dpv_cm_send_mra(struct dpv_cm_id *id, uint8_t service_timeout, const void *p
 	if (ret)
 		return ret;
 	id->state = req ? DPV_CM_MRA_REQ_SENT : DPV_CM_MRA_REP_SENT;
-	return cm_id_send(id, &m, false, 0);
+	if (!delay)
+		return cm_id_send(id, &m, false, 0);
+	/* kept for the duplicates (cm_id_resend), not sent now */
+	ret = dpv_cm_mad_encode(&m, id->out);
+	id->out_valid = ret == 0;
+	id->out_attr = DPV_CM_ATTR_MRA;
+	cm_id_stop(id);
+	return ret;
+}
+
+int dpv_cm_establish(struct dpv_cm_id *id)
+{
+	if (!id)
+		return -EINVAL;
+	if (id->state == DPV_CM_ESTABLISHED)
+		return -EISCONN;
+	if (id->state != DPV_CM_REP_SENT && id->state != DPV_CM_MRA_REP_RCVD)
+		return -EINVAL;
+	cm_id_stop(id);
+	id->state = DPV_CM_ESTABLISHED;
+	return 0;
+}
+
+uint32_t dpv_cm_ids_in_use(const struct dpv_cm_agent *agent)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; agent && i < agent->nids; i++)
+		n += agent->ids[i].in_use;
+	return n;
 }
 
 int dpv_cm_send_dreq(struct dpv_cm_id *id, const void *pd, uint8_t len, uint64_t now)
@@ -599,7 +637,7 @@ static void cm_id_timer(struct dpv_cm_id *id, uint64_t now)
 	}
 	id->retries++;
 	id->timeout_ns = dpv_cm_timeout_ns(id->peer_resp_timeout);
-	id->deadline = now + id->timeout_ns;
+	cm_id_arm(id, now + id->timeout_ns);
 	cm_id_resend(id);
 }
 
@@ -610,6 +648,10 @@ int dpv_cm_timer(struct dpv_cm_agent *agent, uint64_t now)
 	if (!agent)
 		return -EINVAL;
 	agent->now = now;
+	if (now < agent->next_due)
+		return 0; /* no deadline before next_due: no scan (a big table costs nothing idle) */
+	/* recomputed below; a timer or event callback arming an id lowers it again */
+	agent->next_due = DPV_CM_NO_DEADLINE;
 	for (uint32_t i = 0; i < agent->nids; i++) {
 		struct dpv_cm_id *id = &agent->ids[i];
 
@@ -617,6 +659,8 @@ int dpv_cm_timer(struct dpv_cm_agent *agent, uint64_t now)
 			cm_id_timer(id, now);
 			fired++;
 		}
+		if (id->in_use && id->deadline < agent->next_due)
+			agent->next_due = id->deadline;
 	}
 	return fired;
 }

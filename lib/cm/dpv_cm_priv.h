@@ -9,6 +9,9 @@
 int cm_id_send(struct dpv_cm_id *id, struct dpv_cm_mad *m, bool retrans, uint64_t now);
 /** Resends id->out once (a duplicate's answer). */
 int cm_id_resend(struct dpv_cm_id *id);
+/** Sets id's timer to deadline (every finite deadline is set this way:
+ * the agent's next_due lets dpv_cm_timer() skip its scan until then). */
+void cm_id_arm(struct dpv_cm_id *id, uint64_t deadline);
 /** Stops retransmitting. */
 void cm_id_stop(struct dpv_cm_id *id);
 /** TIMEWAIT until now + timewait_ns. */

@@ -273,7 +273,7 @@ static int cm_rx_mra(struct dpv_cm_agent *a, const struct dpv_cm_mad *m)
 		id->remote_id = m->mra.local_comm_id;
 	/* IBA 12.6.6: wait the service timeout before retransmitting */
 	id->timeout_ns = dpv_cm_timeout_ns(m->mra.service_timeout);
-	id->deadline = a->now + id->timeout_ns;
+	cm_id_arm(id, a->now + id->timeout_ns);
 	cm_event(id, &ev);
 	return 0;
 unmatched:

@@ -43,7 +43,7 @@ const char *dpvd_op_name(uint16_t op)
 		[DPV_SHM_SHPD_SHARE] = "SHPD_SHARE", [DPV_SHM_IMPORT_PD] = "IMPORT_PD",
 		[DPV_SHM_IMPORT_MR] = "IMPORT_MR", [DPV_SHM_XRCD_OPEN] = "XRCD_OPEN",
 		[DPV_SHM_XRCD_CLOSE] = "XRCD_CLOSE", [DPV_SHM_OPEN_QP] = "OPEN_QP",
-		[DPV_SHM_GSI_LISTEN] = "GSI_LISTEN",
+		[DPV_SHM_GSI_LISTEN] = "GSI_LISTEN", [DPV_SHM_MCAST] = "MCAST",
 	};
 	return op < DPV_SHM_OP_NR && n[op] ? n[op] : "?";
 }

@@ -588,6 +588,7 @@ int dpvd_dispatch(struct dpvd_client *c, struct dpv_shm_msg *m, int fds[DPV_SHM_
 	case DPV_SHM_XRCD_CLOSE: return dpvd_xrcd_close(c, &m->u.xrcd);
 	case DPV_SHM_OPEN_QP: return dpvd_open_qp(c, &m->u.oqp);
 	case DPV_SHM_GSI_LISTEN: return dpvd_gsi_listen(c, &m->u.gsil);
+	case DPV_SHM_MCAST: return dpvd_qp_mcast(c, &m->u.mcast);
 	default: return -EOPNOTSUPP;
 	}
 }

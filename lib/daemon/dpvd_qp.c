@@ -259,6 +259,15 @@ int dpvd_qp_modify(struct dpvd_client *c, struct dpv_shm_qp_modify *q)
 	return 0;
 }
 
+int dpvd_qp_mcast(struct dpvd_client *c, struct dpv_shm_mcast *m)
+{
+	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_QP, m->qpn, true);
+	struct dpv_device *d = o ? dpvd_dev(o->dev) : NULL;
+	if (!o || !d || o->qp_type != IBV_QPT_UD || o->gsi || m->attach > 1 || !dpv_gid_is_mcast(m->gid))
+		return -EINVAL;
+	return m->attach ? dpv_ops(d)->mcast_attach(o->drv, m->gid) : dpv_ops(d)->mcast_detach(o->drv, m->gid);
+}
+
 int dpvd_qp_query(struct dpvd_client *c, struct dpv_shm_qp_query *q)
 {
 	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_QP, q->qpn, true);

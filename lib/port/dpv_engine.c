@@ -146,8 +146,30 @@ int dpv_port_xmit_remote(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t 
 	return dpv_port_tx_raw(qc, m);
 }
 
+/* A multicast frame goes on the wire to the group's Ethernet address, and
+ * a copy to the port itself (as a NIC loops multicast back to its own QPs
+ * attached to the group); the engine delivers it to every attached QP. */
+int dpv_port_xmit_mcast(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16])
+{
+	struct dpv_port *p = qc->port;
+	uint8_t *eth = rte_pktmbuf_mtod(m, uint8_t *);
+	struct rte_mbuf *lo = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+	if (lo)
+		dpv_port_xmit_local(qc, p, lo);
+	else
+		DPV_STAT_ADD(p, drop[DPV_DROP_NOMEM], 1);
+	DPV_STAT_ADD(p, tx_roce, 1);
+	dpv_gid_mcast_mac(dgid, eth);
+	return dpv_port_tx_raw(qc, m);
+}
+
 static bool frame_for_us(const struct dpv_port *p, const struct dpv_pkt_info *pi)
 {
+	if (dpv_gid_is_mcast(pi->dgid)) {
+		uint8_t mac[6];
+		dpv_gid_mcast_mac(pi->dgid, mac);
+		return !memcmp(pi->dst_mac, mac, 6) || !memcmp(pi->dst_mac, p->mac, 6);
+	}
 	if (memcmp(pi->dst_mac, p->mac, 6) != 0)
 		return false;
 	return dpv_port_gid_find(p, pi->dgid) >= 0;

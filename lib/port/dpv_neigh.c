@@ -251,6 +251,33 @@ bool dpv_neigh_ready(struct dpv_qctx *qc, const uint8_t ip[16])
 	return ok;
 }
 
+/* For a caller that must know before it sends (rdma_resolve_addr through
+ * dpv_query_neigh): 0 with mac set (a local address carried by software
+ * loopback: that port's MAC), -EAGAIN while ip is being resolved (asked
+ * now if nobody was; a neighbour that never answers stays -EAGAIN: the
+ * caller keeps its own deadline). */
+int dpv_neigh_lookup(struct dpv_qctx *qc, const uint8_t ip[16], uint8_t mac[6])
+{
+	struct dpv_port *p = qc->port;
+	struct dpv_runtime *rt = dpv_runtime_peek();
+	struct dpv_port *lp = rt && rt->conf.sw_loopback ? dpv_port_find_local_gid(ip) : NULL;
+	if (lp) {
+		memcpy(mac, lp->mac, 6);
+		return 0;
+	}
+	rte_spinlock_lock(&p->neigh_lock);
+	struct dpv_neigh *n = neigh_find(p, ip);
+	bool ok = n && n->state == DPV_NEIGH_REACHABLE;
+	if (ok)
+		memcpy(mac, n->mac, 6);
+	rte_spinlock_unlock(&p->neigh_lock);
+	if (ok)
+		return 0;
+	if (!n)
+		dpv_neigh_prefetch(qc, ip);
+	return -EAGAIN;
+}
+
 /* Start resolving ip now (an address handle or a connected QP's path was
  * set up), so that the first message does not wait in the pending queue. */
 void dpv_neigh_prefetch(struct dpv_qctx *qc, const uint8_t ip[16])
@@ -260,6 +287,8 @@ void dpv_neigh_prefetch(struct dpv_qctx *qc, const uint8_t ip[16])
 	struct dpv_runtime *rt = dpv_runtime_peek();
 	if (rt && rt->conf.sw_loopback && dpv_port_find_local_gid(ip))
 		return; /* software loopback */
+	if (dpv_gid_is_mcast(ip))
+		return; /* a group: its MAC comes from its address, no ARP/ND */
 	rte_spinlock_lock(&p->neigh_lock);
 	if (!neigh_find(p, ip)) {
 		struct dpv_neigh *n = neigh_alloc(p, ip);

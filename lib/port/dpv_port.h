@@ -239,6 +239,9 @@ int dpv_port_xmit(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16
  * the frame goes: into local port lp by software loopback, or to the wire. */
 int dpv_port_xmit_local(struct dpv_qctx *qc, struct dpv_port *lp, struct rte_mbuf *m);
 int dpv_port_xmit_remote(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16]);
+/* To multicast group dgid: on the wire to the group's Ethernet address,
+ * and a copy to qc's port itself (its QPs attached to the group). */
+int dpv_port_xmit_mcast(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16]);
 
 /* Poll one engine context (RX burst, loopback ring, ARP/ND, hooks).
  * Returns the number of packets processed. Takes rx_lock (trylock: returns 0
@@ -259,6 +262,8 @@ void dpv_neigh_prefetch(struct dpv_qctx *qc, const uint8_t ip[16]);
 /* The link came up: ask again at once for every unresolved neighbour. */
 void dpv_neigh_link_up(struct dpv_port *p);
 bool dpv_neigh_ready(struct dpv_qctx *qc, const uint8_t ip[16]);
+/* 0 with ip's MAC, -EAGAIN while resolving it (asked if nobody was). */
+int dpv_neigh_lookup(struct dpv_qctx *qc, const uint8_t ip[16], uint8_t mac[6]);
 int dpv_port_tx_raw(struct dpv_qctx *qc, struct rte_mbuf *m); /* send as is, consumes; 0 or -ENOBUFS */
 
 /* Map an Ethernet MTU to the IB MTU enum (1..5) the port can carry. */

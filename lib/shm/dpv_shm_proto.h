@@ -68,6 +68,7 @@ enum dpv_shm_op {
 	DPV_SHM_XRCD_CLOSE,
 	DPV_SHM_OPEN_QP,          /* ibv_open_qp */
 	DPV_SHM_GSI_LISTEN,       /* dpv_gsi_listen: REQs for a service ID to a GSI QP */
+	DPV_SHM_MCAST,            /* ibv_attach_mcast / ibv_detach_mcast */
 	DPV_SHM_OP_NR,
 };
 
@@ -207,6 +208,13 @@ struct dpv_shm_gsi_listen {
 	uint64_t service_id;
 };
 
+/** DPV_SHM_MCAST. */
+struct dpv_shm_mcast {
+	uint32_t qpn;             /**< a UD QP of the process */
+	uint32_t attach;          /**< 1: attach, 0: detach */
+	uint8_t gid[16];          /**< the group (a multicast GID) */
+};
+
 struct dpv_shm_qp_modify {
 	uint32_t qpn;
 	int32_t mask;
@@ -274,6 +282,7 @@ struct dpv_shm_msg {
 		struct dpv_shm_xrcd xrcd;
 		struct dpv_shm_open_qp oqp;
 		struct dpv_shm_gsi_listen gsil;
+		struct dpv_shm_mcast mcast;
 		uint8_t raw[DPV_SHM_MAX_MSG - sizeof(struct dpv_shm_hdr)];
 	} u;
 };

@@ -176,3 +176,21 @@ DPV_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc
 		return NULL;
 	return ibv_create_ah(pd, &attr);
 }
+
+/**
+ * dpv_query_neigh - the Ethernet address of a neighbour, from dpverbs' own
+ * ARP / IPv6 neighbour discovery, without blocking (dpv_query_neigh(3)).
+ * RETURN VALUE: 0 with mac set; EAGAIN while it is being resolved (a
+ * request is sent if none was outstanding); EINVAL (NULL argument,
+ * port_num != 1); EOPNOTSUPP (the driver keeps no neighbours: null driver,
+ * shared mode). errno is not set.
+ */
+DPV_EXPORT int dpv_query_neigh(struct ibv_context *context, uint8_t port_num, const union ibv_gid *gid,
+			       uint8_t mac[6])
+{
+	if (!context || !gid || !mac || port_num != DPV_PORT_NUM)
+		return EINVAL;
+	struct dpv_device *d = to_dctx(context)->dev;
+	int r = dpv_ops(d)->neigh_query(d->drv_dev, gid->raw, mac);
+	return r < 0 ? -r : r;
+}

@@ -113,6 +113,11 @@ static void fill_device_attr(struct dpv_device *d, struct ibv_device_attr *a)
 	a->max_srq_wr = (int)p->max_srq_wr;
 	a->max_srq_sge = (int)p->max_srq_sge;
 	a->max_pkeys = DPV_PKEY_TABLE_LEN;
+	if (dpv_core_has_mcast()) { /* the driver attaches UD QPs to groups */
+		a->max_mcast_grp = DPV_MAX_MCAST_GRP;
+		a->max_mcast_qp_attach = DPV_MAX_MCAST_QP_ATTACH;
+		a->max_total_mcast_qp_attach = DPV_MAX_MCAST_GRP * DPV_MAX_MCAST_QP_ATTACH;
+	}
 	a->local_ca_ack_delay = DPV_LOCAL_CA_ACK_DELAY;
 	a->phys_port_cnt = DPV_PHYS_PORT_CNT;
 }

@@ -36,6 +36,7 @@
 #define DPV_WC_SL_IPV4 2
 #define DPV_WC_SL_IPV6 1
 #define DPV_QPN_GSI 1                   /* the GSI's QPN on the wire (IBA 13.5.1) */
+#define DPV_QPN_MCAST 0xffffff          /* destination QP of multicast packets (IBA 10.5) */
 #define DPV_QPN_FIRST 0x11
 #define DPV_QPN_LAST 0x1ffff
 #define DPV_MR_INDEX_LAST 0xffffff

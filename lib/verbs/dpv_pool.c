@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/random.h>
 
 #include <unistd.h>
@@ -91,6 +92,17 @@ int dpv_pool_init(const struct dpv_params *p)
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+void dpv_pool_forget(void)
+{
+	for (unsigned int t = 0; t < DPV_OBJ_NR; t++) {
+		struct dpv_pool *pl = &g_pools[t];
+		rte_spinlock_init(&pl->lock);
+		if (pl->table)
+			memset(pl->table, 0, ((size_t)pl->last + 1) * sizeof(*pl->table));
+		pl->count = 0;
+	}
 }
 
 /* Add obj at a number the source gave (shared mode). */

@@ -45,6 +45,9 @@ void dpv_pool_set_source(const struct dpv_pool_source *src);
 /** Set the ranges and limits from the parameters (before any add; again
  *  only while every table is empty: -EBUSY otherwise). */
 int dpv_pool_init(const struct dpv_params *p);
+/* In a child of fork() (shared mode): every number in the tables is the
+ * parent's; empty them (the objects are left alone). Async-signal-safe. */
+void dpv_pool_forget(void);
 
 /**
  * Add obj to the table of type t; *index receives its number.

@@ -395,13 +395,32 @@ DPV_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 	return &to_dqp(qp)->ibqp;
 }
 
-/** ibv_attach_mcast / ibv_detach_mcast: multicast is not supported: EOPNOTSUPP. */
-DPV_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+/* ibv_attach_mcast / ibv_detach_mcast: a UD QP and a multicast GID (as
+ * Linux ib_attach_mcast: EINVAL otherwise; the LID is not used on RoCE). */
+static int mcast(struct ibv_qp *qp, const union ibv_gid *gid, bool attach)
 {
-	return EOPNOTSUPP;
+	if (!qp || !gid)
+		return EINVAL;
+	if (!dpv_core_has_mcast())
+		return EOPNOTSUPP; /* the null driver */
+	if (qp->qp_type != IBV_QPT_UD || to_dqp(qp)->gsi || !to_dqp(qp)->drv ||
+	    !dpv_gid_is_mcast(gid->raw))
+		return EINVAL;
+	const struct dpv_driver_ops *o = ctx_ops(qp->context);
+	int r = attach ? o->mcast_attach(to_dqp(qp)->drv, gid->raw) : o->mcast_detach(to_dqp(qp)->drv, gid->raw);
+	return r < 0 ? -r : r;
 }
 
+/** ibv_attach_mcast: the UD QP receives what is sent to group gid. */
+DPV_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
+{
+	(void)lid;
+	return mcast(qp, gid, true);
+}
+
+/** ibv_detach_mcast: no more. EINVAL if the QP is not in the group. */
 DPV_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
-	return EOPNOTSUPP;
+	(void)lid;
+	return mcast(qp, gid, false);
 }

@@ -33,6 +33,7 @@ struct dpv_core {
 	const struct dpv_driver_ops *ops;
 	struct dpv_device devs[DPV_MAX_PORTS];
 	unsigned int n_devs;
+	pid_t pid;                   /* the process that brought it up */
 };
 
 /* Who this process is in shared mode ("mode": "shared"): an application
@@ -50,6 +51,8 @@ void dpv_core_set_role(enum dpv_role role);
 struct dpv_core *dpv_core_get(void);
 /* The core if it is up, else NULL (no initialisation). */
 struct dpv_core *dpv_core_peek(void);
+/* Does the driver attach QPs to multicast groups (max_mcast_grp > 0)? */
+bool dpv_core_has_mcast(void);
 /* The ops of the driver of a device. */
 static inline const struct dpv_driver_ops *dpv_ops(const struct dpv_device *d)
 {

@@ -169,13 +169,30 @@ struct ibv_pd *ibv_share_pd(struct ibv_context *context, struct ibv_shpd *shpd, 
 struct ibv_qp *dpv_create_gsi_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 
 /**
+ * The Ethernet address of neighbour @p gid (IPv4-mapped or IPv6) on port
+ * @p port_num of the device, from dpverbs' own ARP / IPv6 neighbour
+ * discovery; never blocks (what the kernel's neighbour table gives
+ * rdma_resolve_addr on Linux: dpverbs' librdmacm polls it).
+ *
+ * RETURN VALUE: 0 with @p mac set (a local address carried by software
+ * loopback: that port's MAC); EAGAIN while the neighbour is being resolved
+ * (a request is sent when none is outstanding; one that never answers stays
+ * EAGAIN); EINVAL (NULL argument, port_num != 1); EOPNOTSUPP (the driver
+ * keeps no neighbours: null driver, shared mode). errno is not set.
+ */
+int dpv_query_neigh(struct ibv_context *context, uint8_t port_num, const union ibv_gid *gid,
+		    uint8_t mac[6]);
+
+/**
  * Shared mode: ask the daemon to hand the GSI QP qp (dpv_create_gsi_qp)
  * the REQs and SIDR_REQs for service_id (on non-zero), or to stop (on 0).
  * Embedded mode: nothing to do (the process' GSI QP gets every MAD).
  *
  * RETURN VALUE: 0, or an errno value: EINVAL (qp is not a GSI QP),
  * EADDRINUSE (another process listens on service_id on that port),
- * ENOENT (on 0: qp does not listen on it), EIO (the daemon is gone).
+ * ENOSPC (the process listens on 128 service IDs already, or the daemon
+ * on 1024), ENOENT (on 0: qp does not listen on it), EIO (the daemon is
+ * gone).
  */
 int dpv_gsi_listen(struct ibv_qp *qp, uint64_t service_id, int on);
 

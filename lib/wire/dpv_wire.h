@@ -47,6 +47,27 @@ static inline bool dpv_gid_is_v4mapped(const uint8_t *gid)
 	__builtin_memcpy(&want, ffff, 4);
 	return hi == 0 && mid == want;
 }
+
+/** Is a GID a multicast group: IPv4-mapped 224.0.0.0/4, or ff00::/8
+ *  (Linux rdma_is_multicast_addr)? */
+static inline bool dpv_gid_is_mcast(const uint8_t *gid)
+{
+	return dpv_gid_is_v4mapped(gid) ? (gid[12] & 0xf0) == 0xe0 : gid[0] == 0xff;
+}
+
+/** The Ethernet address of multicast GID gid: 01:00:5e and the low 23
+ *  bits of the IPv4 group (RFC 1112 6.4), 33:33 and the last 32 bits of
+ *  the IPv6 one (RFC 2464 7). */
+static inline void dpv_gid_mcast_mac(const uint8_t *gid, uint8_t mac[6])
+{
+	if (dpv_gid_is_v4mapped(gid)) {
+		mac[0] = 0x01, mac[1] = 0x00, mac[2] = 0x5e;
+		mac[3] = gid[13] & 0x7f, mac[4] = gid[14], mac[5] = gid[15];
+	} else {
+		mac[0] = 0x33, mac[1] = 0x33;
+		mac[2] = gid[12], mac[3] = gid[13], mac[4] = gid[14], mac[5] = gid[15];
+	}
+}
 #define DPV_ETH_HLEN 14
 #define DPV_IPV4_HLEN 20
 #define DPV_IPV6_HLEN 40

@@ -14,7 +14,9 @@
  *    as unmatched, no event;
  *  - destroying the passive id in SIDR_REQ_RCVD: SIDR_REP status 2
  *    (reject) with the request ID; destroying the active id in
- *    SIDR_REQ_SENT: nothing sent, no timer, a late SIDR_REP unmatched.
+ *    SIDR_REQ_SENT: nothing sent, no timer, a late SIDR_REP unmatched;
+ *  - dpv_cm_timer's skipped scans: an id armed after a scan with an
+ *    earlier deadline than the others is still retransmitted on time.
  */
 #include <string.h>
 
@@ -158,8 +160,39 @@ static void sidr_destroy(void)
 	harness_fini();
 }
 
+/* dpv_cm_timer skips its scan until the earliest deadline: an id armed
+ * after a scan with an earlier deadline than the others still fires on time. */
+static void timer_next_due(void)
+{
+	struct dpv_cm_req_param p;
+	struct dpv_cm_id *slow, *fast;
+	struct dpv_cm_mad m;
+
+	harness_init(34);
+	sidr_param(&p); /* timeout 20 */
+	slow = dpv_cm_create_id(&sides[0].agent, NULL);
+	dpv_cm_sidr_req(slow, &p, now_ns);
+	nwire = 0;
+	clock_to(now_ns + 1000); /* a scan: nothing due before 4.096us*2^20 */
+	CHECK(nwire == 0, "nothing due yet");
+	uint64_t t1 = now_ns;
+	p.remote_cm_response_timeout = 10;
+	fast = dpv_cm_create_id(&sides[0].agent, NULL);
+	dpv_cm_sidr_req(fast, &p, t1);
+	nwire = 0;
+	clock_to(t1 + T10 - 1);
+	CHECK(nwire == 0, "the later id: nothing before its 4.096us*2^10");
+	clock_to(t1 + T10);
+	CHECK(nwire == 1 && wire_decode(0, &m) && m.sidr_req.request_id == fast->local_id,
+	      "the later, earlier-due id retransmitted on time after a scan");
+	CHECK(dpv_cm_timer(&sides[0].agent, t1 + T10 + 1) == 0, "nothing more due");
+	CHECK(dpv_cm_next_deadline(&sides[0].agent) == t1 + 2 * T10, "next deadline exact");
+	harness_fini();
+}
+
 void test_sidr_exchange(void)
 {
+	timer_next_due();
 	sidr_timing();
 	sidr_lost_rep();
 	sidr_destroy();

@@ -16,6 +16,11 @@
  *   - the runtimes' and agents' counters agree.
  * With argument "lossy" (test cmrt_lossy, frames dropped): the same
  * exchanges complete through the agents' retransmissions.
+ * Under a shared daemon (test shared_cmrt) the same on the daemon's QP 1,
+ * with "hostile" (test shared_cmrt_hostile) after a process flooded it
+ * (hostile_child); with "dead" (test shared_cmrt_dead) dead_requester only:
+ * the two runtimes are one process' (one comm-ID slot, two GSI QPs), and
+ * the REJs for the unknown service come from the daemon's own endpoint.
  * Every wait ends after 3 s with a CHECK failure. Uses libdpverbs.so's
  * exported API and the static lib/cmrt + lib/cm.
  */
@@ -24,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 #include "dpv_cm_ip.h"
 #include "dpv_cmrt.h"
@@ -37,6 +44,8 @@
  * more retries, so that retransmissions complete the exchanges within the
  * waits; the exact counter checks are skipped. */
 static bool lossy;
+/* under a shared daemon (DPV_SHARED_SOCK, set by test/shared/with_daemon.sh) */
+static bool shared;
 
 struct side {
 	const char *name;
@@ -185,21 +194,218 @@ static void check_counters(struct side *a, struct side *b)
 	struct dpv_cmrt_stats sa, sb;
 	CHECK(dpv_cmrt_stats(a->rt, &sa) == 0 && dpv_cmrt_stats(b->rt, &sb) == 0, "stats");
 	const struct dpv_cm_stats *ca = &dpv_cmrt_agent(a->rt)->stats, *cb = &dpv_cmrt_agent(b->rt)->stats;
-	/* A: REQ, RTU, DREQ, REQ, REQ; B: REP, DREP, REJ, REJ (no retransmission expected) */
+	/* A: REQ, RTU, DREQ, REQ, REQ; B: REP, DREP, REJ, REJ (no retransmission expected). In
+	 * shared mode the daemon owns QP 1: it answers the two REQs for a service nobody
+	 * listens on itself (B never sees them), and B's one AH is IPv4's */
+	unsigned int rej = shared ? 2 : 0;
 	CHECK(sa.tx == ca->tx && sb.tx == cb->tx, "tx: runtime %lu/%lu, agent %lu/%lu", (unsigned long)sa.tx,
 	      (unsigned long)sb.tx, (unsigned long)ca->tx, (unsigned long)cb->tx);
-	CHECK(sa.tx >= 5 && sb.tx >= 4 && sa.rx == sb.tx && sb.rx == sa.tx, "A tx %lu rx %lu, B tx %lu rx %lu",
-	      (unsigned long)sa.tx, (unsigned long)sa.rx, (unsigned long)sb.tx, (unsigned long)sb.rx);
+	CHECK(sa.tx >= 5 && sb.tx + 2 * rej >= 4 && sa.rx == sb.tx + rej && sb.rx + rej == sa.tx,
+	      "A tx %lu rx %lu, B tx %lu rx %lu", (unsigned long)sa.tx, (unsigned long)sa.rx, (unsigned long)sb.tx,
+	      (unsigned long)sb.rx);
 	CHECK(sa.rx == ca->rx && sb.rx == cb->rx, "rx: runtime and agent agree");
 	CHECK(sa.rx_dropped == 0 && sb.rx_dropped == 0 && sa.tx_errors == 0 && sb.tx_errors == 0 &&
 	      ca->rx_malformed == 0 && cb->rx_malformed == 0, "no drops or errors");
-	CHECK(sa.ahs == 2 && sb.ahs == 2, "two cached AHs each, IPv4 and IPv6 (%lu, %lu)", (unsigned long)sa.ahs,
-	      (unsigned long)sb.ahs);
+	CHECK(sa.ahs == 2 && sb.ahs == (shared ? 1u : 2u), "two cached AHs each, IPv4 and IPv6 (%lu, %lu)",
+	      (unsigned long)sa.ahs, (unsigned long)sb.ahs);
+}
+
+
+/* Sends one REQ for sid with local comm ID lid from the raw GSI QP. */
+static void raw_req(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_ah *ah, struct ibv_mr *mr, uint8_t *buf,
+		    uint64_t sid, uint32_t lid)
+{
+	struct dpv_cm_mad m;
+	dpv_cm_mad_init(&m, DPV_CM_ATTR_REQ, (uint64_t)2 << 32 | lid);
+	m.req.local_comm_id = lid;
+	m.req.service_id = sid;
+	m.req.local_qpn = 0x111;
+	m.req.starting_psn = 0x222;
+	m.req.path_mtu = 3;
+	m.req.remote_cm_response_timeout = 18;
+	m.req.local_cm_response_timeout = 18;
+	m.req.max_cm_retries = 3;
+	CHECK(dpv_cm_mad_encode(&m, buf) == 0, "spoof: encode a REQ");
+	struct ibv_sge sge = {.addr = (uintptr_t)buf, .length = DPV_MAD_SIZE, .lkey = mr->lkey};
+	struct ibv_send_wr wr = {.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+				 .wr.ud = {.ah = ah, .remote_qpn = 1, .remote_qkey = DPV_GSI_QKEY}}, *bad;
+	struct ibv_wc wc;
+	int n = 0;
+	CHECK(ibv_post_send(qp, &wr, &bad) == 0, "spoof: post");
+	for (uint64_t end = now_ns() + WAIT_NS; n == 0 && now_ns() < end;)
+		n = ibv_poll_cq(cq, 1, &wc);
+	CHECK(n == 1 && wc.status == IBV_WC_SUCCESS, "spoof: send completion");
+}
+
+/* The send filter: from its raw GSI QP on dpv1 the process sends two REQs to
+ * its own listener on dpv0 (a runtime of the same process): one with a comm
+ * ID of the daemon's range (slot 1), which the daemon must refuse to send,
+ * and one with a comm ID of its own range, which must arrive. */
+static void spoof_check(struct ibv_context *c0, struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_ah *ah,
+			struct ibv_mr *mr, uint8_t (*buf)[DPV_MAD_SIZE], uint32_t prefix)
+{
+	static struct side l = {.name = "L"};
+	struct dpv_cmrt_cfg cfg = {.event = on_event, .arg = &l, .seed = 5};
+	uint64_t sid = dpv_cma_service_id(0x0106, 7490);
+	l.rt = dpv_cmrt_open(c0, &cfg);
+	if (!CHECK(l.rt && dpv_cm_listen(dpv_cmrt_agent(l.rt), sid, NULL), "spoof: a listener on dpv0"))
+		return;
+	raw_req(qp, cq, ah, mr, buf[0], sid, 0x01000000u | 0x1234); /* the daemon's slot */
+	raw_req(qp, cq, ah, mr, buf[1], sid, prefix | 0x5678);      /* its own */
+	for (uint64_t end = now_ns() + 500000000ull; now_ns() < end;)
+		dpv_cmrt_poll(l.rt, now_ns());
+	CHECK(l.ev[DPV_CM_EV_REQ] == 1 && l.last_id && l.last_id->remote_id == (prefix | 0x5678),
+	      "spoof: %u REQ(s) arrived (comm ID %#x): only the one of its own range", l.ev[DPV_CM_EV_REQ],
+	      l.last_id ? l.last_id->remote_id : 0);
+	dpv_cmrt_close(l.rt);
+}
+
+/* Shared mode, argument "hostile": a process that abuses the daemon's QP 1
+ * before the ordinary exchanges run (in another process, which must not
+ * notice): its GSI QP's comm-ID range is its own (not the daemon's slot 1),
+ * a second GSI QP on the port and GSI_LISTEN on a QP that is not a GSI QP
+ * are refused, a REQ with another process' comm ID is not sent (the send
+ * filter, spoof_check), and it floods QP 1 of dpv0 with 3000 MADs: random bytes of
+ * random lengths, and CM headers with random attributes and bodies (REQs
+ * for random services, REJ/DREQ/RTU for random comm IDs). The daemon must
+ * survive it: the exchanges that follow are the test's ordinary ones. */
+static int hostile_child(void)
+{
+	struct ibv_context *c = dpvt_open_dev("dpv1");
+	struct ibv_pd *pd = c ? ibv_alloc_pd(c) : NULL;
+	struct ibv_cq *cq = pd ? ibv_create_cq(c, 128, NULL, NULL, 0) : NULL;
+	struct ibv_qp_init_attr ia = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
+				      .cap = {.max_send_wr = 64, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1}};
+	struct ibv_qp *qp = cq ? dpv_create_gsi_qp(pd, &ia) : NULL;
+	if (!CHECK(qp != NULL, "hostile: a GSI QP: %s", strerror(errno)))
+		return 1;
+	uint32_t prefix = 0, mask = 0;
+	CHECK(dpv_gsi_comm_ids(qp, &prefix, &mask) == 0 && mask == 0xff000000u && (prefix >> 24) >= 2 &&
+	      !(prefix & ~mask), "hostile: its comm-ID range %#x/%#x", prefix, mask);
+	errno = 0;
+	CHECK(dpv_create_gsi_qp(pd, &ia) == NULL && errno == EEXIST, "hostile: a second GSI QP: errno %d", errno);
+	ia.cap.max_send_wr = 1;
+	struct ibv_qp *ud = ibv_create_qp(pd, &ia);
+	CHECK(ud && dpv_gsi_listen(ud, 0x0106000000001234ull, 1) == EINVAL, "hostile: listen on a plain UD QP");
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = DPV_GSI_QKEY};
+	int rc = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
+	a.qp_state = IBV_QPS_RTR;
+	rc = rc ? rc : ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	a.qp_state = IBV_QPS_RTS;
+	rc = rc ? rc : ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	static uint8_t buf[64][DPV_MAD_SIZE];
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	union ibv_gid g;
+	struct ibv_context *c0 = dpvt_open_dev("dpv0");
+	CHECK(c0 && ibv_query_gid(c0, 1, 1, &g) == 0, "hostile: dpv0's GID 1");
+	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1, .grh = {.dgid = g, .sgid_index = 1, .hop_limit = 64}};
+	struct ibv_ah *ah = mr ? ibv_create_ah(pd, &aa) : NULL;
+	if (!CHECK(rc == 0 && ah, "hostile: RTS, MR, AH"))
+		return 1;
+	spoof_check(c0, qp, cq, ah, mr, buf, prefix);
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	unsigned int sent = 0, done = 0;
+	for (unsigned int i = 0; i < 3000; i++) {
+		uint8_t *m = buf[i % 64];
+		for (unsigned int k = 0; k < DPV_MAD_SIZE; k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			m[k] = (uint8_t)x;
+		}
+		uint32_t len = DPV_MAD_SIZE;
+		if (i % 3 == 0) { /* a CM header, a random CM attribute (0x10 .. 0x1a), a comm ID of its
+				   * own range (so that what decodes passes the send filter) */
+			m[0] = 1, m[1] = 0x07, m[2] = 2, m[3] = 3, m[16] = 0, m[17] = (uint8_t)(0x10 + x % 11);
+			m[24] = (uint8_t)(prefix >> 24);
+		} else if (i % 3 == 1) {
+			len = (uint32_t)(x % DPV_MAD_SIZE);
+		}
+		struct ibv_sge sge = {.addr = (uintptr_t)m, .length = len, .lkey = mr->lkey};
+		struct ibv_send_wr wr = {.wr_id = i, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+					 .send_flags = IBV_SEND_SIGNALED,
+					 .wr.ud = {.ah = ah, .remote_qpn = 1, .remote_qkey = DPV_GSI_QKEY}}, *bad;
+		while (sent - done >= 32) { /* the slot is reused only once its send completed */
+			struct ibv_wc wc[16];
+			int n = ibv_poll_cq(cq, 16, wc);
+			done += n > 0 ? (unsigned int)n : 0;
+		}
+		if (ibv_post_send(qp, &wr, &bad) == 0)
+			sent++;
+	}
+	CHECK(sent == 3000, "hostile: %u MADs sent to QP 1 of dpv0", sent);
+	return 0; /* exit: the daemon reclaims the rest */
+}
+
+/* Shared mode, argument "dead": a process sends a REQ and dies before the
+ * answer (SIGKILL-like: _exit, nothing torn down); its listener answers with
+ * a REP after that: the daemon, whose process it was, answers the REP with
+ * the REJ the dead process' CM would have sent (consumer defined), so the
+ * listener's id does not wait for an RTU until its REP times out. */
+static void dead_requester(void)
+{
+	int up[2], down[2];
+	char ch = 0;
+	if (!CHECK(pipe(up) == 0 && pipe(down) == 0, "pipes"))
+		return;
+	uint64_t sid = dpv_cma_service_id(0x0106, 7480);
+	pid_t pid = fork(); /* before either process opens anything */
+	if (pid == 0) {
+		static struct side c = {.name = "C"};
+		struct ibv_context *cc = dpvt_open_dev("dpv1"), *c0 = dpvt_open_dev("dpv0");
+		struct dpv_cmrt_cfg cfg = {.event = on_event, .arg = &c, .seed = 3};
+		union ibv_gid g;
+		c.rt = cc ? dpv_cmrt_open(cc, &cfg) : NULL;
+		if (!c.rt || !c0 || ibv_query_gid(c0, 1, 1, &g) != 0 || read(down[0], &ch, 1) != 1)
+			_exit(1);
+		struct dpv_cm_id *id = dpv_cm_create_id(dpv_cmrt_agent(c.rt), NULL);
+		struct dpv_cm_req_param p = req_param(&c, g.raw, sid, NULL, 0);
+		if (!id || dpv_cm_send_req(id, &p, now_ns()) != 0)
+			_exit(1);
+		for (uint64_t end = now_ns() + 200000000ull; now_ns() < end;)
+			dpv_cmrt_poll(c.rt, now_ns());
+		_exit(0); /* dead with its REQ out: nothing sent for it */
+	}
+	static struct side l = {.name = "L"};
+	struct ibv_context *cl = dpvt_open_dev("dpv0");
+	struct dpv_cmrt_cfg cfg = {.event = on_event, .arg = &l, .seed = 4};
+	l.rt = cl ? dpv_cmrt_open(cl, &cfg) : NULL;
+	struct dpv_cm_id *lis = l.rt ? dpv_cm_listen(dpv_cmrt_agent(l.rt), sid, NULL) : NULL;
+	CHECK(lis != NULL && write(down[1], &ch, 1) == 1, "dead: a listener");
+	int st = 0;
+	if (lis && wait_ev(&l, &l, &l, DPV_CM_EV_REQ, 1, "dead: the REQ")) {
+		struct dpv_cm_id *id = l.last_id;
+		CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "dead: the requester exited (%#x)", st);
+		pid = -1;
+		for (uint64_t end = now_ns() + 300000000ull; now_ns() < end;) /* the daemon reclaims it */
+			dpv_cmrt_poll(l.rt, now_ns());
+		struct dpv_cm_rep_param r = {.qpn = 0x2468, .starting_psn = 0x1357, .rnr_retry_count = 7};
+		CHECK(dpv_cm_send_rep(id, &r, now_ns()) == 0, "dead: REP to the dead requester");
+		if (wait_ev(&l, &l, &l, DPV_CM_EV_REJ, 1, "dead: the daemon's REJ"))
+			CHECK(l.rej_reason == DPV_CM_REJ_CONSUMER_DEFINED, "dead: REJ reason %u", l.rej_reason);
+	}
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	dpv_cmrt_close(l.rt);
+	if (cl)
+		ibv_close_device(cl);
 }
 
 int main(int argc, char **argv)
 {
 	lossy = argc > 1 && strcmp(argv[1], "lossy") == 0;
+	shared = getenv("DPV_SHARED_SOCK") != NULL;
+	if (shared && argc > 1 && strcmp(argv[1], "dead") == 0) {
+		dead_requester();
+		return dpvt_finish();
+	}
+	if (shared && argc > 1 && strcmp(argv[1], "hostile") == 0) {
+		pid_t pid = fork(); /* before this process opens anything */
+		if (pid == 0)
+			exit(hostile_child() == 0 && dpvt_finish() == 0 ? 0 : 1);
+		int st = 0;
+		CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "the hostile process: status %#x", st);
+	}
 	struct ibv_context *ca = dpvt_open_dev("dpv0"), *cb = dpvt_open_dev("dpv1");
 	if (!ca || !cb) {
 		CHECK(0, "devices");

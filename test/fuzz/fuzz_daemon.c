@@ -1615,6 +1615,8 @@ static const struct field f_xrcd[] = {FLD(dpv_shm_xrcd, dev, K_DEV, 0), FLD(dpv_
 static const struct field f_oqp[] = {FLD(dpv_shm_open_qp, dev, K_DEV, 0), FLD(dpv_shm_open_qp, xrcd, K_NUM, DPV_OBJ_XRCD),
 				     FLD(dpv_shm_open_qp, qpn, K_NUM, DPV_OBJ_QP)};
 
+static const struct field f_mcast[] = {FLD(dpv_shm_mcast, qpn, K_NUM, DPV_OBJ_QP),
+				       FLD(dpv_shm_mcast, attach, K_BOOL, 0)};
 static const struct field f_gsil[] = {FLD(dpv_shm_gsi_listen, qpn, K_NUM, DPV_OBJ_QP),
 				      FLD(dpv_shm_gsi_listen, on, K_BOOL, 0),
 				      FLD(dpv_shm_gsi_listen, service_id, K_ANY64, 0)};
@@ -1659,6 +1661,7 @@ static const struct field *op_fields(uint16_t op, unsigned int *n)
 	case DPV_SHM_XRCD_CLOSE: R(f_xrcd);
 	case DPV_SHM_OPEN_QP: R(f_oqp);
 	case DPV_SHM_GSI_LISTEN: R(f_gsil);
+	case DPV_SHM_MCAST: R(f_mcast);
 	default:
 		*n = 0;
 		return NULL;

@@ -16,7 +16,14 @@
 #      check_cm_capture.py (every CM MAD decoded cleanly by tshark as
 #      InfiniBand CM: REQ, REJ reason 8 for CLOSED, REP, RTU, DREQ, DREP,
 #      the RDMA CM IP service ID and private data);
-#   3. ib_send_lat -R, ib_write_bw -R, ib_read_lat -R, ib_atomic_lat -R
+#   3. bad input, rping -c in B: to 198.51.100.77 (on the link, no ARP
+#      answer): "cma event RDMA_CM_EVENT_ADDR_ERROR, error -110"; to
+#      203.0.113.5 (no route): "rdma_resolve_addr: Network is unreachable";
+#      to 198.51.100.11 (namespace A's kernel: answers ARP, runs no CM):
+#      "cma event RDMA_CM_EVENT_UNREACHABLE, error -110" (CM retries cut
+#      short with DPVERBS_RDMACM_CM_TIMEOUT=14 DPVERBS_RDMACM_CM_RETRIES=2);
+#      each exit 255, as on Linux;
+#   4. ib_send_lat -R, ib_write_bw -R, ib_read_lat -R, ib_atomic_lat -R
 #      (server in A, client in B to 198.51.100.1): both exit 0, result line.
 # The servers are given DPV_RPING_WAIT seconds (default 4) to listen
 # (perftest: after its "Waiting for client to connect" banner, 1 s).
@@ -146,9 +153,50 @@ rc=$?
 [ "$rc" = 77 ] && skip "check_cm_capture.py skipped"
 [ "$rc" = 0 ] || fail "check_cm_capture.py failed"
 
-# ---- 3. perftest -R ----
+# ---- 3. bad input, from namespace B: rping's message and exit status as on
+# Linux (exit 255: rping's cm thread exits with -1) ----
+# bad_rping NAME MESSAGE ENV... -- ARGS...: rping -c ARGS in B must exit 255
+# and print MESSAGE on stderr
+bad_rping() {
+	local name=$1 msg=$2 envs=() rc
+	shift 2
+	while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+	shift
+	log "=== $name: ${envs[*]} rping -c $*"
+	timeout -k 5 "$TMO" ip netns exec "$NS_B" env DPVERBS_CONFIG="$SRC/config/veth-b.json" \
+		LD_LIBRARY_PATH="$COMPAT" "${envs[@]}" rping -c "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"
+	rc=$?
+	# rping's event thread calls exit() while its main thread returns from
+	# main(): the second exit() ends the process while the first runs the
+	# atexit handlers, before dpverbs removed its EAL runtime directory (the
+	# next start sweeps it): reported, not a failure here
+	if [ -e /var/run/dpdk/dpv-veth-b ]; then
+		log "$name: /var/run/dpdk/dpv-veth-b left (two threads called exit)"
+		rm -rf /var/run/dpdk/dpv-veth-b
+	fi
+	[ "$rc" = 255 ] || fail "$name: exit $rc, want 255"
+	if grep -qF "$msg" "$WORK/$name.err"; then
+		log "$name: exit $rc, $msg"
+	else
+		fail "$name: no '$msg' on stderr:"
+		grep -v '^EAL' "$WORK/$name.err" | tail -n 10 | sed "s/^/    [$name] /"
+	fi
+}
+# 198.51.100.77: on the link, nobody answers ARP: ADDR_ERROR after rping's 2 s
+bad_rping unknown_addr "cma event RDMA_CM_EVENT_ADDR_ERROR, error -110" -- -a 198.51.100.77 -C 1
+# 203.0.113.5: no port's subnet (dpverbs has no gateways): no route
+bad_rping no_route "rdma_resolve_addr: Network is unreachable" -- -a 203.0.113.5 -C 1
+# 198.51.100.11: the kernel of namespace A answers ARP but runs no CM (its
+# UDP port 4791 is closed): every REQ is lost, UNREACHABLE -ETIMEDOUT after
+# the CM's retries (here 3 sends 67 ms apart; by default 16 x 4.3 s)
+bad_rping unreachable "cma event RDMA_CM_EVENT_UNREACHABLE, error -110" \
+	DPVERBS_RDMACM_CM_TIMEOUT=14 DPVERBS_RDMACM_CM_RETRIES=2 -- -a 198.51.100.11 -C 1
+
+# ---- 4. perftest -R ----
 RESULT_RE='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+'
-for t in $PERFTESTS; do
+# perf_run T: one run; sets rc_c, rc_s
+perf_run() {
+	local t=$1 srv i
 	log "=== $t -R -d dpv0 -x 1 -n 200 -p $PORT (A: server, B: client to 198.51.100.1)"
 	in_ns "$NS_A" veth-a.json stdbuf -oL "$t" -R -d dpv0 -x 1 -n 200 -p "$PORT" \
 		>"$WORK/$t.server" 2>&1 &
@@ -163,8 +211,21 @@ for t in $PERFTESTS; do
 	in_ns "$NS_B" veth-b.json stdbuf -oL "$t" -R -d dpv0 -x 1 -n 200 -p "$PORT" 198.51.100.1 \
 		>"$WORK/$t.client" 2>&1
 	rc_c=$?
+	if [ "$rc_c" != 0 ]; then
+		for i in $(seq 1 50); do kill -0 "$srv" 2>/dev/null || break; sleep 0.1; done
+		kill -TERM "$srv" 2>/dev/null
+	fi
 	wait "$srv"; rc_s=$?
 	MULTI_PIDS=""
+}
+for t in $PERFTESTS; do
+	perf_run "$t"
+	# perftest's listen race (perftest.sh's header): once, start again
+	if [ "$rc_c" != 0 ] && grep -q "RDMA_CM_EVENT_REJECTED; error: 8" "$WORK/$t.client"; then
+		log "WARN: $t: the client's second connection was rejected (perftest's listen race): once more"
+		rm -rf $RUNDIRS
+		perf_run "$t"
+	fi
 	check_rundirs_gone $RUNDIRS
 	nf=$MULTI_FAIL
 	MULTI_FAIL=0

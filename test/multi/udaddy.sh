@@ -13,7 +13,8 @@
 # "return status 0":
 #   server "udaddy"                   / client "udaddy -s ADDR"
 #   server "udaddy -c 2 -C 10"        / client "udaddy -s ADDR -c 2 -C 10"
-#   memif only: server "udaddy -C 20" / client "udaddy -s fd00:6470:7600::1 -C 20"
+#   memif only: server "udaddy -C 20" / client "udaddy -s fd00:6470:7600::1 -C 20",
+#               server "udaddy -c 100 -C 5" / client "udaddy -s ADDR -c 100 -C 5"
 # In veth mode tshark (when installed) captures the first run in the
 # server's namespace and check_sidr_capture.py checks it: SIDR_REQ and
 # SIDR_REP as clean CM MADs on QP 1 (rdma_cm header, service ID, status 0,
@@ -177,6 +178,8 @@ fi
 run two_x10 -c 2 -C 10
 # memif: IPv6 too (the pair's fd00:6470:7600::1/64; the veth configs have no IPv6)
 [ "$MODE" = memif ] && TO=fd00:6470:7600::1 run ipv6 -C 20
+# memif: 100 UD ids each side (more than lib/cm's default 64 CM ids)
+[ "$MODE" = memif ] && run many -c 100 -C 5
 refused
 for d in $RUNDIRS; do
 	[ -e "$d" ] && ! ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dpdk/${d##*/}/" && rm -rf "$d"

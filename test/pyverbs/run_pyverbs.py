@@ -30,6 +30,26 @@ only reported: the exit status is 0 unless the runner itself fails.
 
 DPVERBS_CONFIG is passed through (or set with --config); without it the
 library's built-in default gives dpv0/dpv1 in one process.
+
+Modules in NET_MODULES (test_rdmacm) need what a kernel RDMA device has
+besides the verbs: RDMACMBaseTest finds the device's IP address through
+/sys/class/infiniband/<dev>/device/net/<iface> and `ip -j addr show
+<iface>` (no interface: every case skips), and each case forks a passive
+and an active process that both use the device (one port, one address).
+Such a module runs
+
+    ip netns exec NS [with_daemon.sh BUILD --] \
+        sh BUILD/apps/dpverbs-run --view --netns-iface python3 run_tests.py ...
+
+in a network namespace NS made for the run and deleted after it: the
+launcher's --view shows the configured ports under /sys/class/infiniband,
+--netns-iface puts a dummy interface holding each port's addresses into NS.
+Two processes on one port need shared mode: unless DPVERBS_CONFIG already
+says "mode": "shared" (the shared_pyverbs test runs under a daemon),
+test/shared/with_daemon.sh starts a dpverbsd of the run's own on the
+built-in default's two ports (or the --config file) for the module. Not
+being able to make the namespace (not root) is an error of the module, not
+a skip.
 """
 import argparse
 import glob
@@ -47,6 +67,12 @@ import time
 DEFAULT_MODULES = ["test_device", "test_pd", "test_mr", "test_cq", "test_addr",
                    "test_qp", "test_cq_events", "test_qpex"]
 SUITE = "/usr/share/doc/rdma-core/tests"
+# modules that need an interface holding the device's address, and two
+# processes on one device: run in a network namespace, under the launcher's
+# view, in shared mode (see the docstring)
+NET_MODULES = {"test_rdmacm"}
+HERE = os.path.dirname(os.path.abspath(__file__))
+WITH_DAEMON = os.path.join(HERE, "..", "shared", "with_daemon.sh")
 
 # "test_name (tests.test_x.Class.test_name)" (3.11) or "(tests.test_x.Class)"
 HDR = re.compile(r"^(\w+) \((tests\.[\w.]+)\)", re.M)
@@ -58,6 +84,10 @@ RAN = re.compile(r"^Ran (\d+) tests? in ([\d.]+)s", re.M)
 BLOCK = re.compile(r"^(FAIL|ERROR|UNEXPECTED SUCCESS): (\w+) \((tests\.[\w.]+)\)", re.M)
 SUMMARY = re.compile(r"^(OK|FAILED)(?: \((.*)\))?\s*$", re.M)
 SEP = "=" * 70
+# what the forked sides of an rdma_cm case print before exiting with 2
+# (RDMACMBaseTest._rdmacm_exception_handler); the case itself only says
+# "Exception in active/passive side occurred"
+PLAYER = re.compile(r"Player (passive|active) got: (.*?)(?=Player (?:passive|active) got:|$)", re.M)
 
 
 def prepare(suite, tmp):
@@ -100,13 +130,16 @@ def parse(out):
         m = ms[-1] if ms else None
         cls = h.group(2)
         tid = cls if cls.endswith("." + h.group(1)) else cls + "." + h.group(1)
+        players = "; ".join(f"{pm.group(1)}: {pm.group(2).strip()}" for pm in PLAYER.finditer(seg)
+                            if pm.group(2).strip())
         if m:
             r = m.group(1)
             reason = r[len("skipped "):].strip("'\"") if r.startswith("skipped ") else ""
-            tests.append(dict(name=h.group(1), id=tid, result=norm_result(r), reason=reason))
+            tests.append(dict(name=h.group(1), id=tid, result=norm_result(r), reason=reason,
+                              players=players))
         else:
             tests.append(dict(name=h.group(1), id=tid, result="error",
-                              reason="no result line (crash or timeout?)"))
+                              reason="no result line (crash or timeout?)", players=players))
     # deduplicate: the FAIL:/ERROR: blocks repeat the header form
     seen, uniq = set(), []
     for t in tests:
@@ -127,6 +160,10 @@ def parse(out):
             if t["name"] == b.group(2) and t["id"].startswith(b.group(3).rsplit(".", 1)[0]):
                 if t["result"] in ("fail", "error") and not t["reason"]:
                     t["reason"] = reason[:300]
+    for t in uniq:
+        players = t.pop("players", "")
+        if t["result"] in ("fail", "error") and players:
+            t["reason"] = (t["reason"] + " [" + players + "]")[:600]
     m = RAN.search(out)
     summ = None
     s = SUMMARY.search(out, m.end()) if m else None
@@ -139,9 +176,67 @@ def parse(out):
     return uniq, (int(m.group(1)) if m else None), summ
 
 
+def config_is_shared(env):
+    path = env.get("DPVERBS_CONFIG")
+    if not path:
+        return False
+    try:
+        with open(path) as f:
+            return json.load(f).get("mode") == "shared"
+    except (OSError, ValueError):
+        return False
+
+
+def net_wrap(cmd, args, env, ns):
+    """cmd run in namespace ns under dpverbs-run --view --netns-iface, in
+    shared mode (a daemon of our own unless the configuration is shared)."""
+    run = os.path.join(os.path.abspath(args.build), "apps", "dpverbs-run")
+    inner = ["sh", run, "--view", "--netns-iface"] + cmd
+    if not config_is_shared(env):
+        inner = [WITH_DAEMON, os.path.abspath(args.build)] + \
+            (["--config", env["DPVERBS_CONFIG"]] if env.get("DPVERBS_CONFIG") else []) + ["--"] + inner
+    return ["ip", "netns", "exec", ns] + inner
+
+
+def netns_add(ns):
+    """'' or why the namespace cannot be made."""
+    if not shutil.which("ip"):
+        return "ip (iproute2) not installed"
+    r = subprocess.run(["ip", "netns", "add", ns], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if r.returncode:
+        return r.stdout.decode("utf-8", "replace").strip() or f"ip netns add: status {r.returncode}"
+    subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=False)
+    return ""
+
+
+def stop_group(p):
+    """TERM to the group of the child we started (with_daemon.sh stops its
+    daemon and cleans up), KILL after 10 s."""
+    try:
+        os.killpg(p.pid, signal.SIGTERM)
+        return p.communicate(timeout=10)[0]
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        return p.communicate()[0]
+    except ProcessLookupError:
+        return p.communicate()[0]
+
+
 def run_module(tdir, mod, args, env):
     cmd = [sys.executable, os.path.join(tdir, "run_tests.py"), "--dev", args.dev, "-v",
            "tests." + mod]
+    ns = ""
+    if mod in NET_MODULES:
+        ns = f"dpvpy{os.getpid()}"
+        why = netns_add(ns)
+        if why:
+            cnt = {k: 0 for k in ("pass", "skip", "fail", "error", "xfail", "xpass")}
+            cnt["error"] = 1
+            return dict(module=mod, rc=None, seconds=0.0, timed_out=False, ran=None, tests=[],
+                        notes=[f"needs a network namespace of its own: {why}"], counts=cnt,
+                        output_tail="")
+        cmd = net_wrap(cmd, args, env, ns)
+        env = dict(env, DPVERBS_DROPIN=os.path.join(os.path.abspath(args.build), "compat"))
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, cwd=os.path.dirname(tdir), env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, start_new_session=True)
@@ -150,8 +245,10 @@ def run_module(tdir, mod, args, env):
         out, _ = p.communicate(timeout=args.timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        os.killpg(p.pid, signal.SIGKILL)  # the group of the child we started
-        out, _ = p.communicate()
+        out = stop_group(p)
+    finally:
+        if ns:
+            subprocess.run(["ip", "netns", "del", ns], check=False)
     dt = time.monotonic() - t0
     out = out.decode("utf-8", "replace")
     tests, ran, summ = parse(out)

@@ -14,6 +14,10 @@
  *    device's maxima in the REQ, ESTABLISHED; a depth above them: EINVAL;
  *  - a connect to a port nobody listens on: REJECTED, status 8.
  * Every wait ends after 3 s. Prints "N passed, N failed".
+ * With the argument "loopback" the server is bound to 192.0.2.1 and the
+ * client resolves from 192.0.2.1 to it: both ends on dpv0, one CM agent
+ * holding both sides of the connection (rdma-core's pyverbs rdma_cm tests
+ * connect a device to its own address so).
  */
 #include <arpa/inet.h>
 #include <poll.h>
@@ -23,6 +27,9 @@
 
 #include "dpv_rdmacm.h"
 #include "dpvt_verbs.h"
+
+static const char *g_server = "192.0.2.2";
+static bool g_loopback;
 
 static struct sockaddr_in sin4(const char *ip, uint16_t port)
 {
@@ -50,11 +57,12 @@ static struct rdma_cm_event *wait_event(struct rdma_event_channel *ch, enum rdma
 static struct rdma_cm_id *client_to(struct rdma_event_channel *ch, uint16_t port)
 {
 	struct rdma_cm_id *id = NULL;
-	struct sockaddr_in dst = sin4("192.0.2.2", port);
+	struct sockaddr_in dst = sin4(g_server, port), src = sin4(g_server, 0);
 	struct rdma_cm_event *ev;
 
 	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0, "client id");
-	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000) == 0, "resolve_addr");
+	CHECK(rdma_resolve_addr(id, g_loopback ? (struct sockaddr *)&src : NULL, (struct sockaddr *)&dst, 2000) == 0,
+	      "resolve_addr");
 	if ((ev = wait_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED)))
 		rdma_ack_cm_event(ev);
 	CHECK(rdma_resolve_route(id, 2000) == 0, "resolve_route");
@@ -224,11 +232,15 @@ static void rejected(struct rdma_event_channel *cch)
 	rdma_destroy_id(c);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "loopback")) {
+		g_loopback = true;
+		g_server = "192.0.2.1";
+	}
 	struct rdma_event_channel *cch = rdma_create_event_channel(), *sch = rdma_create_event_channel();
 	struct rdma_cm_id *l = NULL;
-	struct sockaddr_in sa = sin4("192.0.2.2", 7471);
+	struct sockaddr_in sa = sin4(g_server, 7471);
 
 	CHECK(cch && sch, "channels");
 	CHECK(rdma_create_id(sch, &l, NULL, RDMA_PS_TCP) == 0, "listen id");

@@ -25,6 +25,10 @@
  *  - private data over 180 bytes: rdma_connect EINVAL; rdma_disconnect
  *    on a UD id: 0, QP in ERR.
  * Every wait ends after 3 s. Prints "N passed, N failed".
+ * With the argument "loopback" the server is bound to 192.0.2.1 and the
+ * client resolves from 192.0.2.1 to it: both ends on dpv0, one CM agent
+ * holding both sides of the SIDR exchange (as pyverbs' rdma_cm UDP test
+ * connects a device to its own address).
  */
 #include <arpa/inet.h>
 #include <poll.h>
@@ -38,6 +42,9 @@
 
 #define PORT 7472
 #define GRH 40
+
+static const char *g_server = "192.0.2.2";
+static bool g_loopback;
 
 static struct sockaddr_in sin4(const char *ip, uint16_t port)
 {
@@ -65,11 +72,12 @@ static struct rdma_cm_event *wait_event(struct rdma_event_channel *ch, enum rdma
 static struct rdma_cm_id *client_to(struct rdma_event_channel *ch, uint16_t port)
 {
 	struct rdma_cm_id *id = NULL;
-	struct sockaddr_in dst = sin4("192.0.2.2", port);
+	struct sockaddr_in dst = sin4(g_server, port), src = sin4(g_server, 0);
 	struct rdma_cm_event *ev;
 
 	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_UDP) == 0 && id->qp_type == IBV_QPT_UD, "client UD id");
-	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000) == 0, "resolve_addr");
+	CHECK(rdma_resolve_addr(id, g_loopback ? (struct sockaddr *)&src : NULL, (struct sockaddr *)&dst, 2000) == 0,
+	      "resolve_addr");
 	if ((ev = wait_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED)))
 		rdma_ack_cm_event(ev);
 	CHECK(rdma_resolve_route(id, 2000) == 0, "resolve_route");
@@ -303,11 +311,15 @@ static void timeout_event(struct rdma_event_channel *cch)
 	rdma_destroy_id(c);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "loopback")) {
+		g_loopback = true;
+		g_server = "192.0.2.1";
+	}
 	struct rdma_event_channel *cch = rdma_create_event_channel(), *sch = rdma_create_event_channel();
 	struct rdma_cm_id *l = NULL;
-	struct sockaddr_in sa = sin4("192.0.2.2", PORT);
+	struct sockaddr_in sa = sin4(g_server, PORT);
 
 	CHECK(cch && sch, "channels");
 	CHECK(rdma_create_id(sch, &l, NULL, RDMA_PS_UDP) == 0, "listen id");

@@ -7,6 +7,7 @@
 #
 #  1. rping -s -a 192.0.2.1 -v -C 10 / rping -c -a 192.0.2.1 -v -C 10:
 #     both exit 0 with 10 "ping data" lines.
+#     Then three pairs at once (ports 7201..7203): all six exit 0.
 #  2. A client killed with SIGKILL in the middle of its connection (after
 #     at least 20 pings): the daemon sends the DREQ Linux's CM would, so
 #     its server is disconnected and ends by itself within 10 s; the next
@@ -72,6 +73,31 @@ pair() {
 }
 
 pair first || exit 1
+
+# 1b. three pairs at once (six processes on the daemon's QP 1), ports 7201..7203
+pids=""
+for i in 1 2 3; do
+	timeout -k 5 "$TMO" rping -s -a 192.0.2.1 -p 720$i -v -C 20 >"$WORK/c$i.srv" 2>&1 &
+	pids="$pids $!"
+done
+MULTI_PIDS="$pids"
+sleep "${DPV_RPING_WAIT:-2}"
+for i in 1 2 3; do
+	timeout -k 5 "$TMO" rping -c -a 192.0.2.1 -p 720$i -v -C 20 >"$WORK/c$i.cli" 2>&1 &
+	pids="$pids $!"
+done
+MULTI_PIDS="$pids"
+nok=0
+for p in $pids; do
+	wait "$p" && nok=$((nok + 1))
+done
+MULTI_PIDS=""
+for i in 1 2 3; do
+	for side in srv cli; do
+		[ "$(grep -c "ping data" "$WORK/c$i.$side")" = 20 ] || fail "concurrent pair $i: $side printed $(grep -c "ping data" "$WORK/c$i.$side") lines"
+	done
+done
+[ "$nok" = 6 ] && log "three concurrent pairs: all six exit 0 with 20 pings each" || fail "concurrent pairs: $nok of 6 exited 0"
 
 # 2. client killed mid-connection (rping itself, not a wrapper, gets SIGKILL)
 timeout -k 5 "$TMO" rping -s -a 192.0.2.1 -v -C 1000000 >"$WORK/k.srv" 2>&1 &

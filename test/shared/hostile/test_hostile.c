@@ -168,6 +168,7 @@ static size_t body_len(uint16_t op)
 	case DPV_SHM_XRCD_CLOSE: return BODY(xrcd);
 	case DPV_SHM_OPEN_QP: return BODY(oqp);
 	case DPV_SHM_GSI_LISTEN: return BODY(gsil);
+	case DPV_SHM_MCAST: return BODY(mcast);
 	default: return 0;
 	}
 }

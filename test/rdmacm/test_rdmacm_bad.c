@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Bad input to the drop-in librdmacm, one process on the default
+ * configuration (dpv0 192.0.2.1/24, dpv1 192.0.2.2/24 on a ring pair), the
+ * events and errno being those of Linux's rdma_cm seen through rdma-core 44
+ * (drivers/infiniband/core/addr.c, cma.c, cm.c; librdmacm/cma.c):
+ *  - rdma_resolve_addr to 192.0.2.77 (on-link, nobody answers ARP),
+ *    timeout 300 ms: returns 0, then RDMA_CM_EVENT_ADDR_ERROR with status
+ *    -ETIMEDOUT (addr.c: the neighbour stays unresolved until the timeout);
+ *    the id is ADDR_BOUND again: rdma_resolve_route gives EINVAL, and a new
+ *    rdma_resolve_addr to 192.0.2.2 on the same id resolves;
+ *  - the same on a synchronous id (NULL channel): -1, errno ETIMEDOUT
+ *    (librdmacm's ucma_complete);
+ *  - rdma_resolve_addr to 203.0.113.5 (no port's subnet: no route): -1,
+ *    errno ENETUNREACH, no event;
+ *  - rdma_connect to 192.0.2.2:7471 while nothing in the process runs the
+ *    CM of dpv1 (its QP 1 drops the REQ: a peer that never answers), with
+ *    DPVERBS_RDMACM_CM_TIMEOUT=14 (67 ms) and DPVERBS_RDMACM_CM_RETRIES=2:
+ *    RDMA_CM_EVENT_UNREACHABLE, status -ETIMEDOUT (cma.c, IB_CM_REQ_ERROR)
+ *    after the 3 sends;
+ *  - once dpv1 listens on 7471, rdma_connect to 192.0.2.2:7999 (nobody
+ *    listens): RDMA_CM_EVENT_REJECTED, status 8 (IB_CM_REJ_INVALID_SERVICE_ID,
+ *    the reason as Linux's cma_ib_handler reports it), private_data_len 148
+ *    (IB_CM_REJ_PRIVATE_DATA_SIZE).
+ * Every wait ends after 5 s. Prints "N passed, N failed".
+ */
+#include <arpa/inet.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dpv_rdmacm.h"
+#include "dpvt_verbs.h"
+
+static struct sockaddr_in sin4(const char *ip, uint16_t port)
+{
+	struct sockaddr_in s = {.sin_family = AF_INET, .sin_port = htons(port)};
+
+	inet_pton(AF_INET, ip, &s.sin_addr);
+	return s;
+}
+
+/* The next event (5 s), which must be `want`, or NULL. */
+static struct rdma_cm_event *wait_event(struct rdma_event_channel *ch, enum rdma_cm_event_type want)
+{
+	struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
+	struct rdma_cm_event *ev = NULL;
+
+	if (poll(&pfd, 1, 5000) != 1 || rdma_get_cm_event(ch, &ev) != 0) {
+		CHECK(0, "no event (wanted %s)", rdma_event_str(want));
+		return NULL;
+	}
+	CHECK(ev->event == want, "event %s (status %d), wanted %s", rdma_event_str(ev->event), ev->status,
+	      rdma_event_str(want));
+	return ev;
+}
+
+static void expect(struct rdma_event_channel *ch, enum rdma_cm_event_type want, int status)
+{
+	struct rdma_cm_event *ev = wait_event(ch, want);
+
+	if (ev == NULL)
+		return;
+	CHECK(ev->status == status, "%s: status %d, want %d", rdma_event_str(want), ev->status, status);
+	rdma_ack_cm_event(ev);
+}
+
+static void unknown_onlink(struct rdma_event_channel *ch)
+{
+	struct rdma_cm_id *id = NULL;
+	struct sockaddr_in nobody = sin4("192.0.2.77", 7471), peer = sin4("192.0.2.2", 7471);
+
+	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0, "create_id");
+	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&nobody, 300) == 0,
+	      "resolve_addr 192.0.2.77: %s", strerror(errno));
+	expect(ch, RDMA_CM_EVENT_ADDR_ERROR, -ETIMEDOUT);
+	errno = 0;
+	CHECK(rdma_resolve_route(id, 1000) == -1 && errno == EINVAL, "resolve_route after ADDR_ERROR: errno %d",
+	      errno);
+	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&peer, 2000) == 0, "resolve_addr again: %s",
+	      strerror(errno));
+	expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	rdma_destroy_id(id);
+
+	/* a synchronous id waits for the event: -1 ETIMEDOUT */
+	CHECK(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) == 0, "create_id (sync)");
+	errno = 0;
+	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&nobody, 200) == -1 && errno == ETIMEDOUT,
+	      "sync resolve_addr 192.0.2.77: errno %d, want ETIMEDOUT", errno);
+	rdma_destroy_id(id);
+
+	/* destroyed while resolving: no event, no crash */
+	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0, "create_id");
+	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&nobody, 2000) == 0, "resolve_addr");
+	CHECK(rdma_destroy_id(id) == 0, "destroy while resolving");
+}
+
+static void no_route(struct rdma_event_channel *ch)
+{
+	struct rdma_cm_id *id = NULL;
+	struct sockaddr_in far = sin4("203.0.113.5", 7471);
+	struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
+
+	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0, "create_id");
+	errno = 0;
+	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&far, 2000) == -1 && errno == ENETUNREACH,
+	      "resolve_addr 203.0.113.5: errno %d, want ENETUNREACH", errno);
+	CHECK(poll(&pfd, 1, 100) == 0, "no event after a failed rdma_resolve_addr");
+	rdma_destroy_id(id);
+}
+
+/* A connected-to-be client id on 192.0.2.2:port with an RC QP. */
+static struct rdma_cm_id *client_to(struct rdma_event_channel *ch, uint16_t port)
+{
+	struct rdma_cm_id *id = NULL;
+	struct sockaddr_in dst = sin4("192.0.2.2", port);
+	struct ibv_qp_init_attr a = {.qp_type = IBV_QPT_RC,
+				     .cap = {.max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1,
+					     .max_recv_sge = 1}};
+
+	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0, "client id");
+	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000) == 0, "resolve_addr");
+	expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	CHECK(rdma_resolve_route(id, 2000) == 0, "resolve_route");
+	expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	CHECK(rdma_create_qp(id, NULL, &a) == 0, "create_qp: %s", strerror(errno));
+	return id;
+}
+
+static void unreachable(struct rdma_event_channel *ch)
+{
+	struct rdma_cm_id *c = client_to(ch, 7471);
+
+	CHECK(rdma_connect(c, NULL) == 0, "connect: %s", strerror(errno));
+	expect(ch, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
+	rdma_destroy_qp(c);
+	rdma_destroy_id(c);
+}
+
+static void rejected(struct rdma_event_channel *ch)
+{
+	struct rdma_cm_id *l = NULL, *c;
+	struct sockaddr_in sa = sin4("192.0.2.2", 7471);
+	struct rdma_cm_event *ev;
+
+	CHECK(rdma_create_id(ch, &l, NULL, RDMA_PS_TCP) == 0, "listen id");
+	CHECK(rdma_bind_addr(l, (struct sockaddr *)&sa) == 0, "bind: %s", strerror(errno));
+	CHECK(rdma_listen(l, 4) == 0, "listen: %s", strerror(errno));
+	c = client_to(ch, 7999);
+	CHECK(rdma_connect(c, NULL) == 0, "connect to 7999");
+	if ((ev = wait_event(ch, RDMA_CM_EVENT_REJECTED))) {
+		CHECK(ev->status == 8, "REJECTED status %d, want 8", ev->status);
+		CHECK(ev->param.conn.private_data_len == 148, "REJECTED private_data_len %u, want 148",
+		      ev->param.conn.private_data_len);
+		rdma_ack_cm_event(ev);
+	}
+	rdma_destroy_qp(c);
+	rdma_destroy_id(c);
+	rdma_destroy_id(l);
+}
+
+int main(void)
+{
+	struct rdma_event_channel *ch;
+
+	setenv("DPVERBS_RDMACM_CM_TIMEOUT", "14", 1);
+	setenv("DPVERBS_RDMACM_CM_RETRIES", "2", 1);
+	ch = rdma_create_event_channel();
+	CHECK(ch != NULL, "channel");
+	if (ch == NULL)
+		return dpvt_finish();
+	unknown_onlink(ch);
+	no_route(ch);
+	unreachable(ch);
+	rejected(ch);
+	rdma_destroy_event_channel(ch);
+	return dpvt_finish();
+}
