@@ -293,9 +293,12 @@ static void ud_endpoints(void)
 
 static void refused(void)
 {
-	struct rdma_cm_id *id = NULL;
-	struct sockaddr_in dst = sin4("192.0.2.2", 7999);
+	struct rdma_cm_id *id = NULL, *l = NULL;
+	struct sockaddr_in dst = sin4("192.0.2.2", 7999), la = sin4("192.0.2.2", 7475);
 
+	/* a listener makes dpv1's CM run (it answers the REQ to 7999 with REJ 8) */
+	CHECK(rdma_create_id(NULL, &l, NULL, RDMA_PS_TCP) == 0 && rdma_bind_addr(l, (struct sockaddr *)&la) == 0 &&
+	      rdma_listen(l, 1) == 0, "listener on dpv1");
 	if (!CHECK(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) == 0, "sync id"))
 		return;
 	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000) == 0, "sync resolve_addr");
@@ -308,6 +311,7 @@ static void refused(void)
 	CHECK(id->event && id->event->event == RDMA_CM_EVENT_REJECTED && id->event->status == 8,
 	      "id->event REJECTED status 8");
 	rdma_destroy_id(id);
+	rdma_destroy_id(l);
 }
 
 /* ---- 3. connections without a QP on the id ---- */
