@@ -9,7 +9,8 @@
  * round (dpv_rdmacm_neigh_poll). When the answer comes: ADDR_RESOLVED; when
  * timeout_ms passes first: ADDR_ERROR with status -ETIMEDOUT and the id is
  * ADDR_BOUND again (Linux's addr_handler). A driver without a neighbour
- * table (EOPNOTSUPP: null driver, shared mode) resolves at once.
+ * table (EOPNOTSUPP: null driver, shared mode) and a multicast destination
+ * resolve at once.
  *
  * Locking: g_lock protects the pending list and is held while an entry's
  * event is posted, so that dpv_rdmacm_neigh_cancel (rdma_destroy_id)
@@ -18,6 +19,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dpv_rdmacm.h"
 #include "dpv_rdmacm_cmsvc.h"
@@ -32,11 +34,27 @@ struct pending {
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pending *g_pending;
 
+/* A multicast GID (IPv4-mapped 224.0.0.0/4, IPv6 ff00::/8): its Ethernet
+ * address is derived from it, nobody is asked (Linux's neighbour for it is
+ * NUD_NOARP, valid at once). */
+static bool gid_multicast(const union ibv_gid *g)
+{
+	static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	if (memcmp(g->raw, v4mapped, 12) == 0)
+		return (g->raw[12] & 0xf0) == 0xe0;
+	return g->raw[0] == 0xff;
+}
+
 /* 0: known (or no table), 1: being resolved, -1 with errno. */
 static int query(struct dpv_rdmacm_id *p)
 {
+	const union ibv_gid *dgid = &p->id.route.addr.addr.ibaddr.dgid;
 	uint8_t mac[6];
-	int r = dpv_query_neigh(p->id.verbs, p->id.port_num, &p->id.route.addr.addr.ibaddr.dgid, mac);
+
+	if (gid_multicast(dgid))
+		return 0;
+	int r = dpv_query_neigh(p->id.verbs, p->id.port_num, dgid, mac);
 
 	if (r == 0 || r == EOPNOTSUPP)
 		return 0;
@@ -55,22 +73,26 @@ int dpv_rdmacm_neigh_start(struct dpv_rdmacm_id *p, int timeout_ms)
 	struct pending *e = calloc(1, sizeof(*e));
 	if (e == NULL)
 		return dpv_rdmacm_err(ENOMEM);
-	/* the service thread does the asking: make sure it runs */
+	e->id = p;
+	/* Linux: msecs_to_jiffies((unsigned int)timeout_ms) */
+	e->deadline = dpv_rdmacm_now_ns() + (uint64_t)(unsigned int)timeout_ms * 1000000ull;
+	/* the service thread does the asking: make sure it runs; the entry is
+	 * queued under the service lock, so the thread, which stops when it
+	 * finds nothing to do, cannot miss it */
 	dpv_rdmacm_cmsvc_lock();
 	struct dpv_cmrt *rt = dpv_rdmacm_cmsvc_rt(p->id.verbs);
+	if (rt != NULL) {
+		pthread_mutex_lock(&g_lock);
+		p->state = DPV_RDMACM_ADDR_QUERY;
+		e->next = g_pending;
+		g_pending = e;
+		pthread_mutex_unlock(&g_lock);
+	}
 	dpv_rdmacm_cmsvc_unlock();
 	if (rt == NULL) {
 		free(e);
 		return -1;
 	}
-	e->id = p;
-	/* Linux: msecs_to_jiffies((unsigned int)timeout_ms) */
-	e->deadline = dpv_rdmacm_now_ns() + (uint64_t)(unsigned int)timeout_ms * 1000000ull;
-	pthread_mutex_lock(&g_lock);
-	p->state = DPV_RDMACM_ADDR_QUERY;
-	e->next = g_pending;
-	g_pending = e;
-	pthread_mutex_unlock(&g_lock);
 	return 1;
 }
 
@@ -128,4 +150,12 @@ void dpv_rdmacm_neigh_cancel(struct dpv_rdmacm_id *p)
 		}
 	}
 	pthread_mutex_unlock(&g_lock);
+}
+
+bool dpv_rdmacm_neigh_pending(void)
+{
+	pthread_mutex_lock(&g_lock);
+	bool r = g_pending != NULL;
+	pthread_mutex_unlock(&g_lock);
+	return r;
 }

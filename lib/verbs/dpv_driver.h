@@ -289,6 +289,10 @@ struct dpv_driver_ops {
 	 * QPs in the group; EINVAL: detach of a group the QP is not in).
 	 * Default: -EOPNOTSUPP, and the device reports max_mcast_grp 0. */
 	int (*mcast_attach)(void *qp, const uint8_t *gid);
+	/* May a child of fork() use the driver (objects of its own)? remote:
+	 * it attaches again; null: nothing to share. Default (sw): false, the
+	 * child has its parent's EAL, ports and engine and must not run them. */
+	bool (*fork_safe)(void);
 	int (*mcast_detach)(void *qp, const uint8_t *gid);
 	/** The comm-ID prefix and mask of the process (NULL: none). */
 	void (*gsi_comm_ids)(void *qp, uint32_t *prefix, uint32_t *mask);
