@@ -103,6 +103,12 @@ struct dpv_rdmacm_id {
 	uint8_t path_mtu, resp_res, init_depth, retry, rnr_retry;
 	bool dreq_rcvd;
 	struct dpv_rdmacm_mc *mc;        /* groups joined (dpv_rdmacm_mcast.c; id lock) */
+	/* rdma_create_ep, sync ids, QP attributes (dpv_rdmacm_ep.c, _sync.c, _qpattr.c) */
+	struct ibv_qp_init_attr *qp_init_attr; /* passive ep: the QP rdma_get_request creates */
+	uint8_t *connect;                      /* ai_connect: put before the REQ's private data */
+	uint8_t connect_len;
+	uint8_t qp_timeout;                    /* the QP's local ACK timeout (Linux ib_cm av.timeout) */
+	bool connect_error;                    /* CONNECT_ERROR reported: no REJECTED/DISCONNECTED after */
 };
 
 /** An event: what rdma_get_cm_event hands out and rdma_ack_cm_event frees. */
@@ -210,6 +216,8 @@ int dpv_rdmacm_neigh_start(struct dpv_rdmacm_id *p, int timeout_ms);
 int dpv_rdmacm_neigh_poll(uint64_t now);
 /** Forgets p's pending resolution (rdma_destroy_id). */
 void dpv_rdmacm_neigh_cancel(struct dpv_rdmacm_id *p);
+/** Whether an rdma_resolve_addr waits for its neighbour (the CM thread keeps running). */
+bool dpv_rdmacm_neigh_pending(void);
 
 /* ---- dpv_rdmacm_conn.c ---- */
 
@@ -217,6 +225,32 @@ void dpv_rdmacm_neigh_cancel(struct dpv_rdmacm_id *p);
 void dpv_rdmacm_conn_release(struct dpv_rdmacm_id *p);
 /** rdma_destroy_id: leave every group the id joined (dpv_rdmacm_mcast.c). */
 void dpv_rdmacm_mc_release(struct dpv_rdmacm_id *p);
+
+/* ---- dpv_rdmacm_sync.c ---- */
+
+/**
+ * rdma-core's ucma_complete: for an id of its own channel (NULL channel,
+ * rdma_create_ep) acknowledges id->event, waits for the next event into
+ * id->event and turns its status into the call's result (REJECTED:
+ * ECONNREFUSED; a negative status: its errno). Other ids: 0 at once.
+ * @return 0, or -1 with errno.
+ */
+int dpv_rdmacm_complete(struct dpv_rdmacm_id *p);
+
+/* ---- dpv_rdmacm_qpattr.c ---- */
+
+/**
+ * The INIT/RTR/RTS attributes of a connected (RC) id's QP once the CM has a
+ * connection (Linux ib_cm_init_qp_attr + rdma_init_qp_attr). Service lock
+ * held. @return 0, or -1 with errno EINVAL (no connection, wrong state).
+ */
+int dpv_rdmacm_conn_qp_attr(struct dpv_rdmacm_id *p, struct ibv_qp_attr *a, int *mask);
+
+/** Linux's cm_ack_timeout: a QP's local ACK timeout from the CA's ACK delay and the path's packet life time. */
+uint8_t dpv_rdmacm_ack_timeout(uint8_t ca_ack_delay, uint8_t packet_life_time);
+
+/** The local CA ACK delay of the id's device (ibv_query_device), 0 when unknown. */
+uint8_t dpv_rdmacm_ca_ack_delay(struct rdma_cm_id *id);
 
 /* ---- dpv_rdmacm_qp.c ---- */
 

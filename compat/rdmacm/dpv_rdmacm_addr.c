@@ -43,7 +43,7 @@
 #define EPHEMERAL_HI 60999u
 #define GID_SCAN_MAX 16u    /* GID indexes looked at per port */
 #define ROCE_HOP_LIMIT 64   /* IPv4 default TTL / IPv6 default hop limit */
-#define IBOE_PACKET_LIFETIME 16 /* cma.c CMA_IBOE_PACKET_LIFETIME */
+#define IBOE_PACKET_LIFETIME 18 /* cma.c CMA_IBOE_PACKET_LIFETIME (Linux >= 5.13) */
 
 /* ---- process-wide table of bound addresses ---- */
 
@@ -568,7 +568,8 @@ static int fill_path(struct dpv_rdmacm_id *p, struct ibv_sa_path_rec *pr)
 	pr->rate_selector = 2;
 	pr->rate = 0;
 	pr->packet_life_time_selector = 2;
-	pr->packet_life_time = IBOE_PACKET_LIFETIME;
+	/* cma_resolve_iboe_route: the ACK timeout option, when set, gives it */
+	pr->packet_life_time = p->ack_timeout_set && p->ack_timeout ? p->ack_timeout - 1 : IBOE_PACKET_LIFETIME;
 	return 0;
 }
 

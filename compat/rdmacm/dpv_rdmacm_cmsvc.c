@@ -7,7 +7,13 @@
  * When a round handed no MAD to any agent the thread naps 100 us (a
  * compromise: CM exchanges are rare and latency-tolerant, and 10 000
  * wake-ups a second cost well under 1% of a core); it never busy-spins.
- * The thread is started by the first dpv_rdmacm_cmsvc_rt() call. At exit()
+ * The thread is started by the first dpv_rdmacm_cmsvc_rt() call, which opens
+ * the runtime of every device (Linux's ib_cm runs on every port: a REQ for a
+ * port nobody listens on gets its REJ). When no CM id is left in any
+ * runtime (the last rdma_cm id destroyed and its TIMEWAIT over: nothing
+ * listens, connects or retransmits; checked every CMSVC_IDLE_ROUNDS idle
+ * rounds) the thread closes the runtimes and ends; the next
+ * dpv_rdmacm_cmsvc_rt() opens them and starts it again. At exit()
  * (an atexit handler registered then, so it runs before dpverbs' own, which
  * stops the ports) every CM id still alive is destroyed as Linux does when
  * the process that owns an rdma_cm id exits (ucma_close -> rdma_destroy_id):
@@ -33,11 +39,13 @@
 #define CMSVC_MAX_DEVS 16
 #define CMSVC_NAP_NS 100000L
 #define CMSVC_FLUSH_ROUNDS 20 /* x 1 ms at exit, only when something was sent */
+#define CMSVC_IDLE_ROUNDS 128 /* idle rounds between two looks for a CM id left */
 
 static struct {
 	pthread_mutex_t lock;
 	pthread_t thread;
 	bool running, stop;
+	bool exited;   /* the thread ended by itself (no CM id left), not joined yet */
 	bool exiting;  /* the atexit handler ran: the CM ids are gone */
 	bool atexit_set;
 	struct ibv_context *ctx[CMSVC_MAX_DEVS];
@@ -85,8 +93,30 @@ void dpv_rdmacm_cmsvc_unlock(void)
 	pthread_mutex_unlock(&g_svc.lock);
 }
 
+/* No CM id in use in any runtime and no address waiting for its neighbour:
+ * nothing to poll for. g_svc.lock held. */
+static bool cmsvc_idle(void)
+{
+	if (dpv_rdmacm_neigh_pending())
+		return false;
+	for (unsigned int i = 0; i < g_svc.n; i++)
+		if (dpv_cm_ids_in_use(dpv_cmrt_agent(g_svc.rt[i])) != 0)
+			return false;
+	return true;
+}
+
+/* Closes every runtime. g_svc.lock held. */
+static void cmsvc_close_all(void)
+{
+	for (unsigned int i = 0; i < g_svc.n; i++)
+		dpv_cmrt_close(g_svc.rt[i]);
+	g_svc.n = 0;
+}
+
 static void *cmsvc_thread(void *arg)
 {
+	unsigned int idle = 0;
+
 	(void)arg;
 	for (;;) {
 		int got = 0;
@@ -100,6 +130,18 @@ static void *cmsvc_thread(void *arg)
 			int r = dpv_cmrt_poll(g_svc.rt[i], dpv_rdmacm_now_ns());
 			if (r > 0)
 				got += r;
+		}
+		idle = got ? 0 : idle + 1;
+		if (idle >= CMSVC_IDLE_ROUNDS) {
+			idle = 0;
+			if (cmsvc_idle()) {
+				/* the last id is gone: stop (dpv_rdmacm_cmsvc_rt starts it again) */
+				cmsvc_close_all();
+				g_svc.running = false;
+				g_svc.exited = true;
+				pthread_mutex_unlock(&g_svc.lock);
+				return NULL;
+			}
 		}
 		pthread_mutex_unlock(&g_svc.lock);
 		got += dpv_rdmacm_neigh_poll(dpv_rdmacm_now_ns()); /* rdma_resolve_addr waiting for ARP/ND */
@@ -117,6 +159,11 @@ static int cmsvc_start(void)
 {
 	if (g_svc.running)
 		return 0;
+	if (g_svc.exited) {
+		/* it ended after unlocking: the join does not wait for the lock */
+		pthread_join(g_svc.thread, NULL);
+		g_svc.exited = false;
+	}
 	g_svc.stop = false;
 	if (pthread_create(&g_svc.thread, NULL, cmsvc_thread, NULL) != 0)
 		return -EAGAIN;
@@ -126,19 +173,20 @@ static int cmsvc_start(void)
 	return 0;
 }
 
-struct dpv_cmrt *dpv_rdmacm_cmsvc_rt(struct ibv_context *ctx)
+static struct dpv_cmrt *cmsvc_find(struct ibv_context *ctx)
+{
+	for (unsigned int i = 0; i < g_svc.n; i++)
+		if (g_svc.ctx[i] == ctx)
+			return g_svc.rt[i];
+	return NULL;
+}
+
+static struct dpv_cmrt *cmsvc_open(struct ibv_context *ctx)
 {
 	/* 1024 CM ids per device (listeners, connections, UD ids, TIMEWAIT); lib/cm skips its
 	 * timer scan while nothing is due, so an idle big table costs nothing */
 	struct dpv_cmrt_cfg cfg = {.event = dpv_rdmacm_cm_event, .timewait_ns = 100000000, .max_ids = 1024};
 
-	for (unsigned int i = 0; i < g_svc.n; i++)
-		if (g_svc.ctx[i] == ctx)
-			return g_svc.rt[i];
-	if (g_svc.exiting) {
-		errno = ESHUTDOWN;
-		return NULL;
-	}
 	if (g_svc.n == CMSVC_MAX_DEVS) {
 		errno = ENOMEM;
 		return NULL;
@@ -148,6 +196,28 @@ struct dpv_cmrt *dpv_rdmacm_cmsvc_rt(struct ibv_context *ctx)
 		return NULL;
 	g_svc.ctx[g_svc.n] = ctx;
 	g_svc.rt[g_svc.n++] = rt;
+	return rt;
+}
+
+struct dpv_cmrt *dpv_rdmacm_cmsvc_rt(struct ibv_context *ctx)
+{
+	struct dpv_rdmacm_dev *devs;
+	struct dpv_cmrt *rt = cmsvc_find(ctx);
+
+	if (rt != NULL)
+		return rt;
+	if (g_svc.exiting) {
+		errno = ESHUTDOWN;
+		return NULL;
+	}
+	rt = cmsvc_open(ctx);
+	if (rt == NULL)
+		return NULL;
+	/* the other devices too, as ib_cm (one whose CM cannot run stays without) */
+	int n = dpv_rdmacm_devices(&devs);
+	for (int i = 0; i < n; i++)
+		if (cmsvc_find(devs[i].verbs) == NULL)
+			cmsvc_open(devs[i].verbs);
 	if (cmsvc_start() != 0) {
 		errno = EAGAIN;
 		return NULL;
@@ -195,12 +265,13 @@ static unsigned int destroy_all_ids(void)
 static void cmsvc_shutdown(bool flush)
 {
 	pthread_mutex_lock(&g_svc.lock);
-	bool running = g_svc.running;
+	bool join = g_svc.running || g_svc.exited;
 	g_svc.stop = true;
 	pthread_mutex_unlock(&g_svc.lock);
-	if (running)
+	if (join)
 		pthread_join(g_svc.thread, NULL);
 	g_svc.running = false;
+	g_svc.exited = false;
 	for (int r = 0; flush && r < CMSVC_FLUSH_ROUNDS; r++) {
 		struct timespec nap = {0, 1000000L};
 
@@ -211,10 +282,16 @@ static void cmsvc_shutdown(bool flush)
 		nanosleep(&nap, NULL);
 	}
 	pthread_mutex_lock(&g_svc.lock);
-	for (unsigned int i = 0; i < g_svc.n; i++)
-		dpv_cmrt_close(g_svc.rt[i]);
-	g_svc.n = 0;
+	cmsvc_close_all();
 	pthread_mutex_unlock(&g_svc.lock);
+}
+
+bool dpv_rdmacm_cmsvc_running(void)
+{
+	pthread_mutex_lock(&g_svc.lock);
+	bool r = g_svc.running;
+	pthread_mutex_unlock(&g_svc.lock);
+	return r;
 }
 
 /* atexit: what Linux does for the ids of an exiting process, before

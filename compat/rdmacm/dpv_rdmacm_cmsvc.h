@@ -46,6 +46,9 @@ struct dpv_cmrt *dpv_rdmacm_cmsvc_rt(struct ibv_context *ctx);
  */
 bool dpv_rdmacm_cmsvc_exiting(void);
 
+/** Whether the polling thread runs (tests: it stops when no CM id is left). */
+bool dpv_rdmacm_cmsvc_running(void);
+
 /** The device whose runtime owns agent, or NULL. Service lock held. */
 struct ibv_context *dpv_rdmacm_cmsvc_ctx(const struct dpv_cm_agent *agent);
 

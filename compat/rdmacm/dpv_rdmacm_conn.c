@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <arpa/inet.h>
 
 #include "dpv_cm_ip.h"
@@ -20,9 +21,8 @@
 #include "dpv_rdmacm_cmsvc.h"
 #include "dpv_rdmacm_ud.h"
 
-#define CONN_ACK_TIMEOUT 14
-#define CONN_CM_TIMEOUT 20
-#define CONN_CM_RETRIES 15
+/* Linux's CMA_CM_MRA_SETTING: an MRA kept for a duplicate REQ, 2^24 * 4.096 us (~69 s) */
+#define CONN_MRA_SETTING (DPV_CM_MRA_FLAG_DELAY | 24)
 
 static int post(struct dpv_rdmacm_id *owner, struct dpv_rdmacm_id *p, struct dpv_rdmacm_id *lst,
 		enum rdma_cm_event_type t, int status, const struct rdma_conn_param *cp,
@@ -34,57 +34,6 @@ static int post(struct dpv_rdmacm_id *owner, struct dpv_rdmacm_id *p, struct dpv
 	if (cp)
 		ev.param.conn = *cp;
 	return dpv_rdmacm_event_post(owner, &ev, pd, len);
-}
-
-/* The GID index of gid on the id's port, or 0. */
-static int gid_index(struct rdma_cm_id *id, const union ibv_gid *gid)
-{
-	union ibv_gid g;
-
-	for (int i = 0; i < 16; i++)
-		if (ibv_query_gid(id->verbs, id->port_num, i, &g) == 0 && memcmp(&g, gid, 16) == 0)
-			return i;
-	return 0;
-}
-
-/* INIT -> RTR -> RTS with the connection's values (ucma_modify_qp_rtr/rts). */
-int dpv_rdmacm_qp_connect(struct dpv_rdmacm_id *p)
-{
-	struct rdma_cm_id *id = &p->id;
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_RTR};
-
-	if (id->qp == NULL)
-		return 0;
-	a.path_mtu = (enum ibv_mtu)p->path_mtu;
-	a.dest_qp_num = p->remote_qpn;
-	a.rq_psn = p->rq_psn;
-	a.max_dest_rd_atomic = p->resp_res;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = id->route.addr.addr.ibaddr.dgid;
-	a.ah_attr.grh.sgid_index = gid_index(id, &id->route.addr.addr.ibaddr.sgid);
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.grh.traffic_class = p->tos_set ? p->tos : 0;
-	a.ah_attr.port_num = id->port_num;
-	/* as Linux cm_init_qp_init_attr: remote write, and read/atomic with responder resources */
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-			    (p->resp_res ? IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC : 0);
-	int ret = ibv_modify_qp(id->qp, &a,
-				IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER |
-				IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = p->ack_timeout_set ? p->ack_timeout : CONN_ACK_TIMEOUT;
-	a.retry_cnt = p->retry;
-	a.rnr_retry = p->rnr_retry;
-	a.sq_psn = p->sq_psn;
-	a.max_rd_atomic = p->init_depth;
-	return ibv_modify_qp(id->qp, &a,
-			     IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 static void qp_error(struct dpv_rdmacm_id *p)
@@ -153,14 +102,15 @@ static void on_req(struct dpv_rdmacm_id *l, const struct dpv_cm_event *ev, struc
 	struct rdma_cm_id *cid;
 	struct rdma_conn_param cp;
 
+	/* a sync listener's requests get channels of their own (ucma_process_conn_req) */
 	if (dpv_cma_hdr_decode(ev->private_data, ev->private_len, &h) < 0 ||
-	    rdma_create_id(l->id.channel, &cid, l->id.context, l->id.ps) != 0) {
-		dpv_cm_send_rej(ev->id, DPV_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
+	    rdma_create_id(l->sync ? NULL : l->id.channel, &cid, l->id.context, l->id.ps) != 0) {
+		dpv_cm_destroy_id(ev->id); /* REJ (consumer defined), and the id is free */
 		return;
 	}
 	struct dpv_rdmacm_id *c = to_did(cid);
 	if (dpv_rdmacm_id_set_device(c, ctx, 1) != 0 || child_route(c, &h, r, ev) != 0) {
-		dpv_cm_send_rej(ev->id, DPV_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
+		dpv_cm_destroy_id(ev->id);
 		rdma_destroy_id(cid);
 		return;
 	}
@@ -172,12 +122,21 @@ static void on_req(struct dpv_rdmacm_id *l, const struct dpv_cm_event *ev, struc
 	c->path_mtu = r->path_mtu;
 	c->retry = r->retry_count;
 	c->rnr_retry = r->rnr_retry_count;
-	/* rdma_accept(id, NULL) defaults, as librdmacm ucma_process_conn_req */
-	c->resp_res = r->initiator_depth > 16 ? 16 : r->initiator_depth;
-	c->init_depth = r->responder_resources > 16 ? 16 : r->responder_resources;
+	/* ib_cm's av.timeout of the passive side: the REQ's local ACK timeout */
+	c->qp_timeout = r->primary.local_ack_timeout ? r->primary.local_ack_timeout : 1;
+	/* the PSN we receive from: known from the start, as Linux's seq_num */
+	uint32_t rnd = 0;
+	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+		rnd = (uint32_t)dpv_rdmacm_now_ns();
+	c->rq_psn = rnd & 0xffffff;
+	/* rdma_accept(id, NULL) starts from these (librdmacm ucma_process_conn_req) */
+	c->resp_res = r->initiator_depth;
+	c->init_depth = r->responder_resources;
 	conn_param_of_req(r, &cp);
 	post(l, c, l, RDMA_CM_EVENT_CONNECT_REQUEST, 0, &cp, ev->private_data + DPV_CMA_HDR_LEN,
 	     DPV_CMA_REQ_PRIVATE_MAX);
+	/* the application has not accepted yet: MRA_REQ_SENT, the MRA answers a duplicate REQ */
+	dpv_cm_send_mra(ev->id, CONN_MRA_SETTING, NULL, 0);
 }
 
 /* REP on the active side: QP to RTS, RTU, ESTABLISHED. */
@@ -192,9 +151,20 @@ static void on_rep(struct dpv_rdmacm_id *p, const struct dpv_cm_event *ev)
 
 	p->remote_qpn = r->local_qpn;
 	p->sq_psn = r->starting_psn;
-	if (dpv_rdmacm_qp_connect(p) != 0) {
+	p->qp_timeout = dpv_rdmacm_ack_timeout(r->target_ack_delay, (uint8_t)(p->qp_timeout - 1));
+	if (p->id.qp == NULL) {
+		/* the application moves its QP and calls rdma_establish (librdmacm) */
+		post(p, p, NULL, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, &cp, ev->private_data, ev->private_len);
+		return;
+	}
+	int err = dpv_rdmacm_qp_connect(p);
+	if (err != 0) {
+		/* librdmacm: CONNECT_ERROR, the QP in ERR, later REJECTED/DISCONNECTED dropped */
+		qp_error(p);
+		p->connect_error = true;
+		/* (rdma-core sends nothing and lets the passive side time out) */
 		dpv_cm_send_rej(ev->id, DPV_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
-		post(p, p, NULL, RDMA_CM_EVENT_CONNECT_ERROR, -EIO, NULL, NULL, 0);
+		post(p, p, NULL, RDMA_CM_EVENT_CONNECT_ERROR, err > 0 ? -err : -EIO, NULL, NULL, 0);
 		return;
 	}
 	dpv_cm_send_rtu(ev->id, NULL, 0);
@@ -222,6 +192,8 @@ void dpv_rdmacm_cm_event(void *arg, const struct dpv_cm_event *ev)
 		post(p, p, NULL, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, NULL, 0);
 		break;
 	case DPV_CM_EV_REJ:
+		if (p->connect_error)
+			break;
 		qp_error(p);
 		post(p, p, NULL, RDMA_CM_EVENT_REJECTED, ev->rej_reason, NULL, ev->private_data,
 		     ev->private_len);
@@ -236,10 +208,12 @@ void dpv_rdmacm_cm_event(void *arg, const struct dpv_cm_event *ev)
 		break;
 	case DPV_CM_EV_DREQ:
 		p->dreq_rcvd = true;
-		post(p, p, NULL, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, NULL, 0);
+		if (!p->connect_error)
+			post(p, p, NULL, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, NULL, 0);
 		break;
 	case DPV_CM_EV_DISCONNECTED:
-		post(p, p, NULL, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, NULL, 0);
+		if (!p->connect_error)
+			post(p, p, NULL, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, NULL, 0);
 		break;
 	default:
 		break;

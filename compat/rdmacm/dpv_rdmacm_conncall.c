@@ -65,6 +65,20 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 	return 0;
 }
 
+/* ai_connect of rdma_create_ep, then the caller's private data, at pd; the length or -1. */
+static int conn_pdata(struct dpv_rdmacm_id *p, const struct rdma_conn_param *cp, uint8_t *pd, size_t cap)
+{
+	size_t n = p->connect_len + (cp && cp->private_data ? cp->private_data_len : 0);
+
+	if (n > cap)
+		return -1;
+	if (p->connect_len)
+		memcpy(pd, p->connect, p->connect_len);
+	if (cp && cp->private_data && cp->private_data_len)
+		memcpy(pd + p->connect_len, cp->private_data, cp->private_data_len);
+	return (int)n;
+}
+
 /* The REQ of rdma_connect: header, private data, path, counts. */
 static int fill_req(struct dpv_rdmacm_id *p, const struct rdma_conn_param *cp, struct dpv_cm_req_param *r,
 		    uint8_t *pd)
@@ -82,10 +96,9 @@ static int fill_req(struct dpv_rdmacm_id *p, const struct rdma_conn_param *cp, s
 		memcpy(h.src_addr, &((const struct sockaddr_in6 *)src)->sin6_addr, 16);
 		memcpy(h.dst_addr, &((const struct sockaddr_in6 *)dst)->sin6_addr, 16);
 	}
-	if (dpv_cma_hdr_encode(&h, pd, DPV_CMA_HDR_LEN) < 0 || (cp && cp->private_data_len > DPV_CMA_REQ_PRIVATE_MAX))
+	int plen = conn_pdata(p, cp, pd + DPV_CMA_HDR_LEN, DPV_CMA_REQ_PRIVATE_MAX);
+	if (dpv_cma_hdr_encode(&h, pd, DPV_CMA_HDR_LEN) < 0 || plen < 0)
 		return EINVAL;
-	if (cp && cp->private_data_len)
-		memcpy(pd + DPV_CMA_HDR_LEN, cp->private_data, cp->private_data_len);
 	uint32_t rnd = 0;
 	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
 		rnd = (uint32_t)dpv_rdmacm_now_ns();
@@ -93,17 +106,21 @@ static int fill_req(struct dpv_rdmacm_id *p, const struct rdma_conn_param *cp, s
 	p->path_mtu = id->route.path_rec ? id->route.path_rec->mtu : IBV_MTU_1024;
 	if (dpv_rdmacm_depths(p, cp, false) != 0)
 		return EINVAL;
+	/* ib_cm: av.timeout = packet life time + 1; the REQ's from the CA's ACK delay too */
+	uint8_t plt = id->route.path_rec ? id->route.path_rec->packet_life_time : 18;
+	p->qp_timeout = (uint8_t)(plt + 1);
 	p->retry = cp ? (cp->retry_count > 7 ? 7 : cp->retry_count) : 7;
 	p->rnr_retry = cp ? (cp->rnr_retry_count > 7 ? 7 : cp->rnr_retry_count) : 7;
 	*r = (struct dpv_cm_req_param){.service_id = dpv_cma_service_id(id->ps, id_port(dst)),
 		.qpn = id->qp ? id->qp->qp_num : (cp ? cp->qp_num : 0), .starting_psn = p->rq_psn,
 		.responder_resources = p->resp_res, .initiator_depth = p->init_depth,
 		.peer = {.qpn = DPV_GSI_QPN, .qkey = DPV_GSI_QKEY}, .path_mtu = p->path_mtu,
-		.hop_limit = 64, .local_ack_timeout = 14, .retry_count = p->retry,
-		.rnr_retry_count = p->rnr_retry, .remote_cm_response_timeout = dpv_rdmacm_cm_timeout(),
-		.local_cm_response_timeout = dpv_rdmacm_cm_timeout(),
-		.max_cm_retries = dpv_rdmacm_cm_retries(), .srq = id->srq != NULL,
-		.private_data = pd, .private_len = (uint8_t)(DPV_CMA_HDR_LEN + (cp ? cp->private_data_len : 0))};
+		.hop_limit = 64, .local_ack_timeout = dpv_rdmacm_ack_timeout(dpv_rdmacm_ca_ack_delay(id), plt),
+		.retry_count = p->retry, .rnr_retry_count = p->rnr_retry,
+		.remote_cm_response_timeout = dpv_rdmacm_cm_timeout(),
+		.local_cm_response_timeout = dpv_rdmacm_cm_timeout(), .max_cm_retries = dpv_rdmacm_cm_retries(),
+		.srq = id->qp ? id->qp->srq != NULL : (cp ? cp->srq : 0),
+		.private_data = pd, .private_len = (uint8_t)(DPV_CMA_HDR_LEN + plen)};
 	memcpy(r->peer.gid, id->route.addr.addr.ibaddr.dgid.raw, 16);
 	memcpy(r->local_gid, id->route.addr.addr.ibaddr.sgid.raw, 16);
 	return 0;
@@ -120,10 +137,12 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		return dpv_rdmacm_err(EINVAL);
 	p = to_did(id);
 	if (p->state == DPV_RDMACM_ROUTE_RESOLVED && dpv_rdmacm_ud_id(id))
-		return dpv_rdmacm_ud_connect(p, conn_param); /* SIDR: dpv_rdmacm_ud.c */
+		/* SIDR: dpv_rdmacm_ud.c; a sync id waits for ESTABLISHED/UNREACHABLE (ucma_complete) */
+		return dpv_rdmacm_ud_connect(p, conn_param) ? -1 : dpv_rdmacm_complete(p);
 	if (p->state != DPV_RDMACM_ROUTE_RESOLVED || id->ps != RDMA_PS_TCP)
 		return dpv_rdmacm_err(EINVAL);
-	ret = fill_req(p, conn_param, &r, pd);
+	/* librdmacm's ucma_valid_param: an RC connect needs a QP or a conn_param */
+	ret = id->qp == NULL && conn_param == NULL ? EINVAL : fill_req(p, conn_param, &r, pd);
 	if (ret)
 		return dpv_rdmacm_err(ret);
 	dpv_rdmacm_cmsvc_lock();
@@ -139,40 +158,57 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	if (p->cm == NULL)
 		return dpv_rdmacm_err(ret < 0 ? -ret : EIO);
 	p->state = DPV_RDMACM_CONNECT;
-	return 0;
+	free(p->connect); /* sent once, as librdmacm */
+	p->connect = NULL;
+	p->connect_len = 0;
+	return dpv_rdmacm_complete(p);
 }
 
 int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *cp)
 {
+	uint8_t pd[DPV_CM_REP_PRIVATE_LEN];
 	struct dpv_rdmacm_id *p;
-	uint32_t rnd = 0;
-	int ret;
+	int ret, plen;
 
 	if (id == NULL)
 		return dpv_rdmacm_err(EINVAL);
 	p = to_did(id);
-	if (dpv_rdmacm_ud_id(id))
-		return dpv_rdmacm_ud_accept(p, cp);
-	if (p->cm == NULL || (cp && cp->private_data_len > DPV_CM_REP_PRIVATE_LEN))
+	if (dpv_rdmacm_ud_id(id)) {
+		if (dpv_rdmacm_ud_accept(p, cp) != 0)
+			return -1;
+		if (p->sync && id->event != NULL) {
+			/* librdmacm: a UD accept does not wait; the request's event is done */
+			rdma_ack_cm_event(id->event);
+			id->event = NULL;
+		}
+		return 0;
+	}
+	/* librdmacm's ucma_valid_param: an RC accept needs a QP or a conn_param */
+	if (p->cm == NULL || (id->qp == NULL && cp == NULL))
 		return dpv_rdmacm_err(EINVAL);
-	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-		rnd = (uint32_t)dpv_rdmacm_now_ns();
-	p->rq_psn = rnd & 0xffffff;
-	if (dpv_rdmacm_depths(p, cp, true) != 0)
+	ret = dpv_rdmacm_depths(p, cp, true);
+	plen = conn_pdata(p, cp, pd, sizeof(pd));
+	if (ret != 0 || plen < 0)
 		return dpv_rdmacm_err(EINVAL);
 	if (cp && cp->rnr_retry_count < p->rnr_retry)
 		p->rnr_retry = cp->rnr_retry_count;
 	struct dpv_cm_rep_param r = {.qpn = id->qp ? id->qp->qp_num : (cp ? cp->qp_num : 0),
 		.starting_psn = p->rq_psn, .responder_resources = p->resp_res,
 		.initiator_depth = p->init_depth, .rnr_retry_count = p->rnr_retry,
-		.srq = id->srq != NULL, .private_data = cp ? cp->private_data : NULL,
-		.private_len = cp ? cp->private_data_len : 0};
+		.target_ack_delay = dpv_rdmacm_ca_ack_delay(id),
+		.srq = id->qp ? id->qp->srq != NULL : (cp ? cp->srq : 0), .private_data = pd,
+		.private_len = (uint8_t)plen};
 	dpv_rdmacm_cmsvc_lock();
 	ret = dpv_rdmacm_qp_connect(p);
 	if (ret == 0)
 		ret = dpv_cm_send_rep(p->cm, &r, dpv_rdmacm_now_ns());
 	dpv_rdmacm_cmsvc_unlock();
-	return ret ? dpv_rdmacm_err(ret < 0 ? -ret : ret) : 0;
+	if (ret != 0) {
+		/* ib_cm answers EINVAL for a REP in the wrong state */
+		ret = ret < 0 ? -ret : ret;
+		return dpv_rdmacm_err(ret == EPROTO ? EINVAL : ret);
+	}
+	return dpv_rdmacm_complete(p);
 }
 
 int rdma_reject(struct rdma_cm_id *id, const void *private_data, uint8_t private_data_len)
@@ -199,22 +235,22 @@ int rdma_reject_ece(struct rdma_cm_id *id, const void *private_data, uint8_t pri
 int rdma_disconnect(struct rdma_cm_id *id)
 {
 	struct dpv_rdmacm_id *p;
-	int ret;
 
 	if (id == NULL || to_did(id)->cm == NULL)
 		return dpv_rdmacm_err(EINVAL);
 	p = to_did(id);
 	if (dpv_rdmacm_ud_id(id))
 		return dpv_rdmacm_ud_disconnect(p);
-	if (id->qp)
-		ibv_modify_qp(id->qp, &(struct ibv_qp_attr){.qp_state = IBV_QPS_ERR}, IBV_QP_STATE);
+	/* rdma-core's ucma_shutdown: the QP to ERR first (its failure is the call's) */
+	int e = id->qp ? ibv_modify_qp(id->qp, &(struct ibv_qp_attr){.qp_state = IBV_QPS_ERR}, IBV_QP_STATE) : 0;
+	if (e != 0)
+		return dpv_rdmacm_err(e);
+	/* Linux: a DREQ, or else a DREP; neither failing is reported */
 	dpv_rdmacm_cmsvc_lock();
-	if (p->cm->state == DPV_CM_DREQ_RCVD)
-		ret = dpv_cm_send_drep(p->cm, NULL, 0, dpv_rdmacm_now_ns());
-	else
-		ret = dpv_cm_send_dreq(p->cm, NULL, 0, dpv_rdmacm_now_ns());
+	if (dpv_cm_send_dreq(p->cm, NULL, 0, dpv_rdmacm_now_ns()) != 0 && p->cm->state == DPV_CM_DREQ_RCVD)
+		dpv_cm_send_drep(p->cm, NULL, 0, dpv_rdmacm_now_ns());
 	dpv_rdmacm_cmsvc_unlock();
-	return ret ? dpv_rdmacm_err(-ret) : 0;
+	return dpv_rdmacm_complete(p);
 }
 
 void dpv_rdmacm_conn_release(struct dpv_rdmacm_id *p)

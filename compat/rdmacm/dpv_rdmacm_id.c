@@ -107,6 +107,8 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	dpv_rdmacm_id_put_device(p);
 	if (p->sync)
 		rdma_destroy_event_channel(id->channel);
+	free(p->qp_init_attr); /* rdma_create_ep's */
+	free(p->connect);
 	pthread_cond_destroy(&p->acked_cond);
 	pthread_mutex_destroy(&p->lock);
 	free(p);

@@ -2,8 +2,8 @@
 /**
  * @file
  * QPs and SRQs on an id: rdma_create_qp, rdma_create_qp_ex, rdma_destroy_qp,
- * rdma_create_srq, rdma_create_srq_ex, rdma_destroy_srq, rdma_init_qp_attr,
- * rdma_destroy_ep.
+ * rdma_create_srq, rdma_create_srq_ex, rdma_destroy_srq, rdma_init_qp_attr
+ * (rdma_destroy_ep: dpv_rdmacm_ep.c).
  *
  * rdma-core's behaviour, which this follows: the id must have a device
  * (id->verbs, given by rdma_bind_addr or rdma_resolve_addr); the QP goes on
@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "dpv_rdmacm.h"
+#include "dpv_rdmacm_cmsvc.h"
 
 int dpv_rdmacm_pkey_index(struct rdma_cm_id *id)
 {
@@ -54,6 +55,27 @@ static int init_attr_init(struct rdma_cm_id *id, struct ibv_qp_attr *a, int *mas
 	return 0;
 }
 
+/*
+ * RC: the connection's attributes (dpv_rdmacm_qpattr.c); before there is
+ * one, Linux's cma_ib_init_qp_attr answers every state with the INIT
+ * attributes (and the requested state).
+ */
+static int conn_attr(struct dpv_rdmacm_id *p, struct ibv_qp_attr *a, int *mask)
+{
+	enum ibv_qp_state want = a->qp_state;
+	int ret;
+
+	if (p->cm == NULL) {
+		ret = init_attr_init(&p->id, a, mask);
+		a->qp_state = want;
+		return ret;
+	}
+	dpv_rdmacm_cmsvc_lock();
+	ret = dpv_rdmacm_conn_qp_attr(p, a, mask);
+	dpv_rdmacm_cmsvc_unlock();
+	return ret;
+}
+
 int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *qp_attr_mask)
 {
 	enum ibv_qp_state state;
@@ -66,6 +88,8 @@ int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *q
 	qp_attr->qp_state = state;
 	switch (state) {
 	case IBV_QPS_INIT:
+		if (id->qp_type != IBV_QPT_UD && to_did(id)->cm != NULL)
+			return conn_attr(to_did(id), qp_attr, qp_attr_mask);
 		return init_attr_init(id, qp_attr, qp_attr_mask);
 	case IBV_QPS_RTR:
 	case IBV_QPS_RTS:
@@ -73,8 +97,7 @@ int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *q
 			*qp_attr_mask = IBV_QP_STATE | (state == IBV_QPS_RTS ? IBV_QP_SQ_PSN : 0);
 			return 0;
 		}
-		/* CM: not yet (issue 11): path, remote QPN and PSNs come from the REQ/REP */
-		return dpv_rdmacm_err(ENOSYS);
+		return conn_attr(to_did(id), qp_attr, qp_attr_mask);
 	default:
 		return dpv_rdmacm_err(EINVAL);
 	}
@@ -292,15 +315,4 @@ void rdma_destroy_srq(struct rdma_cm_id *id)
 		ibv_destroy_srq(id->srq);
 	id->srq = NULL;
 	destroy_cqs(id);
-}
-
-void rdma_destroy_ep(struct rdma_cm_id *id)
-{
-	if (id == NULL)
-		return;
-	if (id->qp != NULL)
-		rdma_destroy_qp(id);
-	if (id->srq != NULL)
-		rdma_destroy_srq(id);
-	rdma_destroy_id(id);
 }

@@ -73,22 +73,26 @@ int dpv_rdmacm_neigh_start(struct dpv_rdmacm_id *p, int timeout_ms)
 	struct pending *e = calloc(1, sizeof(*e));
 	if (e == NULL)
 		return dpv_rdmacm_err(ENOMEM);
-	/* the service thread does the asking: make sure it runs */
+	e->id = p;
+	/* Linux: msecs_to_jiffies((unsigned int)timeout_ms) */
+	e->deadline = dpv_rdmacm_now_ns() + (uint64_t)(unsigned int)timeout_ms * 1000000ull;
+	/* the service thread does the asking: make sure it runs; the entry is
+	 * queued under the service lock, so the thread, which stops when it
+	 * finds nothing to do, cannot miss it */
 	dpv_rdmacm_cmsvc_lock();
 	struct dpv_cmrt *rt = dpv_rdmacm_cmsvc_rt(p->id.verbs);
+	if (rt != NULL) {
+		pthread_mutex_lock(&g_lock);
+		p->state = DPV_RDMACM_ADDR_QUERY;
+		e->next = g_pending;
+		g_pending = e;
+		pthread_mutex_unlock(&g_lock);
+	}
 	dpv_rdmacm_cmsvc_unlock();
 	if (rt == NULL) {
 		free(e);
 		return -1;
 	}
-	e->id = p;
-	/* Linux: msecs_to_jiffies((unsigned int)timeout_ms) */
-	e->deadline = dpv_rdmacm_now_ns() + (uint64_t)(unsigned int)timeout_ms * 1000000ull;
-	pthread_mutex_lock(&g_lock);
-	p->state = DPV_RDMACM_ADDR_QUERY;
-	e->next = g_pending;
-	g_pending = e;
-	pthread_mutex_unlock(&g_lock);
 	return 1;
 }
 
@@ -146,4 +150,12 @@ void dpv_rdmacm_neigh_cancel(struct dpv_rdmacm_id *p)
 		}
 	}
 	pthread_mutex_unlock(&g_lock);
+}
+
+bool dpv_rdmacm_neigh_pending(void)
+{
+	pthread_mutex_lock(&g_lock);
+	bool r = g_pending != NULL;
+	pthread_mutex_unlock(&g_lock);
+	return r;
 }

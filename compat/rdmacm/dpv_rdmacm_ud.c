@@ -139,7 +139,13 @@ int dpv_rdmacm_ud_accept(struct dpv_rdmacm_id *p, const struct rdma_conn_param *
 
 	if (p->state != DPV_RDMACM_CONNECT)
 		return dpv_rdmacm_err(EINVAL);
-	return ud_reply(p, DPV_CM_SIDR_SUCCESS, qpn, RDMA_UDP_QKEY, cp ? cp->private_data : NULL, len);
+	if (ud_reply(p, DPV_CM_SIDR_SUCCESS, qpn, RDMA_UDP_QKEY, cp ? cp->private_data : NULL, len) != 0)
+		return -1;
+	if (p->sync && p->id.event != NULL) { /* librdmacm: a sync UD accept waits for nothing */
+		rdma_ack_cm_event(p->id.event);
+		p->id.event = NULL;
+	}
+	return 0;
 }
 
 int dpv_rdmacm_ud_reject(struct dpv_rdmacm_id *p, const void *pd, uint8_t len)

@@ -261,7 +261,13 @@ static void null_rq_doorbell(void *p)
 	rte_spinlock_unlock(&qp->lock);
 }
 
+static bool null_fork_safe(void)
+{
+	return true; /* no EAL, nothing shared: a child's objects are its own */
+}
+
 static const struct dpv_driver_ops null_ops = {
+	.fork_safe = null_fork_safe,
 	.probe = null_probe,
 	.query_port = null_query_port,
 	.query_gid = null_query_gid,

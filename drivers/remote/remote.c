@@ -355,6 +355,11 @@ static bool rm_rings_queue_only(void)
 	return true;
 }
 
+static bool rm_fork_safe(void)
+{
+	return true; /* a child attaches on its own (rm_atfork_child) */
+}
+
 /* the ops of remote_ops.c plus these */
 static struct dpv_driver_ops g_ops;
 
@@ -369,6 +374,7 @@ RTE_INIT(rm_register)
 	g_ops.progress = rm_progress;
 	g_ops.progress_is_background = rm_background;
 	g_ops.rings_queue_only = rm_rings_queue_only;
+	g_ops.fork_safe = rm_fork_safe;
 	g_ops.mem_alloc = rm_mem_alloc;
 	g_ops.mem_free = rm_mem_free;
 	g_ops.mem_is_huge = rm_mem_is_huge;

@@ -218,6 +218,7 @@ struct sw_qp {
 	uint32_t qpn;
 	enum ibv_qp_type type;
 	bool gsi;                 /* QP 1 of its port on the wire (its qpn is a pool number) */
+	bool gsi_shared;          /* one of dpverbsd's applications' GSI QPs (send filter) */
 	_Atomic int state;        /* enum ibv_qp_state */
 	struct sw_dev *dev;
 	struct dpv_port *port;
@@ -361,7 +362,9 @@ void sw_mcast_qp_gone(struct sw_qp *qp);
 void sw_mcast_rx(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi);
 struct sw_qp *sw_gsi_lookup(const struct dpv_port *port, const uint8_t sgid[16], const uint8_t *mad,
 			     uint32_t len);
-void sw_gsi_demux(dpv_gsi_demux_fn fn, void *arg);
+void sw_gsi_demux(dpv_gsi_demux_fn fn, dpv_gsi_tx_fn tx, void *arg);
+/* dpverbsd's send filter for a gsi_shared QP's MAD (true: send it). */
+bool sw_gsi_tx_ok(const struct sw_qp *qp, const uint8_t *mad, uint32_t len);
 int sw_tab_gsi_set(const struct dpv_port *port, struct sw_qp *old, struct sw_qp *qp);
 /* The MR of an lkey/rkey (its full 32-bit value), or NULL. */
 const struct sw_mr *sw_mr_lookup(uint32_t key);

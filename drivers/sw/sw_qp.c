@@ -74,6 +74,7 @@ void *sw_create_qp(const struct dpv_qp_cfg *cfg)
 		return NULL;
 	}
 	qp->gsi = cfg->gsi || cfg->gsi_shared;
+	qp->gsi_shared = cfg->gsi_shared;
 	if (cfg->gsi_shared && (cfg->type != IBV_QPT_UD || qp->lockless)) {
 		sw_timer_del(qp);
 		errno = EINVAL;

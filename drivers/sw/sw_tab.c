@@ -78,13 +78,22 @@ static _Atomic(struct sw_qp *) g_gsi[DPV_MAX_PORTS];
 
 /* dpverbsd's demultiplexer (several processes' GSI QPs on one port) */
 static _Atomic(dpv_gsi_demux_fn) g_demux;
+static _Atomic(dpv_gsi_tx_fn) g_gsi_tx;
 static void *g_demux_arg;
 
-void sw_gsi_demux(dpv_gsi_demux_fn fn, void *arg)
+void sw_gsi_demux(dpv_gsi_demux_fn fn, dpv_gsi_tx_fn tx, void *arg)
 {
 	atomic_store_explicit(&g_demux, NULL, memory_order_release);
+	atomic_store_explicit(&g_gsi_tx, NULL, memory_order_release);
 	g_demux_arg = arg;
+	atomic_store_explicit(&g_gsi_tx, tx, memory_order_release);
 	atomic_store_explicit(&g_demux, fn, memory_order_release);
+}
+
+bool sw_gsi_tx_ok(const struct sw_qp *qp, const uint8_t *mad, uint32_t len)
+{
+	dpv_gsi_tx_fn fn = atomic_load_explicit(&g_gsi_tx, memory_order_acquire);
+	return !fn || fn(g_demux_arg, qp->port->index, qp->qpn, mad, len);
 }
 
 struct sw_qp *sw_gsi_lookup(const struct dpv_port *port, const uint8_t sgid[16], const uint8_t *mad, uint32_t len)

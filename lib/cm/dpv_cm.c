@@ -403,10 +403,12 @@ int dpv_cm_send_rej(struct dpv_cm_id *id, uint16_t reason, const void *ari, uint
 
 int dpv_cm_send_mra(struct dpv_cm_id *id, uint8_t service_timeout, const void *pd, uint8_t len)
 {
+	bool delay = (service_timeout & DPV_CM_MRA_FLAG_DELAY) != 0;
 	struct dpv_cm_mad m;
 	bool req;
 	int ret;
 
+	service_timeout &= (uint8_t)~DPV_CM_MRA_FLAG_DELAY;
 	if (!id || service_timeout > 31)
 		return -EINVAL;
 	if (id->state != DPV_CM_REQ_RCVD && id->state != DPV_CM_REP_RCVD)
@@ -421,7 +423,36 @@ int dpv_cm_send_mra(struct dpv_cm_id *id, uint8_t service_timeout, const void *p
 	if (ret)
 		return ret;
 	id->state = req ? DPV_CM_MRA_REQ_SENT : DPV_CM_MRA_REP_SENT;
-	return cm_id_send(id, &m, false, 0);
+	if (!delay)
+		return cm_id_send(id, &m, false, 0);
+	/* kept for the duplicates (cm_id_resend), not sent now */
+	ret = dpv_cm_mad_encode(&m, id->out);
+	id->out_valid = ret == 0;
+	id->out_attr = DPV_CM_ATTR_MRA;
+	cm_id_stop(id);
+	return ret;
+}
+
+int dpv_cm_establish(struct dpv_cm_id *id)
+{
+	if (!id)
+		return -EINVAL;
+	if (id->state == DPV_CM_ESTABLISHED)
+		return -EISCONN;
+	if (id->state != DPV_CM_REP_SENT && id->state != DPV_CM_MRA_REP_RCVD)
+		return -EINVAL;
+	cm_id_stop(id);
+	id->state = DPV_CM_ESTABLISHED;
+	return 0;
+}
+
+uint32_t dpv_cm_ids_in_use(const struct dpv_cm_agent *agent)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; agent && i < agent->nids; i++)
+		n += agent->ids[i].in_use;
+	return n;
 }
 
 int dpv_cm_send_dreq(struct dpv_cm_id *id, const void *pd, uint8_t len, uint64_t now)

@@ -274,13 +274,37 @@ int dpv_cm_send_rtu(struct dpv_cm_id *id, const void *pd, uint8_t len);
 int dpv_cm_send_rej(struct dpv_cm_id *id, uint16_t reason, const void *ari, uint8_t ari_len,
 		    const void *pd, uint8_t len);
 
+/** Or'ed into dpv_cm_send_mra's service_timeout: do not send the MRA now,
+ * only in answer to a duplicate of the message (Linux IB_CM_MRA_FLAG_DELAY). */
+#define DPV_CM_MRA_FLAG_DELAY 0x80
+
 /**
  * MRA for the REQ (REQ_RCVD -> MRA_REQ_SENT) or the REP (REP_RCVD ->
- * MRA_REP_SENT): asks the peer to wait 4.096 us * 2^service_timeout.
+ * MRA_REP_SENT): asks the peer to wait 4.096 us * 2^service_timeout. With
+ * DPV_CM_MRA_FLAG_DELAY in service_timeout the state changes and the MRA is
+ * kept but not sent: a duplicate REQ (the peer retransmitting because the
+ * application is slow to accept) is answered with it, as Linux's rdma_cm
+ * does (CMA_CM_MRA_SETTING).
  *
  * RETURN VALUE: 0; -EINVAL; -EPROTO (wrong state); the send callback's error.
  */
 int dpv_cm_send_mra(struct dpv_cm_id *id, uint8_t service_timeout, const void *pd, uint8_t len);
+
+/**
+ * The QP reported communication established before the RTU came
+ * (IBV_EVENT_COMM_EST, Linux ib_cm_notify/cm_establish): REP_SENT or
+ * MRA_REP_RCVD -> ESTABLISHED, the REP no longer retransmitted; the RTU
+ * that may still come is ignored. No event is delivered (the caller reports
+ * it).
+ *
+ * RETURN VALUE: 0; -EINVAL (NULL id, wrong state); -EISCONN (already
+ * ESTABLISHED).
+ */
+int dpv_cm_establish(struct dpv_cm_id *id);
+
+/** RETURN VALUE: the number of ids of the agent in use (listeners, connections,
+ * TIMEWAIT); 0 for a NULL agent. No errno. */
+uint32_t dpv_cm_ids_in_use(const struct dpv_cm_agent *agent);
 
 /**
  * DREQ from ESTABLISHED, retransmitted until the DREP: DREQ_SENT.

@@ -31,6 +31,9 @@
  * when a process closes its rdma_cm file: a DREQ for an established
  * connection, a REJ for a REQ it had not answered (dpvd_gsi_client_gone).
  *
+ * Sending: an application's GSI QP sends only well-formed CM MADs whose
+ * own comm ID is in its range (gsi_tx, the engine's send filter).
+ *
  * Locking: g_gsi.lock (a spinlock) protects the tables; the control thread
  * writes them, engine threads read them per MAD.
  */
@@ -69,7 +72,7 @@ static struct {
 	struct dpvd_client *owner[GSI_SLOTS];
 	uint32_t qpn[GSI_SLOTS][DPV_MAX_PORTS];
 	struct gsi_listen lis[GSI_LISTENS];
-	uint64_t to_listener, to_slot, to_fallback, dropped;
+	uint64_t to_listener, to_slot, to_fallback, dropped, tx_refused;
 } g_gsi = {.lock = RTE_SPINLOCK_INITIALIZER};
 
 static uint32_t fallback(unsigned int dev)
@@ -217,10 +220,46 @@ static uint32_t gsi_demux(void *arg, unsigned int dev, const uint8_t sgid[16], c
 	return qpn;
 }
 
+/* The local comm ID a CM MAD carries as its sender's (0: none to check). */
+static uint32_t sender_id(const struct dpv_cm_mad *m)
+{
+	switch (m->hdr.attr_id) {
+	case DPV_CM_ATTR_REQ: return m->req.local_comm_id;
+	case DPV_CM_ATTR_MRA: return m->mra.local_comm_id;
+	case DPV_CM_ATTR_REJ: return m->rej.local_comm_id; /* 0 from REQ_RCVD (as Linux) */
+	case DPV_CM_ATTR_REP: return m->rep.local_comm_id;
+	case DPV_CM_ATTR_RTU: return m->rtu.local_comm_id;
+	case DPV_CM_ATTR_DREQ: return m->dreq.local_comm_id;
+	case DPV_CM_ATTR_DREP: return m->drep.local_comm_id;
+	case DPV_CM_ATTR_SIDR_REQ: return m->sidr_req.request_id;
+	default: return 0; /* SIDR_REP: the request ID is the peer's */
+	}
+}
+
+/* The engine's GSI send filter (dpv_gsi_tx_fn): an application's GSI QP
+ * sends well-formed CM MADs whose own comm ID is in its range, nothing
+ * else (it cannot speak for another process' connections, nor send other
+ * management classes from QP 1); the daemon's endpoint (slot 1) anything. */
+static bool gsi_tx(void *arg, unsigned int dev, uint32_t qpn, const uint8_t *mad, uint32_t len)
+{
+	(void)arg;
+	if (dev >= DPV_MAX_PORTS)
+		return false;
+	struct dpv_cm_mad m;
+	bool cm = dpv_cm_mad_decode(mad, len, &m) == 0;
+	rte_spinlock_lock(&g_gsi.lock);
+	unsigned int s = slot_of_qpn(dev, qpn);
+	uint32_t id = cm ? sender_id(&m) : 0;
+	bool ok = (s && g_gsi.owner[s] == dpvd_cm_self()) || (cm && s && (!id || id >> GSI_SLOT_SHIFT == s));
+	g_gsi.tx_refused += !ok;
+	rte_spinlock_unlock(&g_gsi.lock);
+	return ok;
+}
+
 void dpvd_gsi_init(void)
 {
 	if (g_dpvd.core->n_devs)
-		dpv_ops(&g_dpvd.core->devs[0])->gsi_demux(gsi_demux, NULL);
+		dpv_ops(&g_dpvd.core->devs[0])->gsi_demux(gsi_demux, gsi_tx, NULL);
 }
 
 int dpvd_gsi_reserve(struct dpvd_client *c, uint32_t dev)

@@ -91,7 +91,7 @@ static void def_db_detach(void *db) {}
 static unsigned int def_qp_db_index(void *qp) { return 0; }
 static bool def_false(void) { return false; }
 static void def_db_sync(void *dev) {}
-static void def_gsi_demux(dpv_gsi_demux_fn fn, void *arg) {}
+static void def_gsi_demux(dpv_gsi_demux_fn fn, dpv_gsi_tx_fn tx, void *arg) {}
 static int def_gsi_listen(void *qp, uint64_t service_id, bool on) { return 0; }
 static void def_gsi_comm_ids(void *qp, uint32_t *prefix, uint32_t *mask) { *prefix = *mask = 0; }
 static int def_mcast(void *qp, const uint8_t *gid) { return -EOPNOTSUPP; }
@@ -150,6 +150,7 @@ static void ops_fill(const struct dpv_driver_ops *o)
 	DEF(gsi_comm_ids, def_gsi_comm_ids);
 	DEF(mcast_attach, def_mcast);
 	DEF(mcast_detach, def_mcast);
+	DEF(fork_safe, def_false);
 #undef DEF
 }
 
@@ -267,15 +268,37 @@ static void core_init(void)
 	for (int i = 0; i < n; i++)
 		dev_init(&c->devs[i], c->ops, &di[i], (unsigned int)i);
 	c->n_devs = (unsigned int)n;
+	c->pid = getpid();
 	atomic_store(&g_core_ready, c);
+}
+
+/* fork() in embedded mode: the child has its parent's EAL, ports and engine
+ * (hugepage memory shared with the parent, rings included) and must not run
+ * them: its polls would take the parent's packets, its allocations break
+ * the parent's pools. It gets no devices (ENODEV), as a process without
+ * ports; shared mode's children attach to the daemon on their own. */
+static bool forked_child(const struct dpv_core *c)
+{
+	static atomic_bool said;
+	if (c->pid == getpid() || c->ops->fork_safe())
+		return false;
+	if (!atomic_exchange(&said, true))
+		DPV_LOG(ERR, "embedded mode: pid %d is a child of pid %d, which runs the ports: a child of fork() "
+			     "cannot use them (no devices); exec a program, or use shared mode (dpverbsd)\n",
+			(int)getpid(), (int)c->pid);
+	return true;
 }
 
 struct dpv_core *dpv_core_get(void)
 {
 	pthread_once(&g_once, core_init);
 	struct dpv_core *c = atomic_load(&g_core_ready);
-	if (!c)
+	if (!c) {
 		errno = g_core_err ? g_core_err : EIO;
+	} else if (forked_child(c)) {
+		errno = ENODEV;
+		return NULL;
+	}
 	return c;
 }
 

@@ -134,6 +134,10 @@ struct dpv_qp_cfg {
  *  threads. */
 typedef uint32_t (*dpv_gsi_demux_fn)(void *arg, unsigned int dev_index, const uint8_t sgid[16],
 				     const uint8_t *mad, uint32_t len);
+/** dpverbsd's GSI send filter: may GSI QP qpn (gsi_shared) of device
+ *  dev_index send this MAD from QP 1? false: the packet is dropped (the
+ *  send completes as a datagram lost on the way). Runs on engine threads. */
+typedef bool (*dpv_gsi_tx_fn)(void *arg, unsigned int dev_index, uint32_t qpn, const uint8_t *mad, uint32_t len);
 
 /** A driver: implements every op (struct dpv_driver_ops' defaults fill gaps). */
 struct dpv_driver_ops {
@@ -271,8 +275,9 @@ struct dpv_driver_ops {
 	/** Take every doorbell queued for dev now (a command that must see the
 	 *  work posted before it, e.g. a CQ resize, runs after this). */
 	void (*db_sync)(void *dev);
-	/** Install (fn NULL: remove) the GSI demultiplexer of every port. */
-	void (*gsi_demux)(dpv_gsi_demux_fn fn, void *arg);
+	/** Install (fn NULL: remove) the GSI demultiplexer and send filter of
+	 *  every port. */
+	void (*gsi_demux)(dpv_gsi_demux_fn fn, dpv_gsi_tx_fn tx, void *arg);
 
 	/* ---- the application's side of a shared GSI (remote driver) ---- */
 	/** The daemon hands the process of GSI QP qp the CM MADs for
@@ -284,6 +289,10 @@ struct dpv_driver_ops {
 	 * QPs in the group; EINVAL: detach of a group the QP is not in).
 	 * Default: -EOPNOTSUPP, and the device reports max_mcast_grp 0. */
 	int (*mcast_attach)(void *qp, const uint8_t *gid);
+	/* May a child of fork() use the driver (objects of its own)? remote:
+	 * it attaches again; null: nothing to share. Default (sw): false, the
+	 * child has its parent's EAL, ports and engine and must not run them. */
+	bool (*fork_safe)(void);
 	int (*mcast_detach)(void *qp, const uint8_t *gid);
 	/** The comm-ID prefix and mask of the process (NULL: none). */
 	void (*gsi_comm_ids)(void *qp, uint32_t *prefix, uint32_t *mask);

@@ -33,6 +33,7 @@ struct dpv_core {
 	const struct dpv_driver_ops *ops;
 	struct dpv_device devs[DPV_MAX_PORTS];
 	unsigned int n_devs;
+	pid_t pid;                   /* the process that brought it up */
 };
 
 /* Who this process is in shared mode ("mode": "shared"): an application

@@ -211,11 +211,61 @@ static void check_counters(struct side *a, struct side *b)
 }
 
 
+/* Sends one REQ for sid with local comm ID lid from the raw GSI QP. */
+static void raw_req(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_ah *ah, struct ibv_mr *mr, uint8_t *buf,
+		    uint64_t sid, uint32_t lid)
+{
+	struct dpv_cm_mad m;
+	dpv_cm_mad_init(&m, DPV_CM_ATTR_REQ, (uint64_t)2 << 32 | lid);
+	m.req.local_comm_id = lid;
+	m.req.service_id = sid;
+	m.req.local_qpn = 0x111;
+	m.req.starting_psn = 0x222;
+	m.req.path_mtu = 3;
+	m.req.remote_cm_response_timeout = 18;
+	m.req.local_cm_response_timeout = 18;
+	m.req.max_cm_retries = 3;
+	CHECK(dpv_cm_mad_encode(&m, buf) == 0, "spoof: encode a REQ");
+	struct ibv_sge sge = {.addr = (uintptr_t)buf, .length = DPV_MAD_SIZE, .lkey = mr->lkey};
+	struct ibv_send_wr wr = {.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+				 .wr.ud = {.ah = ah, .remote_qpn = 1, .remote_qkey = DPV_GSI_QKEY}}, *bad;
+	struct ibv_wc wc;
+	int n = 0;
+	CHECK(ibv_post_send(qp, &wr, &bad) == 0, "spoof: post");
+	for (uint64_t end = now_ns() + WAIT_NS; n == 0 && now_ns() < end;)
+		n = ibv_poll_cq(cq, 1, &wc);
+	CHECK(n == 1 && wc.status == IBV_WC_SUCCESS, "spoof: send completion");
+}
+
+/* The send filter: from its raw GSI QP on dpv1 the process sends two REQs to
+ * its own listener on dpv0 (a runtime of the same process): one with a comm
+ * ID of the daemon's range (slot 1), which the daemon must refuse to send,
+ * and one with a comm ID of its own range, which must arrive. */
+static void spoof_check(struct ibv_context *c0, struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_ah *ah,
+			struct ibv_mr *mr, uint8_t (*buf)[DPV_MAD_SIZE], uint32_t prefix)
+{
+	static struct side l = {.name = "L"};
+	struct dpv_cmrt_cfg cfg = {.event = on_event, .arg = &l, .seed = 5};
+	uint64_t sid = dpv_cma_service_id(0x0106, 7490);
+	l.rt = dpv_cmrt_open(c0, &cfg);
+	if (!CHECK(l.rt && dpv_cm_listen(dpv_cmrt_agent(l.rt), sid, NULL), "spoof: a listener on dpv0"))
+		return;
+	raw_req(qp, cq, ah, mr, buf[0], sid, 0x01000000u | 0x1234); /* the daemon's slot */
+	raw_req(qp, cq, ah, mr, buf[1], sid, prefix | 0x5678);      /* its own */
+	for (uint64_t end = now_ns() + 500000000ull; now_ns() < end;)
+		dpv_cmrt_poll(l.rt, now_ns());
+	CHECK(l.ev[DPV_CM_EV_REQ] == 1 && l.last_id && l.last_id->remote_id == (prefix | 0x5678),
+	      "spoof: %u REQ(s) arrived (comm ID %#x): only the one of its own range", l.ev[DPV_CM_EV_REQ],
+	      l.last_id ? l.last_id->remote_id : 0);
+	dpv_cmrt_close(l.rt);
+}
+
 /* Shared mode, argument "hostile": a process that abuses the daemon's QP 1
  * before the ordinary exchanges run (in another process, which must not
  * notice): its GSI QP's comm-ID range is its own (not the daemon's slot 1),
  * a second GSI QP on the port and GSI_LISTEN on a QP that is not a GSI QP
- * are refused, and it floods QP 1 of dpv0 with 3000 MADs: random bytes of
+ * are refused, a REQ with another process' comm ID is not sent (the send
+ * filter, spoof_check), and it floods QP 1 of dpv0 with 3000 MADs: random bytes of
  * random lengths, and CM headers with random attributes and bodies (REQs
  * for random services, REJ/DREQ/RTU for random comm IDs). The daemon must
  * survive it: the exchanges that follow are the test's ordinary ones. */
@@ -252,6 +302,7 @@ static int hostile_child(void)
 	struct ibv_ah *ah = mr ? ibv_create_ah(pd, &aa) : NULL;
 	if (!CHECK(rc == 0 && ah, "hostile: RTS, MR, AH"))
 		return 1;
+	spoof_check(c0, qp, cq, ah, mr, buf, prefix);
 	uint64_t x = 0x9e3779b97f4a7c15ull;
 	unsigned int sent = 0, done = 0;
 	for (unsigned int i = 0; i < 3000; i++) {
@@ -261,8 +312,10 @@ static int hostile_child(void)
 			m[k] = (uint8_t)x;
 		}
 		uint32_t len = DPV_MAD_SIZE;
-		if (i % 3 == 0) { /* a CM header, a random CM attribute (0x10 .. 0x1a) */
+		if (i % 3 == 0) { /* a CM header, a random CM attribute (0x10 .. 0x1a), a comm ID of its
+				   * own range (so that what decodes passes the send filter) */
 			m[0] = 1, m[1] = 0x07, m[2] = 2, m[3] = 3, m[16] = 0, m[17] = (uint8_t)(0x10 + x % 11);
+			m[24] = (uint8_t)(prefix >> 24);
 		} else if (i % 3 == 1) {
 			len = (uint32_t)(x % DPV_MAD_SIZE);
 		}

@@ -11,8 +11,10 @@
  *  - rdma_create_id port spaces (TCP/IB: RC, UDP/IPoIB: UD, others EINVAL),
  *    a NULL channel; rdma_event_str (compared with Debian's library when it
  *    can be loaded); ports and addresses; rdma_set_option's checks; ECE;
- *  - every call that needs the connection manager fails with -1/ENOSYS,
- *    every rsocket call with EOPNOTSUPP; QP calls on an id without a device
+ *  - the connection and multicast calls without a
+ *    connection with the errno rdma-core gets from the kernel (EINVAL;
+ *    rdma_get_request: EINVAL on an async id, EAGAIN on a non-blocking sync
+ *    id that does not listen), every rsocket call with EOPNOTSUPP; QP calls on an id without a device
  *    with EINVAL.
  * WHITE-BOX: events are queued with dpv_rdmacm_event_post(), the
  * connection manager's entry point (dpv_rdmacm.h). No device is opened.
@@ -416,8 +418,8 @@ static void test_ece(void)
 }
 
 /*
- * Every call that needs the connection part of the CM: -1 and ENOSYS
- * (issue 11). Addresses and routes are tested in test_rdmacm_addr.c; here
+ * The connection calls on an id that has no connection: rdma-core's
+ * errors (multicast: EINVAL/EADDRNOTAVAIL without an address). Addresses and routes are tested in test_rdmacm_addr.c; here
  * only their failures without a device: 203.0.113.7 is no port's address
  * (127.0.0.1 would bind, as on Linux).
  */
@@ -438,18 +440,31 @@ static void test_enosys(void)
 	CHECK_RET_ERRNO(rdma_resolve_route(id, 2000), -1, EINVAL);
 	/* the connection calls (rdma-connect tests them): EINVAL without a route or a connection */
 	CHECK_RET_ERRNO(rdma_connect(id, &cp), -1, EINVAL);
-	CHECK_RET_ERRNO(rdma_establish(id), -1, ENOSYS);
-	CHECK_RET_ERRNO(rdma_get_request(id, &req), -1, ENOSYS);
+	/* no connection: what the kernel answers (ucma ACCEPT / NOTIFY on an unconnected id) */
+	CHECK_RET_ERRNO(rdma_establish(id), -1, EINVAL);
+	/* a sync id that does not listen: rdma-core waits for an event; O_NONBLOCK makes that EAGAIN */
+	int fl = fcntl(id->channel->fd, F_GETFL);
+	CHECK(fcntl(id->channel->fd, F_SETFL, fl | O_NONBLOCK) == 0, "O_NONBLOCK on the id's channel");
+	CHECK_RET_ERRNO(rdma_get_request(id, &req), -1, EAGAIN);
+	CHECK(fcntl(id->channel->fd, F_SETFL, fl) == 0, "blocking again");
 	CHECK_RET_ERRNO(rdma_accept(id, &cp), -1, EINVAL);
 	CHECK_RET_ERRNO(rdma_reject(id, "no", 3), -1, EINVAL);
 	CHECK_RET_ERRNO(rdma_reject_ece(id, NULL, 0), -1, EINVAL);
-	CHECK_RET_ERRNO(rdma_notify(id, IBV_EVENT_COMM_EST), -1, ENOSYS);
+	CHECK_RET_ERRNO(rdma_notify(id, IBV_EVENT_COMM_EST), -1, EINVAL);
 	CHECK_RET_ERRNO(rdma_disconnect(id), -1, EINVAL);
 	/* multicast (rdmacm-mcast tests it): EINVAL without an address, as Linux; JOIN_FLAGS missing */
 	CHECK_RET_ERRNO(rdma_join_multicast(id, sa, NULL), -1, EINVAL);
 	CHECK_RET_ERRNO(rdma_join_multicast_ex(id, &mc, NULL), -1, EINVAL);
 	CHECK_RET_ERRNO(rdma_leave_multicast(id, sa), -1, EADDRNOTAVAIL);
-	CHECK_RET_ERRNO(rdma_create_ep(&ep, NULL, NULL, &qa), -1, ENOSYS);
+	CHECK_RET_ERRNO(rdma_create_ep(&ep, NULL, NULL, &qa), -1, EINVAL);
+	/* rdma_get_request on an id with an event channel: EINVAL (librdmacm: not sync) */
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_id *aid = NULL;
+	if (CHECK(ch && rdma_create_id(ch, &aid, NULL, RDMA_PS_TCP) == 0, "async id")) {
+		CHECK_RET_ERRNO(rdma_get_request(aid, &req), -1, EINVAL);
+		rdma_destroy_id(aid);
+	}
+	rdma_destroy_event_channel(ch);
 	CHECK(req == NULL && ep == NULL, "no id returned");
 	/* without a device (the failed resolve bound the wildcard only) the QP calls fail as rdma-core's on an unbound id */
 	CHECK_RET_ERRNO(rdma_create_qp(id, NULL, &qa), -1, EINVAL);

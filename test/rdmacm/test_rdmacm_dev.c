@@ -123,8 +123,11 @@ static void test_init_qp_attr(void)
 	a.qp_state = IBV_QPS_RTS;
 	CHECK(rdma_init_qp_attr(ud, &a, &mask) == 0 && mask == (IBV_QP_STATE | IBV_QP_SQ_PSN) && a.sq_psn == 0,
 	      "UD RTS");
+	/* RC before a connection: Linux's cma_ib_init_qp_attr answers with the INIT attributes */
 	a.qp_state = IBV_QPS_RTR;
-	CHECK_RET_ERRNO(rdma_init_qp_attr(rc, &a, &mask), -1, ENOSYS);
+	CHECK(rdma_init_qp_attr(rc, &a, &mask) == 0 && a.qp_state == IBV_QPS_RTR &&
+		      mask == (IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
+	      "RC RTR without a connection: INIT attributes, mask 0x%x", mask);
 	a.qp_state = IBV_QPS_ERR + 1;
 	CHECK_RET_ERRNO(rdma_init_qp_attr(rc, &a, &mask), -1, EINVAL);
 	a.qp_state = IBV_QPS_INIT;

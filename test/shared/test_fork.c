@@ -14,6 +14,10 @@
  *     socket and the daemon drops it (every context dead);
  *   - the parent's objects and connection survive the children: the same
  *     RC traffic again, ibv_query_port, a new CQ.
+ * With the argument "embedded" (embedded mode, the built-in configuration,
+ * no daemon): the child of a process that runs the ports must not run
+ * them; ibv_get_device_list and ibv_open_device fail with ENODEV in it, and
+ * the parent's RC traffic goes on after the child exited.
  * Prints "N passed, N failed" (once per child, then the parent's); exit
  * status 1 on any failure.
  */
@@ -136,8 +140,39 @@ static int wait_child(pid_t p, const char *who)
 	return -1;
 }
 
-int main(void)
+/* embedded mode: the child gets no devices, the parent goes on */
+static int embedded(void)
 {
+	struct dpvt_ep pa = {0}, pb = {0};
+	bool up = parent_pair(&pa, &pb);
+	CHECK(up, "parent: RC pair dpv0 <-> dpv1 (errno %d)", errno);
+	if (!up)
+		return dpvt_finish();
+	dpvt_rc_traffic(&pa, &pb, 1, "parent before fork");
+	fflush(stdout);
+	pid_t ch = fork();
+	if (ch == 0) {
+		int n = -1;
+		errno = 0;
+		struct ibv_device **l = ibv_get_device_list(&n);
+		bool ok = l == NULL && errno == ENODEV && n == 0;
+		errno = 0;
+		ok = ok && ibv_open_device(pa.ctx->device) == NULL && errno == ENODEV;
+		_exit(ok ? 0 : 1);
+	}
+	int st = ch > 0 ? wait_child(ch, "embedded") : -1;
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "child: ibv_get_device_list and ibv_open_device fail with ENODEV (status %d)", st);
+	dpvt_rc_traffic(&pa, &pb, 2, "parent after the child");
+	dpvt_ep_close(&pa);
+	dpvt_ep_close(&pb);
+	return dpvt_finish();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "embedded"))
+		return embedded();
 	if (!getenv("DPV_SHARED_TMP")) {
 		fprintf(stderr, "run under test/shared/with_daemon.sh\n");
 		return 77;
