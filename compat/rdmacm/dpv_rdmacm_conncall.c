@@ -23,6 +23,13 @@ static uint16_t id_port(const struct sockaddr *sa)
 		     ((const struct sockaddr_in *)sa)->sin_port);
 }
 
+/* The connected port spaces: TCP, and IB with IP addresses (Linux's
+ * service ID (RDMA_PS_IB << 16) + port, the rdma_cm header in the REQ). */
+static bool conn_ps(const struct rdma_cm_id *id)
+{
+	return id->qp_type == IBV_QPT_RC && (id->ps == RDMA_PS_TCP || id->ps == RDMA_PS_IB);
+}
+
 /* Service lock held. */
 static int listen_on(struct dpv_rdmacm_id *p, struct ibv_context *ctx, uint64_t sid)
 {
@@ -46,7 +53,7 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 	if (id == NULL)
 		return dpv_rdmacm_err(EINVAL);
 	p = to_did(id);
-	if (p->state != DPV_RDMACM_ADDR_BOUND || (id->ps != RDMA_PS_TCP && !dpv_rdmacm_ud_id(id)))
+	if (p->state != DPV_RDMACM_ADDR_BOUND || (!conn_ps(id) && !dpv_rdmacm_ud_id(id)))
 		return dpv_rdmacm_err(p->state == DPV_RDMACM_LISTEN ? 0 : EINVAL);
 	uint64_t sid = dpv_cma_service_id(id->ps, id_port(rdma_get_local_addr(id)));
 	dpv_rdmacm_cmsvc_lock();
@@ -139,10 +146,11 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	if (p->state == DPV_RDMACM_ROUTE_RESOLVED && dpv_rdmacm_ud_id(id))
 		/* SIDR: dpv_rdmacm_ud.c; a sync id waits for ESTABLISHED/UNREACHABLE (ucma_complete) */
 		return dpv_rdmacm_ud_connect(p, conn_param) ? -1 : dpv_rdmacm_complete(p);
-	if (p->state != DPV_RDMACM_ROUTE_RESOLVED || id->ps != RDMA_PS_TCP)
+	if (p->state != DPV_RDMACM_ROUTE_RESOLVED || !conn_ps(id))
 		return dpv_rdmacm_err(EINVAL);
 	/* librdmacm's ucma_valid_param: an RC connect needs a QP or a conn_param */
-	ret = id->qp == NULL && conn_param == NULL ? EINVAL : fill_req(p, conn_param, &r, pd);
+	ret = id->ps == RDMA_PS_TCP && id->qp == NULL && conn_param == NULL ? EINVAL :
+	      fill_req(p, conn_param, &r, pd);
 	if (ret)
 		return dpv_rdmacm_err(ret);
 	dpv_rdmacm_cmsvc_lock();
@@ -184,7 +192,7 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *cp)
 		return 0;
 	}
 	/* librdmacm's ucma_valid_param: an RC accept needs a QP or a conn_param */
-	if (p->cm == NULL || (id->qp == NULL && cp == NULL))
+	if (p->cm == NULL || (id->ps == RDMA_PS_TCP && id->qp == NULL && cp == NULL))
 		return dpv_rdmacm_err(EINVAL);
 	ret = dpv_rdmacm_depths(p, cp, true);
 	plen = conn_pdata(p, cp, pd, sizeof(pd));

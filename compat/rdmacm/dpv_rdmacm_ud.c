@@ -7,8 +7,9 @@
  * SIDR_REQ, cma_send_sidr_rep, cma_sidr_rep_handler) and librdmacm reports
  * it:
  *  - rdma_connect sends a SIDR_REQ for service ID (port space << 16) + port
- *    whose private data is the 36-byte rdma_cm IP header then the caller's
- *    (at most 180 bytes, else EINVAL), retransmitted every 4.096 us * 2^20
+ *    whose private data is the 36-byte rdma_cm IP header then
+ *    rdma_create_ep's ai_connect and the caller's (at most 180 bytes
+ *    together, else EINVAL), retransmitted every 4.096 us * 2^20
  *    (CM response timeout 20) at most 15 times;
  *  - a listener gets CONNECT_REQUEST on a new id (state CONNECT, addresses
  *    from the header, no path record): param.ud.private_data after the
@@ -91,10 +92,14 @@ int dpv_rdmacm_ud_connect(struct dpv_rdmacm_id *p, const struct rdma_conn_param 
 				     .peer = {.qpn = DPV_GSI_QPN, .qkey = DPV_GSI_QKEY}};
 	int ret;
 
-	if (ulen > DPV_CMA_SIDR_REQ_PRIVATE_MAX || ud_hdr(id, pd) != 0)
+	/* rdma_create_ep's ai_connect first, then the caller's (librdmacm) */
+	if (p->connect_len + ulen > DPV_CMA_SIDR_REQ_PRIVATE_MAX || ud_hdr(id, pd) != 0)
 		return dpv_rdmacm_err(EINVAL);
+	if (p->connect_len)
+		memcpy(pd + DPV_CMA_HDR_LEN, p->connect, p->connect_len);
 	if (ulen)
-		memcpy(pd + DPV_CMA_HDR_LEN, cp->private_data, ulen);
+		memcpy(pd + DPV_CMA_HDR_LEN + p->connect_len, cp->private_data, ulen);
+	ulen += p->connect_len;
 	r.service_id = dpv_cma_service_id((uint16_t)id->ps, sa_port(rdma_get_peer_addr(id)));
 	r.private_data = pd;
 	r.private_len = (uint8_t)(DPV_CMA_HDR_LEN + ulen);
@@ -113,6 +118,9 @@ int dpv_rdmacm_ud_connect(struct dpv_rdmacm_id *p, const struct rdma_conn_param 
 	if (p->cm == NULL)
 		return dpv_rdmacm_err(ret < 0 ? -ret : EIO);
 	p->state = DPV_RDMACM_CONNECT;
+	free(p->connect); /* sent once */
+	p->connect = NULL;
+	p->connect_len = 0;
 	return 0; /* a send error is retried by lib/cm, as a lost MAD */
 }
 
@@ -201,7 +209,7 @@ static void on_sidr_req(struct dpv_rdmacm_id *l, const struct dpv_cm_event *ev, 
 
 	ev->id->ctx = NULL; /* lib/cm gave it the listener's */
 	if (dpv_cma_hdr_decode(ev->private_data, ev->private_len, &h) < 0 ||
-	    rdma_create_id(l->id.channel, &cid, l->id.context, l->id.ps) != 0 ||
+	    rdma_create_id(l->sync ? NULL : l->id.channel, &cid, l->id.context, l->id.ps) != 0 ||
 	    dpv_rdmacm_id_set_device(to_did(cid), ctx, 1) != 0) {
 		dpv_cm_destroy_id(ev->id); /* SIDR_REP status 2, as ib_cm when the handler fails */
 		if (cid != NULL)

@@ -405,6 +405,52 @@ static void test_dup_stale_mra(void)
 	harness_fini();
 }
 
+/* Linux's rdma_cm answers the REQ with a delayed MRA (IB_CM_MRA_FLAG_DELAY |
+ * 24): nothing is sent until the peer retransmits its REQ; the user's
+ * IBV_EVENT_COMM_EST (dpv_cm_establish) ends the wait for the RTU. */
+static void test_mra_delay_establish(void)
+{
+	struct dpv_cm_req_param p;
+	struct dpv_cm_id *a, *b;
+	struct dpv_cm_mad m;
+	uint64_t t0;
+
+	harness_init(12);
+	dpv_cm_listen(&sides[1].agent, SID, NULL);
+	CHECK_EQ(dpv_cm_ids_in_use(&sides[1].agent), 1, "a listener in use");
+	a = dpv_cm_create_id(&sides[0].agent, NULL);
+	req_param(&p, 0, SID);
+	t0 = now_ns;
+	dpv_cm_send_req(a, &p, now_ns);
+	deliver(0);
+	b = last_ev(1)->id;
+	CHECK_EQ(dpv_cm_send_mra(b, DPV_CM_MRA_FLAG_DELAY | 24, NULL, 0), 0, "delayed MRA");
+	CHECK(b->state == DPV_CM_MRA_REQ_SENT && nwire == 0, "MRA_REQ_SENT, nothing sent");
+	CHECK_EQ(dpv_cm_send_mra(b, DPV_CM_MRA_FLAG_DELAY | 24, NULL, 0), -EPROTO, "twice: wrong state");
+	CHECK_EQ(dpv_cm_send_mra(b, DPV_CM_MRA_FLAG_DELAY | 32, NULL, 0), -EINVAL, "timeout 32");
+	clock_to(t0 + T10);
+	CHECK(nwire == 1 && wire[0].from == 0, "REQ retransmitted (the application is slow)");
+	deliver(0);
+	CHECK(nwire == 1 && wire_decode(0, &m) && m.hdr.attr_id == DPV_CM_ATTR_MRA &&
+	      m.mra.service_timeout == 24 && m.mra.message_mraed == DPV_CM_MSG_REQ &&
+	      m.mra.remote_comm_id == a->local_id, "the duplicate REQ gets the MRA (timeout 24)");
+	deliver(0);
+	CHECK(a->state == DPV_CM_MRA_REQ_RCVD, "A MRA_REQ_RCVD");
+	clock_to(t0 + 8 * T10);
+	CHECK(nwire == 0 && a->state == DPV_CM_MRA_REQ_RCVD, "A waits the MRA's time, no retransmission");
+	CHECK_EQ(dpv_cm_establish(b), -EINVAL, "establish before the REP: EINVAL");
+	dpv_cm_send_rep(b, &(struct dpv_cm_rep_param){ .qpn = 0x1e }, now_ns);
+	CHECK_EQ(dpv_cm_establish(b), 0, "COMM_EST in REP_SENT");
+	CHECK(b->state == DPV_CM_ESTABLISHED && dpv_cm_next_deadline(&sides[1].agent) == DPV_CM_NO_DEADLINE,
+	      "B ESTABLISHED, the REP no longer retransmitted");
+	CHECK_EQ(dpv_cm_establish(b), -EISCONN, "again: EISCONN");
+	sides[0].auto_rtu = true;
+	pump();
+	CHECK(a->state == DPV_CM_ESTABLISHED && b->state == DPV_CM_ESTABLISHED &&
+	      count_ev(1, DPV_CM_EV_ESTABLISHED) == 0, "the late RTU is ignored");
+	harness_fini();
+}
+
 static void test_sidr_ids(void)
 {
 	struct dpv_cm_req_param p;
@@ -695,6 +741,7 @@ int main(int argc, char **argv)
 	test_rej();
 	test_disconnect_faults();
 	test_dup_stale_mra();
+	test_mra_delay_establish();
 	test_sidr_ids();
 	test_sidr_exchange();
 	test_more();

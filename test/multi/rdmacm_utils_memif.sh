@@ -8,7 +8,9 @@
 #    ids from rdma_create_ep, rdma_get_request, rdma_accept and
 #    rdma_connect waiting for ESTABLISHED, one SEND each way, disconnect;
 #  - ucmatose -c 2 -C 10 / ucmatose -s 192.0.2.1 -c 2 -C 10: two
-#    connections on an event channel, 10 messages each way, disconnect.
+#    connections on an event channel, 10 messages each way, disconnect;
+#  - ucmatose -P ib (RDMA_PS_IB with IP addresses), the client with an ACK
+#    timeout option (-a 16) and migrating its ids to a new channel (-m).
 # Asserts every process exits 0 and prints its "end 0" / "return status 0"
 # line. A client that finds no listener yet (the server's DPDK start is
 # slow on a loaded machine: the REQ is rejected) is started again, at most
@@ -84,7 +86,9 @@ pair rdma_server_client "rdma_server -p 7471" "rdma_client -s 192.0.2.1 -p 7471"
 	'^rdma_server: end 0$' '^rdma_client: end 0$'
 pair ucmatose "ucmatose -c 2 -C 10" "ucmatose -s 192.0.2.1 -c 2 -C 10" \
 	'^return status 0$' '^return status 0$'
+pair ucmatose_ib "ucmatose -P ib -c 1 -C 4" "ucmatose -s 192.0.2.1 -P ib -c 1 -C 4 -a 16 -m" \
+	'^return status 0$' '^return status 0$'
 rm -f "$SOCK"
 [ "$MULTI_FAIL" = 0 ] || exit 1
-log "OK: rdma_server/rdma_client and ucmatose over memif"
+log "OK: rdma_server/rdma_client and ucmatose (TCP, IB port spaces) over memif"
 exit 0

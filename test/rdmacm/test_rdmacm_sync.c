@@ -9,8 +9,12 @@
  *     rdma_get_request gives an id with a QP and the CONNECT_REQUEST in
  *     id->event; an active endpoint (rdma_create_ep, QP made) connects
  *     with private data: rdma_connect and rdma_accept return once
- *     ESTABLISHED (id->event); a SEND; rdma_disconnect on both sides
- *     returns with DISCONNECTED in id->event;
+ *     ESTABLISHED (id->event); ai_connect goes before the private data; a
+ *     SEND; rdma_disconnect on both sides returns with DISCONNECTED in
+ *     id->event;
+ *  1b. the same with UD endpoints (RDMA_PS_UDP, SIDR): the synchronous
+ *     rdma_connect returns once ESTABLISHED (param.ud: the server's QPN and
+ *     Q_Key), rdma_accept does not wait;
  *  2. a synchronous rdma_connect to a port nobody listens on: -1
  *     ECONNREFUSED (REJECTED in id->event, status 8);
  *  3. without QPs on the ids (conn_param->qp_num): CONNECT_RESPONSE on the
@@ -95,7 +99,7 @@ static void *server_main(void *arg)
 		goto out;
 	s->req_event = id->event ? (int)id->event->event : -1;
 	s->req_pd_ok = id->event && id->event->param.conn.private_data_len == 56 &&
-		       memcmp(id->event->param.conn.private_data, "ep-pd", 6) == 0;
+		       memcmp(id->event->param.conn.private_data, "AC" "ep-pd", 8) == 0;
 	s->has_qp = id->qp != NULL && id->recv_cq != NULL && id->send_cq != NULL;
 	struct ibv_mr *mr = rdma_reg_msgs(id, s->rbuf, sizeof(s->rbuf));
 	if (mr == NULL || rdma_post_recv(id, NULL, s->rbuf, sizeof(s->rbuf), mr) != 0)
@@ -146,6 +150,12 @@ static void client_ep(void)
 	if (!CHECK(rdma_getaddrinfo("192.0.2.2", "7472", &hints, &res) == 0, "getaddrinfo"))
 		return;
 	CHECK(res->ai_qp_type == IBV_QPT_RC && res->ai_port_space == RDMA_PS_TCP, "RC, TCP");
+	/* ai_connect (as ibacm would give): before the caller's private data */
+	res->ai_connect = malloc(2);
+	if (res->ai_connect) {
+		memcpy(res->ai_connect, "AC", 2);
+		res->ai_connect_len = 2;
+	}
 	if (!CHECK(rdma_create_ep(&id, res, NULL, &qa) == 0, "create_ep: %s", strerror(errno)))
 		goto out;
 	CHECK(id->qp && id->send_cq && id->recv_cq && id->qp_type == IBV_QPT_RC, "active ep: QP and CQs");
@@ -186,6 +196,97 @@ static void endpoints(void)
 	CHECK(s.accept == 0 && s.est_event == RDMA_CM_EVENT_ESTABLISHED, "sync accept waits for ESTABLISHED");
 	CHECK(s.recv == 0 && strcmp(s.rbuf, "sync hello") == 0, "server received the SEND");
 	CHECK(s.disconnect == 0 && s.disc_event == RDMA_CM_EVENT_DISCONNECTED, "server disconnect: DISCONNECTED");
+}
+
+/* ---- 1b. UD endpoints ---- */
+
+struct udsrv {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool listening, done;
+	int create_ep, listen, get_request, accept, req_ud, qpn;
+};
+
+static void *ud_server_main(void *arg)
+{
+	struct udsrv *s = arg;
+	struct rdma_addrinfo hints = {.ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_UDP}, *res = NULL;
+	struct ibv_qp_init_attr qa = {.cap = {.max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1,
+					      .max_recv_sge = 1}};
+	struct rdma_cm_id *l = NULL, *id = NULL;
+
+	s->create_ep = -1;
+	if (rdma_getaddrinfo("192.0.2.2", "7474", &hints, &res) == 0)
+		s->create_ep = rdma_create_ep(&l, res, NULL, &qa);
+	if (s->create_ep == 0)
+		s->listen = rdma_listen(l, 1);
+	pthread_mutex_lock(&s->lock);
+	s->listening = true;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	if (s->create_ep == 0 && s->listen == 0) {
+		s->get_request = rdma_get_request(l, &id);
+		if (s->get_request == 0) {
+			s->req_ud = id->qp_type == IBV_QPT_UD && id->qp != NULL;
+			s->qpn = id->qp ? (int)id->qp->qp_num : -1;
+			s->accept = rdma_accept(id, NULL);
+			s->accept |= id->event != NULL; /* acknowledged, not waited for */
+			rdma_destroy_ep(id);
+		}
+	}
+	rdma_destroy_ep(l);
+	rdma_freeaddrinfo(res);
+	pthread_mutex_lock(&s->lock);
+	s->done = true;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+static bool ud_wait(struct udsrv *s, bool *flag)
+{
+	struct timespec dl;
+
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 5;
+	pthread_mutex_lock(&s->lock);
+	while (!*flag && pthread_cond_timedwait(&s->cond, &s->lock, &dl) == 0)
+		;
+	bool ok = *flag;
+	pthread_mutex_unlock(&s->lock);
+	return ok;
+}
+
+static void ud_endpoints(void)
+{
+	struct udsrv s = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+	struct rdma_addrinfo hints = {.ai_port_space = RDMA_PS_UDP}, *res = NULL;
+	struct ibv_qp_init_attr qa = {.cap = {.max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1,
+					      .max_recv_sge = 1}};
+	struct rdma_cm_id *id = NULL;
+	pthread_t t;
+
+	if (!CHECK(pthread_create(&t, NULL, ud_server_main, &s) == 0, "UD server thread"))
+		return;
+	CHECK(ud_wait(&s, &s.listening) && s.create_ep == 0 && s.listen == 0, "passive UD ep listens");
+	if (CHECK(rdma_getaddrinfo("192.0.2.2", "7474", &hints, &res) == 0 && res->ai_qp_type == IBV_QPT_UD,
+		  "UD getaddrinfo") &&
+	    CHECK(rdma_create_ep(&id, res, NULL, &qa) == 0, "UD create_ep: %s", strerror(errno))) {
+		CHECK(rdma_connect(id, NULL) == 0, "sync UD connect: %s", strerror(errno));
+		CHECK(id->event && id->event->event == RDMA_CM_EVENT_ESTABLISHED &&
+		      id->event->param.ud.qkey == RDMA_UDP_QKEY, "id->event ESTABLISHED with param.ud");
+		if (CHECK(ud_wait(&s, &s.done), "UD server done"))
+			CHECK(id->event && (int)id->event->param.ud.qp_num == s.qpn, "param.ud: the server's QPN");
+		rdma_destroy_ep(id);
+	}
+	rdma_freeaddrinfo(res);
+	if (!ud_wait(&s, &s.done)) {
+		pthread_detach(t);
+		return;
+	}
+	pthread_join(t, NULL);
+	CHECK(s.get_request == 0 && s.req_ud, "UD request id with its UD QP");
+	CHECK_EQ(s.accept, 0, "UD accept returns at once, the request's event acknowledged");
 }
 
 /* ---- 2. a refused synchronous connect ---- */
@@ -392,6 +493,7 @@ static void thread_stops(void)
 int main(void)
 {
 	endpoints();
+	ud_endpoints();
 	without_qp();
 	thread_stops();
 	refused(); /* the thread starts again */
