@@ -1,0 +1,111 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# UCP client/server connections through rdma_cm: Debian's unmodified UCX
+# 1.13 io_demo (ucx-utils; ucp_listener_create / ucp_ep_create with a
+# socket address) on the drop-in libibverbs.so.1 + librdmacm.so.1, two
+# processes over net_memif (config/pair-a.json server, pair-b.json client),
+# both under "dpverbs-run --view". UCX's rdmacm connection manager
+# (libuct_rdmacm) resolves 192.0.2.1 with rdma_resolve_addr/route, connects
+# with a QP-less id (the QPN of a dummy UD QP in the REQ), reads the peer's
+# address with rdma_init_qp_attr, finishes with rdma_establish, and carries
+# UCP's wire-up in the private data; the data lanes are then rc_verbs
+# (UCX_TLS=rc_v,self) or ud_verbs (UCX_TLS=ud_v,self) on dpv0:1.
+# UCX_SOCKADDR_TLS_PRIORITY=rdmacm selects that connection manager alone
+# (its default order is rdmacm,tcp,sockcm: without it UCX could fall back to
+# its TCP one).
+# For each transport: the server (io_demo -p PORT -d 1024:65536 -q; its
+# sizes bound what it accepts) listens on 0.0.0.0; the
+# client (io_demo -p PORT -i 200 -o read,write -d 1024:65536 -q -c 1
+# 192.0.2.1) must exit 0 with "Client exit with status 'OK'" after 200
+# reads/writes with data checks (-q), having logged "Connected to server";
+# both sides log (UCX_LOG_LEVEL=info) an endpoint whose tag lane is
+# <tl>/dpv0:1; the server logged the connection from 192.0.2.2 and is then
+# stopped (SIGTERM; it serves forever).
+#
+# usage: ucp_sockaddr.sh [BUILD_DIR]   env: DPV_TIMEOUT for the client (60 s)
+set -u
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
+resolve_build "${1:-}"
+command -v io_demo >/dev/null || skip "io_demo (Debian ucx-utils) not installed"
+[ -e "$COMPAT/librdmacm.so.1" ] || skip "$COMPAT/librdmacm.so.1 not built"
+[ -x "$BUILD/apps/dpv_sysfs" ] || skip "$BUILD/apps/dpv_sysfs not built"
+RUN="$BUILD/apps/dpverbs-run"
+export DPVERBS_DROPIN=$COMPAT
+unset DPVERBS_CONFIG UCX_TLS UCX_NET_DEVICES
+TMO=${DPV_TIMEOUT:-60}
+SOCK=/tmp/dpverbs-pair.sock
+LOCKF=/tmp/dpverbs-pair.lock
+WORK=$(mktemp -d /tmp/dpv-multi-ucp.XXXXXX)
+cleanup() {
+	kill_own
+	rm -f "$SOCK"
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+exec 9>"$LOCKF"
+flock -w 300 9 || { log "could not get $LOCKF within 300 s"; exit 1; }
+for d in /var/run/dpdk/dpv-pair-a /var/run/dpdk/dpv-pair-b; do
+	if [ -e "$d" ] && ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dpdk/${d##*/}/"; then
+		log "$d is in use by another process"
+		exit 1
+	fi
+done
+rm -f "$SOCK"
+timeout -k 5 "$TMO" sh "$RUN" --view true 2>"$WORK/probe" ||
+	skip "dpverbs-run --view: no private mount namespace here ($(cat "$WORK/probe"))"
+
+# one_run TLS: server, client, checks
+one_run() {
+	local tls=$1 tl=${1%%_v}_verbs port srv rc_c i
+	local envs=(UCX_LOG_LEVEL=info UCX_SOCKADDR_TLS_PRIORITY=rdmacm "UCX_TLS=$tls,self")
+	port=$(pick_port)
+	env "${envs[@]}" timeout -k 5 $((TMO + 30)) sh "$RUN" -c "$SRC/config/pair-a.json" --view \
+		io_demo -p "$port" -d 1024:65536 -q >"$WORK/$tls.server" 2>&1 &
+	srv=$!
+	MULTI_PIDS="$srv"
+	# the listener is an rdma_cm one: no TCP port to watch; its log line
+	for i in $(seq 1 300); do
+		grep -q 'started listener' "$WORK/$tls.server" && break
+		kill -0 "$srv" 2>/dev/null || break
+		sleep 0.1
+	done
+	if ! grep -q 'started listener' "$WORK/$tls.server"; then
+		fail "$tls: the io_demo server did not start its listener"
+		kill_own
+		grep -Ev '^EAL' "$WORK/$tls.server" | tail -n 20 | sed "s/^/    [$tls server] /"
+		return
+	fi
+	env "${envs[@]}" timeout -k 5 "$TMO" sh "$RUN" -c "$SRC/config/pair-b.json" --view \
+		io_demo -p "$port" -i 200 -o read,write -d 1024:65536 -q -c 1 192.0.2.1 \
+		>"$WORK/$tls.client" 2>&1
+	rc_c=$?
+	kill_own # the server serves forever
+	[ "$rc_c" = 0 ] || fail "$tls: client exit $rc_c"
+	grep -q "Client exit with status 'OK'" "$WORK/$tls.client" || fail "$tls: no \"Client exit with status 'OK'\""
+	grep -q 'Connected to server \[0\] 192.0.2.1' "$WORK/$tls.client" || fail "$tls: the client did not connect"
+	for f in client server; do
+		grep -Eq "ep_cfg\[[0-9]+\]: tag\($tl/dpv0:1" "$WORK/$tls.$f" ||
+			fail "$tls: $f: no endpoint with its tag lane on $tl/dpv0:1"
+	done
+	grep -Eq 'got new connection request .* from client 192\.0\.2\.2:[0-9]+' "$WORK/$tls.server" ||
+		fail "$tls: the server logged no connection request from 192.0.2.2"
+	grep -Eq 'local address 192\.0\.2\.1:[0-9]+ remote address 192\.0\.2\.2:' "$WORK/$tls.server" ||
+		fail "$tls: the server's endpoint is not 192.0.2.1 <- 192.0.2.2"
+	grep -E 'Connected to server|DEMO\] total|Client exit' "$WORK/$tls.client" |
+		sed 's/^\[[0-9.]*\] //' | sed "s/^/    [$tls client] /"
+	if [ "$MULTI_FAIL" != 0 ]; then
+		grep -Ev '^EAL|active: 0/0' "$WORK/$tls.server" | tail -n 25 | sed "s/^/    [$tls server] /"
+		grep -Ev '^EAL' "$WORK/$tls.client" | tail -n 25 | sed "s/^/    [$tls client] /"
+	fi
+}
+
+one_run rc_v
+one_run ud_v
+
+if [ "$MULTI_FAIL" != 0 ]; then
+	log "FAILED"
+	exit 1
+fi
+log "OK: UCP sockaddr connections (io_demo) through rdma_cm, rc_verbs and ud_verbs, over memif"
+exit 0
