@@ -10,9 +10,10 @@
 # address with rdma_init_qp_attr, finishes with rdma_establish, and carries
 # UCP's wire-up in the private data; the data lanes are then rc_verbs
 # (UCX_TLS=rc_v,self) or ud_verbs (UCX_TLS=ud_v,self) on dpv0:1.
-# UCX_SOCKADDR_TLS_PRIORITY=rdmacm selects that connection manager alone
-# (its default order is rdmacm,tcp,sockcm: without it UCX could fall back to
-# its TCP one).
+# The rc_verbs run sets UCX_SOCKADDR_TLS_PRIORITY=rdmacm (that connection
+# manager alone: no fallback to UCX's TCP one); the ud_verbs run keeps UCX's
+# default order (rdmacm,tcp,sockcm) and checks in its debug log that the
+# client's endpoint was made on the rdmacm one ("on cm rdmacm").
 # For each transport: the server (io_demo -p PORT -d 1024:65536 -q; its
 # sizes bound what it accepts) listens on 0.0.0.0; the
 # client (io_demo -p PORT -i 200 -o read,write -d 1024:65536 -q -c 1
@@ -55,10 +56,12 @@ rm -f "$SOCK"
 timeout -k 5 "$TMO" sh "$RUN" --view true 2>"$WORK/probe" ||
 	skip "dpverbs-run --view: no private mount namespace here ($(cat "$WORK/probe"))"
 
-# one_run TLS: server, client, checks
+# one_run TLS [default]: server, client, checks ("default": UCX's own CM
+# order, debug log)
 one_run() {
 	local tls=$1 tl=${1%%_v}_verbs port srv rc_c i
 	local envs=(UCX_LOG_LEVEL=info UCX_SOCKADDR_TLS_PRIORITY=rdmacm "UCX_TLS=$tls,self")
+	[ "${2:-}" = default ] && envs=(UCX_LOG_LEVEL=debug "UCX_TLS=$tls,self")
 	port=$(pick_port)
 	env "${envs[@]}" timeout -k 5 $((TMO + 30)) sh "$RUN" -c "$SRC/config/pair-a.json" --view \
 		io_demo -p "$port" -d 1024:65536 -q >"$WORK/$tls.server" 2>&1 &
@@ -88,6 +91,10 @@ one_run() {
 		grep -Eq "ep_cfg\[[0-9]+\]: tag\($tl/dpv0:1" "$WORK/$tls.$f" ||
 			fail "$tls: $f: no endpoint with its tag lane on $tl/dpv0:1"
 	done
+	if [ "${2:-}" = default ]; then
+		grep -Eq 'client created ep .* on device dpv0:1, .* on cm rdmacm' "$WORK/$tls.client" ||
+			fail "$tls: the client's endpoint was not made on the rdmacm connection manager"
+	fi
 	grep -Eq 'got new connection request .* from client 192\.0\.2\.2:[0-9]+' "$WORK/$tls.server" ||
 		fail "$tls: the server logged no connection request from 192.0.2.2"
 	grep -Eq 'local address 192\.0\.2\.1:[0-9]+ remote address 192\.0\.2\.2:' "$WORK/$tls.server" ||
@@ -101,7 +108,7 @@ one_run() {
 }
 
 one_run rc_v
-one_run ud_v
+one_run ud_v default
 
 if [ "$MULTI_FAIL" != 0 ]; then
 	log "FAILED"
