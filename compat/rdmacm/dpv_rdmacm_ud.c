@@ -7,8 +7,9 @@
  * SIDR_REQ, cma_send_sidr_rep, cma_sidr_rep_handler) and librdmacm reports
  * it:
  *  - rdma_connect sends a SIDR_REQ for service ID (port space << 16) + port
- *    whose private data is the 36-byte rdma_cm IP header then the caller's
- *    (at most 180 bytes, else EINVAL), retransmitted every 4.096 us * 2^20
+ *    whose private data is the 36-byte rdma_cm IP header then
+ *    rdma_create_ep's ai_connect and the caller's (at most 180 bytes
+ *    together, else EINVAL), retransmitted every 4.096 us * 2^20
  *    (CM response timeout 20) at most 15 times;
  *  - a listener gets CONNECT_REQUEST on a new id (state CONNECT, addresses
  *    from the header, no path record): param.ud.private_data after the
