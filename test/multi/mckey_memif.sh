@@ -13,9 +13,15 @@
 #   other: the receiver joins 230.0.2.1, the sender sends to 230.0.2.9: the
 #   receiver gets nothing (stopped by its timeout, DPV_MCKEY_OTHER_TMO s,
 #   default 8) and the sender completes.
-# The receiver is given DPV_MCKEY_WAIT seconds (default 4) to join.
+# With "shared" (run under test/shared/with_daemon.sh: DPVERBS_CONFIG is the
+# daemon's, the built-in default's dpv0 192.0.2.1 / dpv1 192.0.2.2, IPv4
+# only): two applications of one dpverbsd, the v4 and other runs, and
+# "port": receiver and sender both on dpv0 (the group looped back to the
+# port, to another process).
+# The sender starts once the receiver printed "receiving data transfers"
+# (it has joined; at most DPV_MCKEY_WAIT seconds, default 20).
 #
-# usage: mckey_memif.sh [BUILD_DIR]   env: DPV_TIMEOUT (30 s a run)
+# usage: mckey_memif.sh [BUILD_DIR] [shared]   env: DPV_TIMEOUT (30 s a run)
 set -u
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 resolve_build "${1:-}"
@@ -24,8 +30,19 @@ command -v mckey >/dev/null || skip "mckey (Debian rdmacm-utils) not installed"
 RUN=$BUILD/apps/dpverbs-run
 [ -e "$RUN" ] || { log "$RUN not built"; exit 1; }
 export DPVERBS_DROPIN=$COMPAT
-unset DPVERBS_CONFIG
+SHARED=0
+if [ "${2:-}" = shared ]; then
+	SHARED=1
+	[ -n "${DPV_SHARED_TMP:-}" ] || { log "shared: run under test/shared/with_daemon.sh"; exit 2; }
+	CONF_R=(); CONF_S=()
+else
+	unset DPVERBS_CONFIG
+	CONF_R=(-c "$SRC/config/pair-a.json"); CONF_S=(-c "$SRC/config/pair-b.json")
+fi
 TMO=${DPV_TIMEOUT:-30}
+# line-buffered output: a receiver stopped by its timeout still shows how far it got
+SB=()
+command -v stdbuf >/dev/null && SB=(stdbuf -oL)
 LOCKF=/tmp/dpverbs-pair.lock
 SOCK=/tmp/dpverbs-pair.sock
 WORK=$(mktemp -d /tmp/dpv-multi-mckey.XXXXXX)
@@ -36,9 +53,10 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+[ "$SHARED" = 1 ] && LOCKF=/dev/null
 exec 9>"$LOCKF"
 flock -w 300 9 || { log "could not get $LOCKF within 300 s"; exit 1; }
-for d in /var/run/dpdk/dpv-pair-a /var/run/dpdk/dpv-pair-b; do
+[ "$SHARED" = 1 ] || for d in /var/run/dpdk/dpv-pair-a /var/run/dpdk/dpv-pair-b; do
 	if [ -e "$d" ] && ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dpdk/${d##*/}/"; then
 		log "$d is in use by another process"
 		exit 1
@@ -50,12 +68,20 @@ done
 pair() {
 	local name=$1 rtmo=$2 rgroup=$3 rbind=$4 sgroup=$5 sbind=$6 r
 	rm -f "$SOCK"
-	timeout -k 5 "$rtmo" sh "$RUN" -c "$SRC/config/pair-a.json" mckey -m "$rgroup" -b "$rbind" -C 10 \
+	timeout -k 5 "$rtmo" sh "$RUN" "${CONF_R[@]}" "${SB[@]}" mckey -m "$rgroup" -b "$rbind" -C 10 \
 		>"$WORK/$name.recv" 2>&1 &
 	r=$!
 	MULTI_PIDS="$r"
-	sleep "${DPV_MCKEY_WAIT:-4}"
-	timeout -k 5 "$TMO" sh "$RUN" -c "$SRC/config/pair-b.json" mckey -m "$sgroup" -b "$sbind" -s -C 10 \
+	# mckey's sender does not wait for receivers: start it once the
+	# receiver has joined (its "receiving data transfers" line, printed
+	# after the join event; line-buffered), else after DPV_MCKEY_WAIT s
+	local i
+	for i in $(seq 1 $((${DPV_MCKEY_WAIT:-20} * 10))); do
+		grep -q "^receiving data transfers" "$WORK/$name.recv" 2>/dev/null && break
+		kill -0 "$r" 2>/dev/null || break
+		sleep 0.1
+	done
+	timeout -k 5 "$TMO" sh "$RUN" "${CONF_S[@]}" "${SB[@]}" mckey -m "$sgroup" -b "$sbind" -s -C 10 \
 		>"$WORK/$name.send" 2>&1
 	RC_S=$?
 	wait "$r"; RC_R=$?
@@ -87,7 +113,11 @@ run() {
 }
 
 run v4 230.0.2.1 "::ffff:230.0.2.1" 192.0.2.1 192.0.2.2
-run v6 ff0e::6470:1 "ff0e::6470:1" fd00:6470:7600::1 fd00:6470:7600::2
+if [ "$SHARED" = 1 ]; then
+	run port 230.0.2.3 "::ffff:230.0.2.3" 192.0.2.1 192.0.2.1
+else
+	run v6 ff0e::6470:1 "ff0e::6470:1" fd00:6470:7600::1 fd00:6470:7600::2
+fi
 
 # another group: nothing arrives
 pair other "${DPV_MCKEY_OTHER_TMO:-8}" 230.0.2.1 192.0.2.1 230.0.2.9 192.0.2.2
