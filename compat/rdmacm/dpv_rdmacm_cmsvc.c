@@ -7,9 +7,11 @@
  * When a round handed no MAD to any agent the thread naps 100 us (a
  * compromise: CM exchanges are rare and latency-tolerant, and 10 000
  * wake-ups a second cost well under 1% of a core); it never busy-spins.
- * The thread is started by the first dpv_rdmacm_cmsvc_rt() call, which opens
- * the runtime of every device (Linux's ib_cm runs on every port: a REQ for a
- * port nobody listens on gets its REJ). When no CM id is left in any
+ * The thread is started by the first dpv_rdmacm_cmsvc_rt() call. A device's
+ * runtime is opened when an id of the device first needs the CM (Linux's
+ * ib_cm runs on every port: a REQ to a device of this process whose CM was
+ * never needed goes unanswered here; test rdmacm-bad relies on it to have a
+ * silent peer in one process). When no CM id is left in any
  * runtime (the last rdma_cm id destroyed and its TIMEWAIT over: nothing
  * listens, connects or retransmits; checked every CMSVC_IDLE_ROUNDS idle
  * rounds) the thread closes the runtimes and ends; the next
@@ -201,7 +203,6 @@ static struct dpv_cmrt *cmsvc_open(struct ibv_context *ctx)
 
 struct dpv_cmrt *dpv_rdmacm_cmsvc_rt(struct ibv_context *ctx)
 {
-	struct dpv_rdmacm_dev *devs;
 	struct dpv_cmrt *rt = cmsvc_find(ctx);
 
 	if (rt != NULL)
@@ -213,11 +214,6 @@ struct dpv_cmrt *dpv_rdmacm_cmsvc_rt(struct ibv_context *ctx)
 	rt = cmsvc_open(ctx);
 	if (rt == NULL)
 		return NULL;
-	/* the other devices too, as ib_cm (one whose CM cannot run stays without) */
-	int n = dpv_rdmacm_devices(&devs);
-	for (int i = 0; i < n; i++)
-		if (cmsvc_find(devs[i].verbs) == NULL)
-			cmsvc_open(devs[i].verbs);
 	if (cmsvc_start() != 0) {
 		errno = EAGAIN;
 		return NULL;

@@ -31,6 +31,8 @@ int dpv_rdmacm_depths(struct dpv_rdmacm_id *p, const struct rdma_conn_param *cp,
 
 	if (p->id.verbs == NULL || ibv_query_device(p->id.verbs, &da) != 0)
 		return EINVAL;
+	if (p->id.ps == RDMA_PS_TCP && cp == NULL && p->id.qp == NULL)
+		return EINVAL; /* ucma_valid_param: no QP and no QP number */
 	if (p->id.ps == RDMA_PS_TCP && cp != NULL &&
 	    ((resp != RDMA_MAX_RESP_RES && resp > da.max_qp_rd_atom) ||
 	     (init != RDMA_MAX_INIT_DEPTH && init > da.max_qp_init_rd_atom)))

@@ -17,7 +17,8 @@
  * librdmacm: RDMA_MAX_RESP_RES / RDMA_MAX_INIT_DEPTH (0xff) or no cp mean
  * the device's max_qp_rd_atom / max_qp_init_rd_atom (connect) or the
  * REQ's value already in p, capped by that maximum (accept); a value above
- * the maximum is EINVAL (ucma_valid_param, RC port spaces only).
+ * the maximum, or no cp on an id without a QP, is EINVAL
+ * (ucma_valid_param, RC port spaces only).
  * Returns 0 or an errno; p untouched on error.
  */
 int dpv_rdmacm_depths(struct dpv_rdmacm_id *p, const struct rdma_conn_param *cp, bool accept);

@@ -13,11 +13,12 @@
  *    (librdmacm's ucma_complete);
  *  - rdma_resolve_addr to 203.0.113.5 (no port's subnet: no route): -1,
  *    errno ENETUNREACH, no event;
- *  - rdma_connect to 192.0.2.2:7471 while nothing in the process runs the
- *    CM of dpv1 (its QP 1 drops the REQ: a peer that never answers), with
- *    DPVERBS_RDMACM_CM_TIMEOUT=14 (67 ms) and DPVERBS_RDMACM_CM_RETRIES=2:
- *    RDMA_CM_EVENT_UNREACHABLE, status -ETIMEDOUT (cma.c, IB_CM_REQ_ERROR)
- *    after the 3 sends;
+ *  - with the argument "unreachable" (test rdmacm-bad-unreachable, run with
+ *    DPVERBS_FAULT=drop=1: every RoCEv2 frame sent is lost, ARP is not, so
+ *    the peer is a host that never answers the CM), only this:
+ *    rdma_connect to 192.0.2.2:7471 with DPVERBS_RDMACM_CM_TIMEOUT=14
+ *    (67 ms) and DPVERBS_RDMACM_CM_RETRIES=2: RDMA_CM_EVENT_UNREACHABLE,
+ *    status -ETIMEDOUT (cma.c, IB_CM_REQ_ERROR) after the 3 sends;
  *  - once dpv1 listens on 7471, rdma_connect to 192.0.2.2:7999 (nobody
  *    listens): RDMA_CM_EVENT_REJECTED, status 8 (IB_CM_REJ_INVALID_SERVICE_ID,
  *    the reason as Linux's cma_ib_handler reports it), private_data_len 148
@@ -159,7 +160,7 @@ static void rejected(struct rdma_event_channel *ch)
 	rdma_destroy_id(l);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct rdma_event_channel *ch;
 
@@ -169,10 +170,13 @@ int main(void)
 	CHECK(ch != NULL, "channel");
 	if (ch == NULL)
 		return dpvt_finish();
-	unknown_onlink(ch);
-	no_route(ch);
-	unreachable(ch);
-	rejected(ch);
+	if (argc > 1 && strcmp(argv[1], "unreachable") == 0) {
+		unreachable(ch);
+	} else {
+		unknown_onlink(ch);
+		no_route(ch);
+		rejected(ch);
+	}
 	rdma_destroy_event_channel(ch);
 	return dpvt_finish();
 }

@@ -25,7 +25,12 @@
  *     ESTABLISHED before the RTU, a second one EISCONN; rdma_establish
  *     sends the RTU, then EINVAL; a SEND over the application's QPs;
  *  4. when every id is gone the CM thread stops, and starts again for the
- *     next connection (case 2 runs after it).
+ *     next connection (case 2 runs after it);
+ *  5. a slow accept (600 ms) while the client's REQ times out after 67 ms
+ *     with 2 retries (DPVERBS_RDMACM_CM_TIMEOUT=14, _RETRIES=2): the
+ *     retransmitted REQ is answered with the kept MRA (Linux's
+ *     CMA_CM_MRA_SETTING), the client waits (MRA_REQ_RCVD, no UNREACHABLE)
+ *     and the late rdma_accept connects.
  * Every wait ends after 3 s (the server thread's after 5 s). Prints
  * "N passed, N failed".
  */
@@ -293,9 +298,12 @@ static void ud_endpoints(void)
 
 static void refused(void)
 {
-	struct rdma_cm_id *id = NULL;
-	struct sockaddr_in dst = sin4("192.0.2.2", 7999);
+	struct rdma_cm_id *id = NULL, *l = NULL;
+	struct sockaddr_in dst = sin4("192.0.2.2", 7999), la = sin4("192.0.2.2", 7475);
 
+	/* a listener makes dpv1's CM run (it answers the REQ to 7999 with REJ 8) */
+	CHECK(rdma_create_id(NULL, &l, NULL, RDMA_PS_TCP) == 0 && rdma_bind_addr(l, (struct sockaddr *)&la) == 0 &&
+	      rdma_listen(l, 1) == 0, "listener on dpv1");
 	if (!CHECK(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) == 0, "sync id"))
 		return;
 	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000) == 0, "sync resolve_addr");
@@ -308,6 +316,7 @@ static void refused(void)
 	CHECK(id->event && id->event->event == RDMA_CM_EVENT_REJECTED && id->event->status == 8,
 	      "id->event REJECTED status 8");
 	rdma_destroy_id(id);
+	rdma_destroy_id(l);
 }
 
 /* ---- 3. connections without a QP on the id ---- */
@@ -481,6 +490,70 @@ static void without_qp(void)
 	rdma_destroy_event_channel(sch);
 }
 
+/* ---- 5. a slow accept: the MRA keeps the client waiting ---- */
+
+static enum dpv_cm_state cm_state(struct rdma_cm_id *id)
+{
+	dpv_rdmacm_cmsvc_lock();
+	enum dpv_cm_state st = to_did(id)->cm ? to_did(id)->cm->state : DPV_CM_IDLE;
+	dpv_rdmacm_cmsvc_unlock();
+	return st;
+}
+
+static void slow_accept(void)
+{
+	struct rdma_event_channel *cch = rdma_create_event_channel(), *sch = rdma_create_event_channel();
+	struct sockaddr_in sa = sin4("192.0.2.2", 7476);
+	struct rdma_cm_id *l = NULL, *c = NULL, *child = NULL;
+	struct rdma_cm_event *ev;
+	struct pollfd pfd = {.fd = cch->fd, .events = POLLIN};
+
+	/* the client retransmits its REQ after 67 ms, twice: without the MRA it
+	 * would give up (UNREACHABLE) after ~200 ms */
+	setenv("DPVERBS_RDMACM_CM_TIMEOUT", "14", 1);
+	setenv("DPVERBS_RDMACM_CM_RETRIES", "2", 1);
+	CHECK(rdma_create_id(sch, &l, NULL, RDMA_PS_TCP) == 0 && rdma_bind_addr(l, (struct sockaddr *)&sa) == 0 &&
+	      rdma_listen(l, 1) == 0, "listener");
+	CHECK(rdma_create_id(cch, &c, NULL, RDMA_PS_TCP) == 0 &&
+	      rdma_resolve_addr(c, NULL, (struct sockaddr *)&sa, 2000) == 0, "client");
+	if ((ev = wait_event(cch, RDMA_CM_EVENT_ADDR_RESOLVED)))
+		rdma_ack_cm_event(ev);
+	CHECK(rdma_resolve_route(c, 2000) == 0, "resolve_route");
+	if ((ev = wait_event(cch, RDMA_CM_EVENT_ROUTE_RESOLVED)))
+		rdma_ack_cm_event(ev);
+	struct ibv_qp_init_attr qa = {.qp_type = IBV_QPT_RC, .cap = {.max_send_wr = 2, .max_recv_wr = 2,
+								     .max_send_sge = 1, .max_recv_sge = 1}};
+	CHECK(rdma_create_qp(c, NULL, &qa) == 0, "client QP");
+	CHECK(rdma_connect(c, NULL) == 0, "connect");
+	if ((ev = wait_event(sch, RDMA_CM_EVENT_CONNECT_REQUEST))) {
+		child = ev->id;
+		rdma_ack_cm_event(ev);
+	}
+	CHECK(child && cm_state(child) == DPV_CM_MRA_REQ_SENT, "request: MRA_REQ_SENT, the MRA kept");
+	/* the application is slow: 600 ms, the REQ is retransmitted, the MRA answers it */
+	CHECK(poll(&pfd, 1, 600) == 0, "no event for the client while the server is slow (no UNREACHABLE)");
+	CHECK(cm_state(c) == DPV_CM_MRA_REQ_RCVD, "client got the MRA (MRA_REQ_RCVD), state %d", cm_state(c));
+	if (child) {
+		struct ibv_qp_init_attr sqa = {.qp_type = IBV_QPT_RC, .cap = {.max_send_wr = 2, .max_recv_wr = 2,
+									      .max_send_sge = 1, .max_recv_sge = 1}};
+		CHECK(rdma_create_qp(child, NULL, &sqa) == 0, "server QP");
+		CHECK(rdma_accept(child, NULL) == 0, "late accept: %s", strerror(errno));
+		if ((ev = wait_event(cch, RDMA_CM_EVENT_ESTABLISHED)))
+			rdma_ack_cm_event(ev);
+		if ((ev = wait_event(sch, RDMA_CM_EVENT_ESTABLISHED)))
+			rdma_ack_cm_event(ev);
+		rdma_destroy_qp(child);
+		rdma_destroy_id(child);
+	}
+	unsetenv("DPVERBS_RDMACM_CM_TIMEOUT");
+	unsetenv("DPVERBS_RDMACM_CM_RETRIES");
+	rdma_destroy_qp(c);
+	rdma_destroy_id(c);
+	rdma_destroy_id(l);
+	rdma_destroy_event_channel(cch);
+	rdma_destroy_event_channel(sch);
+}
+
 /* ---- 4. the CM thread ---- */
 
 static void thread_stops(void)
@@ -495,6 +568,7 @@ int main(void)
 	endpoints();
 	ud_endpoints();
 	without_qp();
+	slow_accept();
 	thread_stops();
 	refused(); /* the thread starts again */
 	thread_stops();

@@ -88,13 +88,20 @@ for i in 1 2 3; do
 done
 MULTI_PIDS="$pids"
 nok=0
+sts=""
 for p in $pids; do
-	wait "$p" && nok=$((nok + 1))
+	wait "$p"
+	st=$?
+	sts="$sts $st"
+	[ "$st" = 0 ] && nok=$((nok + 1))
 done
 MULTI_PIDS=""
 for i in 1 2 3; do
 	for side in srv cli; do
-		[ "$(grep -c "ping data" "$WORK/c$i.$side")" = 20 ] || fail "concurrent pair $i: $side printed $(grep -c "ping data" "$WORK/c$i.$side") lines"
+		if [ "$(grep -c "ping data" "$WORK/c$i.$side")" != 20 ]; then
+			fail "concurrent pair $i: $side printed $(grep -c "ping data" "$WORK/c$i.$side") lines (exit statuses:$sts)"
+			grep -v "ping data" "$WORK/c$i.$side" | tail -n 5
+		fi
 	done
 done
 [ "$nok" = 6 ] && log "three concurrent pairs: all six exit 0 with 20 pings each" || fail "concurrent pairs: $nok of 6 exited 0"
