@@ -22,7 +22,7 @@
 # client's endpoint was made on the rdmacm one ("on cm rdmacm").
 # For each transport: the server (io_demo -p PORT -d 1024:65536 -q; its
 # sizes bound what it accepts) listens on 0.0.0.0; the
-# client (io_demo -p PORT -i 200 -o read,write -d 1024:65536 -q -c 1
+# client (io_demo -p PORT -i 200 -o read,write -d 1024:65536 -q -c 1 -n 40
 # SERVER) must exit 0 with "Client exit with status 'OK'" after 200
 # reads/writes with data checks (-q), having logged "Connected to server";
 # both sides log (UCX_LOG_LEVEL=info) an endpoint whose tag lane is
@@ -104,7 +104,7 @@ one_run() {
 	fi
 	# shellcheck disable=SC2086
 	env "${envs[@]}" timeout -k 5 "$TMO" $NSX_C sh "$RUN" -c "$CONF_C" --view \
-		io_demo -p "$port" -i 200 -o read,write -d 1024:65536 -q -c 1 "$ADDR_S" \
+		io_demo -p "$port" -i 200 -o read,write -d 1024:65536 -q -c 1 -n 40 "$ADDR_S" \
 		>"$WORK/$tls.client" 2>&1
 	rc_c=$?
 	kill_own # the server serves forever
