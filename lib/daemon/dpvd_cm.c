@@ -33,12 +33,12 @@
 #include "dpvd.h"
 
 #define NRECV 32u
-#define NSEND 32u
+#define NSEND 256u                  /* a dead process's teardown (up to 256 MADs) in one go */
 #define GRH 40u
 #define RSLOT (GRH + DPV_MAD_SIZE)
 #define SQ_STRIDE 128u              /* 64-byte WQE + one SGE, a power of two */
 #define RQ_STRIDE 32u               /* 16-byte WQE + one SGE */
-#define CQ_SIZE 128u
+#define CQ_SIZE 512u                /* > NSEND + NRECV: never overruns */
 #define NAH 64u
 #define ALIGN64(x) (((x) + 63u) & ~(size_t)63u)
 

@@ -51,6 +51,7 @@
 #define GSI_LISTENS 1024
 #define GSI_LISTENS_PER_PROCESS 128
 #define GSI_CONNS 1024
+#define GSI_CONNS_PER_PROCESS 256
 
 struct gsi_listen {
 	uint64_t sid;
@@ -113,10 +114,17 @@ static unsigned int slot_of_qpn(unsigned int dev, uint32_t qpn)
 
 static struct gsi_conn *conn_new(unsigned int dev, unsigned int s, const uint8_t gid[16], enum conn_st st)
 {
-	struct gsi_conn *c = NULL;
-	for (unsigned int i = 0; i < GSI_CONNS && !c; i++)
-		if (!g_gsi.conn[i].used)
-			c = &g_gsi.conn[i];
+	struct gsi_conn *c = NULL, *own = NULL;
+	unsigned int n = 0;
+	for (unsigned int i = 0; i < GSI_CONNS; i++) {
+		struct gsi_conn *e = &g_gsi.conn[i];
+		if (!e->used && !c)
+			c = e;
+		if (e->used && e->slot == s && n++ == 0)
+			own = e;
+	}
+	if (n >= GSI_CONNS_PER_PROCESS)
+		c = own; /* one process does not push the others' out: its own oldest goes */
 	if (!c)
 		c = &g_gsi.conn[g_gsi.conn_next++ % GSI_CONNS]; /* full: an old one is forgotten */
 	*c = (struct gsi_conn){.used = (uint8_t)st, .slot = (uint8_t)s, .dev = (uint16_t)dev};
