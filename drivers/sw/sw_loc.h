@@ -364,7 +364,7 @@ struct sw_qp *sw_gsi_lookup(const struct dpv_port *port, const uint8_t sgid[16],
 			     uint32_t len);
 void sw_gsi_demux(dpv_gsi_demux_fn fn, dpv_gsi_tx_fn tx, void *arg);
 /* dpverbsd's send filter for a gsi_shared QP's MAD (true: send it). */
-bool sw_gsi_tx_ok(const struct sw_qp *qp, const uint8_t *mad, uint32_t len);
+bool sw_gsi_tx_ok(const struct sw_qp *qp, const uint8_t dgid[16], const uint8_t *mad, uint32_t len);
 int sw_tab_gsi_set(const struct dpv_port *port, struct sw_qp *old, struct sw_qp *qp);
 /* The MR of an lkey/rkey (its full 32-bit value), or NULL. */
 const struct sw_mr *sw_mr_lookup(uint32_t key);

@@ -71,7 +71,7 @@ int sw_xmit(struct sw_qp *qp, struct dpv_pkt_build *b, uint32_t pd, const struct
 		else
 			sw_sge_copy_out(pd, sge, nsge, off, f + poff, len);
 	}
-	if (unlikely(qp->gsi_shared) && !sw_gsi_tx_ok(qp, f + poff, len)) {
+	if (unlikely(qp->gsi_shared) && !sw_gsi_tx_ok(qp, b->dgid, f + poff, len)) {
 		rte_pktmbuf_free(m); /* dpverbsd refused it: lost on the way */
 		return 0;
 	}

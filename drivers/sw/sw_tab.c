@@ -90,10 +90,10 @@ void sw_gsi_demux(dpv_gsi_demux_fn fn, dpv_gsi_tx_fn tx, void *arg)
 	atomic_store_explicit(&g_demux, fn, memory_order_release);
 }
 
-bool sw_gsi_tx_ok(const struct sw_qp *qp, const uint8_t *mad, uint32_t len)
+bool sw_gsi_tx_ok(const struct sw_qp *qp, const uint8_t dgid[16], const uint8_t *mad, uint32_t len)
 {
 	dpv_gsi_tx_fn fn = atomic_load_explicit(&g_gsi_tx, memory_order_acquire);
-	return !fn || fn(g_demux_arg, qp->port->index, qp->qpn, mad, len);
+	return !fn || fn(g_demux_arg, qp->port->index, qp->qpn, dgid, mad, len);
 }
 
 struct sw_qp *sw_gsi_lookup(const struct dpv_port *port, const uint8_t sgid[16], const uint8_t *mad, uint32_t len)

@@ -258,8 +258,6 @@ int dpvd_gsi_listen(struct dpvd_client *c, struct dpv_shm_gsi_listen *l);
 /* ibv_attach_mcast / ibv_detach_mcast of a UD QP the client created (a
  * destroyed QP leaves its groups in the engine). */
 int dpvd_qp_mcast(struct dpvd_client *c, struct dpv_shm_mcast *m);
-/* Does a live process (or the daemon) own the slot of comm_id? */
-bool dpvd_gsi_slot_owned(uint32_t comm_id);
 
 /* dpvd_cm.c: the daemon's own CM endpoint on QP 1 of every port (the
  * fallback of the demultiplexer). start: before any application attaches

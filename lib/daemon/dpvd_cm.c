@@ -7,8 +7,7 @@
  * a SIDR_REQ: SIDR_REP "unsupported"; anything else is counted and
  * dropped). The daemon also sends from here what Linux's CM sends for the
  * connections of a process that goes away (dpvd_gsi_client_gone: DREQ for
- * an established connection, REJ for a REQ not answered yet; and a REJ for
- * a REP that arrives for a comm ID of a process gone, rep_for_the_dead).
+ * an established connection, REJ for one being set up).
  *
  * The endpoint is the daemon acting as one of its own applications
  * (g_self, not on the list of connections, so no application can name its
@@ -34,12 +33,12 @@
 #include "dpvd.h"
 
 #define NRECV 32u
-#define NSEND 32u
+#define NSEND 256u                  /* a dead process's teardown (up to 256 MADs) in one go */
 #define GRH 40u
 #define RSLOT (GRH + DPV_MAD_SIZE)
 #define SQ_STRIDE 128u              /* 64-byte WQE + one SGE, a power of two */
 #define RQ_STRIDE 32u               /* 16-byte WQE + one SGE */
-#define CQ_SIZE 128u
+#define CQ_SIZE 512u                /* > NSEND + NRECV: never overruns */
 #define NAH 64u
 #define ALIGN64(x) (((x) + 63u) & ~(size_t)63u)
 
@@ -356,27 +355,6 @@ void dpvd_cm_ensure(void)
 	}
 }
 
-/* A REP for a comm ID whose process is gone (it died with its REQ out,
- * before the daemon could know of the connection): the REJ its CM would
- * have sent (consumer defined, from REP_RCVD), so that the peer does not
- * wait for an RTU until its REP times out. true when answered so. */
-static bool rep_for_the_dead(struct cm_port *p, const struct dpv_cm_addr *from, const uint8_t *mad, size_t len)
-{
-	struct dpv_cm_mad m, rej;
-	uint8_t out[DPV_MAD_SIZE];
-	if (dpv_cm_mad_decode(mad, len, &m) != 0 || m.hdr.attr_id != DPV_CM_ATTR_REP ||
-	    dpvd_gsi_slot_owned(m.rep.remote_comm_id))
-		return false;
-	dpv_cm_mad_init(&rej, DPV_CM_ATTR_REJ, m.hdr.tid);
-	rej.rej.local_comm_id = m.rep.remote_comm_id;
-	rej.rej.remote_comm_id = m.rep.local_comm_id;
-	rej.rej.message_rejected = DPV_CM_MSG_REP;
-	rej.rej.reason = DPV_CM_REJ_CONSUMER_DEFINED;
-	if (dpv_cm_mad_encode(&rej, out) == 0)
-		port_send(p, from->gid, from->qpn, out);
-	return true;
-}
-
 /* A completion of port p. */
 static void port_cqe(struct cm_port *p, const struct dpv_cqe *c, uint64_t now)
 {
@@ -396,7 +374,7 @@ static void port_cqe(struct cm_port *p, const struct dpv_cqe *c, uint64_t now)
 			memcpy(from.gid, v4map, sizeof(v4map));
 			memcpy(from.gid + 12, b + 20 + 12, 4);
 		}
-		if (!rep_for_the_dead(p, &from, b + GRH, c->byte_len - GRH) && p->agent_ok)
+		if (p->agent_ok)
 			dpv_cm_rx(&p->agent, &from, b + GRH, c->byte_len - GRH, now);
 	}
 	if (c->status != IBV_WC_WR_FLUSH_ERR)

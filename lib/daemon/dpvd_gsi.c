@@ -23,13 +23,14 @@
  *     for a SIDR_REQ); none: dropped.
  * A process' listens and slot go with its GSI QPs and with the process.
  *
- * Connections: from the MADs it hands out the demultiplexer learns each
- * process' RC connections (a REQ to a listener: the peer's comm ID and
- * QPN; the RTU that follows: the process' comm ID; a REP: both and the
- * peer's QPN) and forgets them with the REJ, DREQ or DREP that ends them.
- * When a process goes away the daemon sends for each what Linux's CM sends
- * when a process closes its rdma_cm file: a DREQ for an established
- * connection, a REJ for a REQ it had not answered (dpvd_gsi_client_gone).
+ * Connections: from the MADs it hands out and those the processes send
+ * (the send filter below sees them) the daemon follows each process' RC
+ * connections through the states that decide what Linux's CM sends for
+ * them when the process closes its rdma_cm file (cm_destroy_id): when a
+ * process goes away the daemon sends a DREQ for an established connection
+ * and a REJ for one being set up (REQ received: consumer defined, comm ID
+ * 0; its REP sent or the peer's REP received: consumer defined; its REQ
+ * sent: "timeout" with the CA GUID), dpvd_gsi_client_gone.
  *
  * Sending: an application's GSI QP sends only well-formed CM MADs whose
  * own comm ID is in its range (gsi_tx, the engine's send filter).
@@ -50,15 +51,27 @@
 #define GSI_LISTENS 1024
 #define GSI_LISTENS_PER_PROCESS 128
 #define GSI_CONNS 1024
+#define GSI_CONNS_PER_PROCESS 256
 
 struct gsi_listen {
 	uint64_t sid;
 	uint32_t dev, qpn;          /* qpn 0: free entry */
 };
 
-/* An RC connection of a process as the MADs show it. */
+/* An RC connection of a process as the MADs it receives and sends show it
+ * (the states of Linux's CM that decide what it sends when the process
+ * goes away). */
+enum conn_st {
+	C_FREE,
+	C_REQ_RCVD,                 /* passive: the peer's REQ handed over (peer ID known) */
+	C_REP_SENT,                 /* passive: its REP sent (both IDs) */
+	C_REQ_SENT,                 /* active: its REQ sent (its ID known) */
+	C_REP_RCVD,                 /* active: the peer's REP handed over (both IDs) */
+	C_EST,                      /* RTU sent or received */
+};
+
 struct gsi_conn {
-	uint8_t used;               /* 0: free, 1: REQ seen (app_id unknown), 2: both IDs known */
+	uint8_t used;               /* enum conn_st */
 	uint8_t slot;
 	uint16_t dev;
 	uint32_t app_id, peer_id, peer_qpn;
@@ -99,68 +112,120 @@ static unsigned int slot_of_qpn(unsigned int dev, uint32_t qpn)
 	return 0;
 }
 
-static struct gsi_conn *conn_new(void)
+static struct gsi_conn *conn_new(unsigned int dev, unsigned int s, const uint8_t gid[16], enum conn_st st)
 {
-	for (unsigned int i = 0; i < GSI_CONNS; i++)
-		if (!g_gsi.conn[i].used)
-			return &g_gsi.conn[i];
-	return &g_gsi.conn[g_gsi.conn_next++ % GSI_CONNS]; /* full: the oldest slot is reused */
-}
-
-/* A REQ handed to the listener of slot s (duplicates once). */
-static void track_req(unsigned int dev, unsigned int s, const uint8_t gid[16], const struct dpv_cm_req *r)
-{
+	struct gsi_conn *c = NULL, *own = NULL;
+	unsigned int n = 0;
 	for (unsigned int i = 0; i < GSI_CONNS; i++) {
-		struct gsi_conn *c = &g_gsi.conn[i];
-		if (c->used && c->dev == dev && c->peer_id == r->local_comm_id && !memcmp(c->gid, gid, 16))
-			return;
+		struct gsi_conn *e = &g_gsi.conn[i];
+		if (!e->used && !c)
+			c = e;
+		if (e->used && e->slot == s && n++ == 0)
+			own = e;
 	}
-	struct gsi_conn *c = conn_new();
-	*c = (struct gsi_conn){.used = 1, .slot = (uint8_t)s, .dev = (uint16_t)dev, .peer_id = r->local_comm_id,
-			       .peer_qpn = r->local_qpn};
+	if (n >= GSI_CONNS_PER_PROCESS)
+		c = own; /* one process does not push the others' out: its own oldest goes */
+	if (!c)
+		c = &g_gsi.conn[g_gsi.conn_next++ % GSI_CONNS]; /* full: an old one is forgotten */
+	*c = (struct gsi_conn){.used = (uint8_t)st, .slot = (uint8_t)s, .dev = (uint16_t)dev};
 	memcpy(c->gid, gid, 16);
+	return c;
 }
 
-static struct gsi_conn *conn_find(unsigned int dev, uint32_t app_id, uint32_t peer_id, const uint8_t gid[16])
+/* The connection of slot s by its comm ID (app_id != 0), or by the peer's
+ * comm ID and GID. */
+static struct gsi_conn *conn_find(unsigned int dev, unsigned int s, uint32_t app_id, uint32_t peer_id,
+				  const uint8_t gid[16])
 {
 	for (unsigned int i = 0; i < GSI_CONNS; i++) {
 		struct gsi_conn *c = &g_gsi.conn[i];
-		if (c->used && c->dev == dev && (app_id ? c->app_id == app_id :
-		    c->peer_id == peer_id && !memcmp(c->gid, gid, 16)))
+		if (c->used && c->dev == dev && c->slot == s &&
+		    (app_id ? c->app_id == app_id : c->peer_id == peer_id && !memcmp(c->gid, gid, 16)))
 			return c;
 	}
 	return NULL;
 }
 
-/* What a MAD to slot s tells of its connections. */
-static void track(unsigned int dev, unsigned int s, const uint8_t gid[16], const struct dpv_cm_mad *m)
+/* What a MAD from gid to slot s tells of its connections. */
+static void track_rx(unsigned int dev, unsigned int s, const uint8_t gid[16], const struct dpv_cm_mad *m)
 {
 	struct gsi_conn *c;
 	switch (m->hdr.attr_id) {
-	case DPV_CM_ATTR_REP: /* the process is the active side */
-		c = conn_find(dev, m->rep.remote_comm_id, 0, gid);
-		c = c ? c : conn_new();
-		*c = (struct gsi_conn){.used = 2, .slot = (uint8_t)s, .dev = (uint16_t)dev,
-				       .app_id = m->rep.remote_comm_id, .peer_id = m->rep.local_comm_id,
-				       .peer_qpn = m->rep.local_qpn};
-		memcpy(c->gid, gid, 16);
-		break;
-	case DPV_CM_ATTR_RTU: /* the passive side: its comm ID at last */
-		c = conn_find(dev, 0, m->rtu.local_comm_id, gid);
-		if (c) {
-			c->app_id = m->rtu.remote_comm_id;
-			c->used = 2;
+	case DPV_CM_ATTR_REQ: /* to a listener (duplicates once) */
+		if (m->req.transport_service_type == DPV_CM_TST_RC &&
+		    !conn_find(dev, s, 0, m->req.local_comm_id, gid)) {
+			c = conn_new(dev, s, gid, C_REQ_RCVD);
+			c->peer_id = m->req.local_comm_id;
+			c->peer_qpn = m->req.local_qpn;
 		}
 		break;
-	case DPV_CM_ATTR_REJ:
+	case DPV_CM_ATTR_REP:
+		c = conn_find(dev, s, m->rep.remote_comm_id, 0, gid);
+		c = c ? c : conn_new(dev, s, gid, C_REP_RCVD);
+		c->used = c->used == C_EST ? C_EST : C_REP_RCVD;
+		c->app_id = m->rep.remote_comm_id;
+		c->peer_id = m->rep.local_comm_id;
+		c->peer_qpn = m->rep.local_qpn;
+		break;
+	case DPV_CM_ATTR_RTU:
+		c = conn_find(dev, s, m->rtu.remote_comm_id, 0, gid);
+		c = c ? c : conn_find(dev, s, 0, m->rtu.local_comm_id, gid);
+		if (c) {
+			c->app_id = m->rtu.remote_comm_id;
+			c->used = C_EST;
+		}
+		break;
+	case DPV_CM_ATTR_REJ: /* comm ID 0 from REQ_SENT: the sender's names it */
+		c = m->rej.remote_comm_id ? conn_find(dev, s, m->rej.remote_comm_id, 0, gid) :
+		    conn_find(dev, s, 0, m->rej.local_comm_id, gid);
+		if (c)
+			c->used = C_FREE;
+		break;
 	case DPV_CM_ATTR_DREQ:
 	case DPV_CM_ATTR_DREP:
-		/* the remote comm ID is at the same place in the three */
-		c = conn_find(dev, m->hdr.attr_id == DPV_CM_ATTR_REJ ? m->rej.remote_comm_id :
-			      m->hdr.attr_id == DPV_CM_ATTR_DREQ ? m->dreq.remote_comm_id : m->drep.remote_comm_id,
-			      0, gid);
+		c = conn_find(dev, s, m->hdr.attr_id == DPV_CM_ATTR_DREQ ? m->dreq.remote_comm_id :
+			      m->drep.remote_comm_id, 0, gid);
 		if (c)
-			c->used = 0;
+			c->used = C_FREE;
+		break;
+	default:
+		break;
+	}
+}
+
+/* What a MAD slot s sends to gid tells of its connections. */
+static void track_tx(unsigned int dev, unsigned int s, const uint8_t gid[16], const struct dpv_cm_mad *m)
+{
+	struct gsi_conn *c;
+	switch (m->hdr.attr_id) {
+	case DPV_CM_ATTR_REQ: /* retransmissions once */
+		if (m->req.transport_service_type == DPV_CM_TST_RC && !conn_find(dev, s, m->req.local_comm_id, 0, gid))
+			conn_new(dev, s, gid, C_REQ_SENT)->app_id = m->req.local_comm_id;
+		break;
+	case DPV_CM_ATTR_REP:
+		c = conn_find(dev, s, 0, m->rep.remote_comm_id, gid);
+		if (c && c->used == C_REQ_RCVD) {
+			c->app_id = m->rep.local_comm_id;
+			c->used = C_REP_SENT;
+		}
+		break;
+	case DPV_CM_ATTR_RTU:
+		c = conn_find(dev, s, m->rtu.local_comm_id, 0, gid);
+		if (c)
+			c->used = C_EST;
+		break;
+	case DPV_CM_ATTR_REJ: /* from REQ_RCVD its comm ID is 0: the peer's names it */
+		c = m->rej.local_comm_id ? conn_find(dev, s, m->rej.local_comm_id, 0, gid) :
+		    conn_find(dev, s, 0, m->rej.remote_comm_id, gid);
+		if (c)
+			c->used = C_FREE;
+		break;
+	case DPV_CM_ATTR_DREQ: /* its disconnection is under way: nothing left to send for it */
+	case DPV_CM_ATTR_DREP:
+		c = conn_find(dev, s, m->hdr.attr_id == DPV_CM_ATTR_DREQ ? m->dreq.local_comm_id :
+			      m->drep.local_comm_id, 0, gid);
+		if (c)
+			c->used = C_FREE;
 		break;
 	default:
 		break;
@@ -174,8 +239,8 @@ static uint32_t route(unsigned int dev, const uint8_t gid[16], const struct dpv_
 	switch (m->hdr.attr_id) {
 	case DPV_CM_ATTR_REQ:
 		qpn = by_service(dev, m->req.service_id);
-		if (qpn && m->req.transport_service_type == DPV_CM_TST_RC)
-			track_req(dev, slot_of_qpn(dev, qpn), gid, &m->req);
+		if (qpn)
+			track_rx(dev, slot_of_qpn(dev, qpn), gid, m);
 		g_gsi.to_listener += qpn != 0;
 		return qpn;
 	case DPV_CM_ATTR_SIDR_REQ:
@@ -185,7 +250,17 @@ static uint32_t route(unsigned int dev, const uint8_t gid[16], const struct dpv_
 	case DPV_CM_ATTR_SIDR_REP: id = m->sidr_rep.request_id; break;
 	case DPV_CM_ATTR_REP: id = m->rep.remote_comm_id; break;
 	case DPV_CM_ATTR_RTU: id = m->rtu.remote_comm_id; break;
-	case DPV_CM_ATTR_REJ: id = m->rej.remote_comm_id; break;
+	case DPV_CM_ATTR_REJ:
+		id = m->rej.remote_comm_id;
+		if (!id) { /* from REQ_SENT ("timeout"): the receiver knows the sender's comm ID */
+			for (unsigned int i = 0; i < GSI_CONNS && !id; i++) {
+				const struct gsi_conn *c = &g_gsi.conn[i];
+				if (c->used && c->dev == dev && c->peer_id == m->rej.local_comm_id &&
+				    !memcmp(c->gid, gid, 16))
+					id = (uint32_t)c->slot << GSI_SLOT_SHIFT;
+			}
+		}
+		break;
 	case DPV_CM_ATTR_MRA: id = m->mra.remote_comm_id; break;
 	case DPV_CM_ATTR_DREQ: id = m->dreq.remote_comm_id; break;
 	case DPV_CM_ATTR_DREP: id = m->drep.remote_comm_id; break;
@@ -194,7 +269,7 @@ static uint32_t route(unsigned int dev, const uint8_t gid[16], const struct dpv_
 	unsigned int s = id >> GSI_SLOT_SHIFT;
 	qpn = g_gsi.qpn[s][dev];
 	if (qpn)
-		track(dev, s, gid, m);
+		track_rx(dev, s, gid, m);
 	g_gsi.to_slot += qpn != 0;
 	return qpn;
 }
@@ -240,7 +315,7 @@ static uint32_t sender_id(const struct dpv_cm_mad *m)
  * sends well-formed CM MADs whose own comm ID is in its range, nothing
  * else (it cannot speak for another process' connections, nor send other
  * management classes from QP 1); the daemon's endpoint (slot 1) anything. */
-static bool gsi_tx(void *arg, unsigned int dev, uint32_t qpn, const uint8_t *mad, uint32_t len)
+static bool gsi_tx(void *arg, unsigned int dev, uint32_t qpn, const uint8_t dgid[16], const uint8_t *mad, uint32_t len)
 {
 	(void)arg;
 	if (dev >= DPV_MAX_PORTS)
@@ -250,8 +325,11 @@ static bool gsi_tx(void *arg, unsigned int dev, uint32_t qpn, const uint8_t *mad
 	rte_spinlock_lock(&g_gsi.lock);
 	unsigned int s = slot_of_qpn(dev, qpn);
 	uint32_t id = cm ? sender_id(&m) : 0;
-	bool ok = (s && g_gsi.owner[s] == dpvd_cm_self()) || (cm && s && (!id || id >> GSI_SLOT_SHIFT == s));
+	bool self = s && g_gsi.owner[s] == dpvd_cm_self();
+	bool ok = self || (cm && s && (!id || id >> GSI_SLOT_SHIFT == s));
 	g_gsi.tx_refused += !ok;
+	if (ok && !self && cm)
+		track_tx(dev, s, dgid, &m);
 	rte_spinlock_unlock(&g_gsi.lock);
 	return ok;
 }
@@ -304,23 +382,32 @@ void dpvd_gsi_detach(struct dpvd_obj *qp)
 	rte_spinlock_unlock(&g_gsi.lock);
 }
 
-/* What Linux's CM sends for a connection of a process that goes away:
- * 1 when sent. */
+/* What Linux's CM sends (cm_destroy_id) for a connection of a process that
+ * goes away: 1 when sent. */
 static int teardown(const struct gsi_conn *c)
 {
 	struct dpv_cm_mad m;
 	uint8_t mad[DPV_MAD_SIZE];
-	uint64_t tid = (uint64_t)2 << 32 | (c->used == 2 ? c->app_id : c->peer_id);
-	if (c->used == 2) {
+	uint64_t tid = (uint64_t)2 << 32 | (c->app_id ? c->app_id : c->peer_id);
+	if (c->used == C_EST) {
 		dpv_cm_mad_init(&m, DPV_CM_ATTR_DREQ, tid);
 		m.dreq.local_comm_id = c->app_id;
 		m.dreq.remote_comm_id = c->peer_id;
 		m.dreq.remote_qpn_eecn = c->peer_qpn;
-	} else { /* a REQ not answered: REJ from REQ_RCVD (local comm ID 0, as Linux) */
+	} else {
 		dpv_cm_mad_init(&m, DPV_CM_ATTR_REJ, tid);
-		m.rej.remote_comm_id = c->peer_id;
-		m.rej.message_rejected = DPV_CM_MSG_REQ;
+		m.rej.remote_comm_id = c->peer_id;          /* 0 from REQ_SENT */
+		m.rej.local_comm_id = c->used == C_REQ_RCVD ? 0 : c->app_id;
+		m.rej.message_rejected = c->used == C_REQ_RCVD || c->used == C_REQ_SENT ? DPV_CM_MSG_REQ : DPV_CM_MSG_REP;
 		m.rej.reason = DPV_CM_REJ_CONSUMER_DEFINED;
+		if (c->used == C_REQ_SENT) { /* REJ "timeout", our CA GUID as ARI */
+			struct dpv_device *d = dpvd_dev(c->dev);
+			uint64_t g = d ? be64toh(d->guid) : 0;
+			m.rej.reason = DPV_CM_REJ_TIMEOUT;
+			m.rej.ari_length = 8;
+			for (int k = 7; k >= 0; k--, g >>= 8)
+				m.rej.ari[k] = (uint8_t)g;
+		}
 	}
 	return dpv_cm_mad_encode(&m, mad) == 0 && dpvd_cm_send(c->dev, c->gid, mad) == 0;
 }
@@ -344,23 +431,15 @@ void dpvd_gsi_client_gone(struct dpvd_client *c)
 	for (unsigned int i = 0; i < n; i++) { /* on the control thread, as every use of the endpoint */
 		if (!teardown(&mine[i]))
 			failed++;
-		else if (mine[i].used == 2)
+		else if (mine[i].used == C_EST)
 			dreq++;
 		else
 			rej++;
 	}
 	if (n)
-		DPVD_LOG(INFO, "application pid %d gone: DREQ sent for %u connection(s), REJ for %u request(s)%s",
+		DPVD_LOG(INFO, "application pid %d gone: DREQ sent for %u connection(s), REJ for %u being set up%s",
 			 (int)c->pid, dreq, rej, failed ? " (some could not be sent)" : "");
 	c->gsi_slot = 0;
-}
-
-bool dpvd_gsi_slot_owned(uint32_t comm_id)
-{
-	rte_spinlock_lock(&g_gsi.lock);
-	bool owned = g_gsi.owner[comm_id >> GSI_SLOT_SHIFT] != NULL;
-	rte_spinlock_unlock(&g_gsi.lock);
-	return owned;
 }
 
 int dpvd_gsi_listen(struct dpvd_client *c, struct dpv_shm_gsi_listen *l)

@@ -135,9 +135,11 @@ struct dpv_qp_cfg {
 typedef uint32_t (*dpv_gsi_demux_fn)(void *arg, unsigned int dev_index, const uint8_t sgid[16],
 				     const uint8_t *mad, uint32_t len);
 /** dpverbsd's GSI send filter: may GSI QP qpn (gsi_shared) of device
- *  dev_index send this MAD from QP 1? false: the packet is dropped (the
- *  send completes as a datagram lost on the way). Runs on engine threads. */
-typedef bool (*dpv_gsi_tx_fn)(void *arg, unsigned int dev_index, uint32_t qpn, const uint8_t *mad, uint32_t len);
+ *  dev_index send this MAD from QP 1 to dgid? false: the packet is dropped
+ *  (the send completes as a datagram lost on the way). Runs on engine
+ *  threads. */
+typedef bool (*dpv_gsi_tx_fn)(void *arg, unsigned int dev_index, uint32_t qpn, const uint8_t dgid[16],
+			      const uint8_t *mad, uint32_t len);
 
 /** A driver: implements every op (struct dpv_driver_ops' defaults fill gaps). */
 struct dpv_driver_ops {

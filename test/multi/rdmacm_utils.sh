@@ -12,6 +12,8 @@
 #  - rdma_server -p 7471 / rdma_client -s ADDR -p 7471: synchronous ids
 #    from rdma_create_ep, rdma_get_request, rdma_accept and rdma_connect
 #    waiting for ESTABLISHED, one SEND each way, disconnect;
+#  - rdma_xserver -c r -p 7472 / rdma_xclient -s ADDR -c r -p 7472: the
+#    same with rdma_create_ep's QP on the listener's request (RC mode);
 #  - ucmatose -c 2 -C 10 / ucmatose -s ADDR -c 2 -C 10: two connections on
 #    an event channel, 10 messages each way, disconnect;
 #  - ucmatose -P ib (RDMA_PS_IB with IP addresses), the client with an ACK
@@ -28,7 +30,7 @@ set -u
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 resolve_build "${1:-}"
 MODE=${2:-memif}
-for t in rdma_server rdma_client ucmatose; do
+for t in rdma_server rdma_client rdma_xserver rdma_xclient ucmatose; do
 	command -v $t >/dev/null || skip "$t (Debian rdmacm-utils) not installed"
 done
 [ -e "$COMPAT/librdmacm.so.1" ] || skip "$COMPAT/librdmacm.so.1 not built"
@@ -111,6 +113,8 @@ pair() {
 OK_U='^return status 0$'
 pair rdma_server_client "rdma_server -p 7471" "rdma_client -s $ADDR -p 7471" \
 	'^rdma_server: end 0$' '^rdma_client: end 0$'
+pair rdma_xserver_client "rdma_xserver -c r -p 7472" "rdma_xclient -s $ADDR -c r -p 7472" \
+	'^rdma_xserver: end 0$' '^rdma_xclient: end 0$'
 pair ucmatose "ucmatose -c 2 -C 10" "ucmatose -s $ADDR -c 2 -C 10" "$OK_U" "$OK_U"
 pair ucmatose_ib "ucmatose -P ib -c 1 -C 4" "ucmatose -s $ADDR -P ib -c 1 -C 4 -a 16 -m" "$OK_U" "$OK_U"
 # memif: IPv6 too (the pair's fd00:6470:7600::1/64; the veth configs have no IPv6)

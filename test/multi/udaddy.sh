@@ -4,7 +4,8 @@
 # build/apps/dpverbs-run (the drop-in build/compat/librdmacm.so.1 +
 # libibverbs.so.1), two processes: UD ids, SIDR on QP 1 of each process.
 #   memif: config/pair-a.json (server, 192.0.2.1) / pair-b.json (client)
-#          over net_memif on this host (takes /tmp/dpverbs-pair.lock);
+#          over net_memif on this host (copies with a socket and EAL file
+#          prefixes of this run's own; takes /tmp/dpverbs-pair.lock);
 #   veth:  config/veth-a.json (server, 198.51.100.1) / veth-b.json
 #          (client) over a veth pair between two network namespaces
 #          created and removed here, net_af_packet (takes
@@ -24,7 +25,8 @@
 # another service ID) / client "udaddy -s ADDR": the client prints
 # "RDMA_CM_EVENT_UNREACHABLE, error: 1" (SIDR_REP status 1, nobody listens
 # on the service, as Linux reports it) and exits 1; the server is stopped.
-# The server is given DPV_UDADDY_WAIT seconds (default 3) to listen.
+# The server is given DPV_UDADDY_WAIT seconds (default 3) to listen, after
+# its memif socket appeared (memif mode, at most 20 s).
 #
 # usage: udaddy.sh [BUILD_DIR] [memif|veth]   env: DPV_TIMEOUT (30 s a run)
 set -u
@@ -41,10 +43,16 @@ TMO=${DPV_TIMEOUT:-30}
 WORK=$(mktemp -d /tmp/dpv-multi-udaddy.XXXXXX)
 case "$MODE" in
 memif)
-	LOCKF=/tmp/dpverbs-pair.lock; SOCK=/tmp/dpverbs-pair.sock
-	CONF_S=$SRC/config/pair-a.json; CONF_C=$SRC/config/pair-b.json
+	# pair-a/b.json with this test's own memif socket and EAL prefixes: a
+	# pair test of another checkout cannot take them from under it
+	LOCKF=/tmp/dpverbs-pair.lock; SOCK=$WORK/memif.sock
+	for i in a b; do
+		sed -e "s|/tmp/dpverbs-pair.sock|$SOCK|" -e "s|dpv-pair-$i|dpv-udaddy-$i-$$|" \
+			"$SRC/config/pair-$i.json" >"$WORK/pair-$i.json"
+	done
+	CONF_S=$WORK/pair-a.json; CONF_C=$WORK/pair-b.json
 	ADDR=192.0.2.1
-	RUNDIRS="/var/run/dpdk/dpv-pair-a /var/run/dpdk/dpv-pair-b" ;;
+	RUNDIRS="/var/run/dpdk/dpv-udaddy-a-$$ /var/run/dpdk/dpv-udaddy-b-$$" ;;
 veth)
 	command -v ip >/dev/null || skip "iproute2 (ip) not installed"
 	LOCKF=/tmp/dpverbs-veth.lock; SOCK=""
@@ -63,6 +71,12 @@ cleanup() {
 	[ "$MODE" = veth ] && veth_teardown
 	[ -n "$SOCK" ] && rm -f "$SOCK"
 	rm -rf "$WORK"
+	# EAL runtime dirs a killed process left (the refused run's server)
+	local d
+	for d in $RUNDIRS; do
+		[ -e "$d" ] && ! ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dpdk/${d##*/}/" && rm -rf "$d"
+	done
+	return 0
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -89,6 +103,14 @@ start_server() {
 		>"$WORK/$name.server" 2>&1 &
 	SRV=$!
 	MULTI_PIDS="$SRV"
+	# memif: the server's socket first (a client that starts before it
+	# exists may never connect), then the fixed wait for rdma_listen
+	local i
+	for i in $(seq 1 200); do
+		[ -z "$SOCK" ] || [ -S "$SOCK" ] && break
+		kill -0 "$SRV" 2>/dev/null || break
+		sleep 0.1
+	done
 	sleep "${DPV_UDADDY_WAIT:-3}"
 }
 
@@ -102,8 +124,9 @@ client() {
 }
 
 show() {
-	log "$1 server:"; grep -v '^EAL' "$WORK/$1.server" | tail -n 20
-	log "$1 client:"; grep -v '^EAL' "$WORK/$1.client" | tail -n 20
+	log "$1 server:"; tail -n 30 "$WORK/$1.server"
+	log "$1 client:"; tail -n 30 "$WORK/$1.client"
+	[ -n "$SOCK" ] && log "socket: $(ls -l "$SOCK" 2>&1)"
 }
 
 # run NAME ARGS...: one server/client pair with the same udaddy ARGS
@@ -181,9 +204,6 @@ run two_x10 -c 2 -C 10
 # memif: 100 UD ids each side (more than lib/cm's default 64 CM ids)
 [ "$MODE" = memif ] && run many -c 100 -C 5
 refused
-for d in $RUNDIRS; do
-	[ -e "$d" ] && ! ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dpdk/${d##*/}/" && rm -rf "$d"
-done
 [ "$MULTI_FAIL" = 0 ] || exit 1
 log "OK: udaddy over $MODE through dpverbs-run"
 exit 0
