@@ -120,6 +120,9 @@ static void *cmsvc_thread(void *arg)
 	unsigned int idle = 0;
 
 	(void)arg;
+	/* a name tools and tests can see (/proc/PID/task/TID/comm): the process
+	 * runs its CM, e.g. an rping -s is listening */
+	pthread_setname_np(pthread_self(), "dpv-cm");
 	for (;;) {
 		int got = 0;
 
