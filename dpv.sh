@@ -12,7 +12,7 @@ here=$(pwd)
 
 need_pkgs=(build-essential pkg-config meson ninja-build dpdk-dev libdpdk-dev libibverbs-dev
   ibverbs-utils ibverbs-providers perftest python3-pyverbs libjansson-dev iproute2 tshark groff-base man-db
-  librdmacm-dev
+  librdmacm-dev libfabric-bin ucx-utils infiniband-diags
   clang libclang-rt-14-dev rdmacm-utils gnuplot-nox)
 
 install_missing() {

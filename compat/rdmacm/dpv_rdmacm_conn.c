@@ -109,6 +109,7 @@ static void on_req(struct dpv_rdmacm_id *l, const struct dpv_cm_event *ev, struc
 		return;
 	}
 	struct dpv_rdmacm_id *c = to_did(cid);
+	cid->qp_type = l->id.qp_type; /* XRC_RECV for an XRC listener (ucma_alloc_id) */
 	if (dpv_rdmacm_id_set_device(c, ctx, 1) != 0 || child_route(c, &h, r, ev) != 0) {
 		dpv_cm_destroy_id(ev->id);
 		rdma_destroy_id(cid);

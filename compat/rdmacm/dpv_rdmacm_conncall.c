@@ -24,10 +24,14 @@ static uint16_t id_port(const struct sockaddr *sa)
 }
 
 /* The connected port spaces: TCP, and IB with IP addresses (Linux's
- * service ID (RDMA_PS_IB << 16) + port, the rdma_cm header in the REQ). */
+ * service ID (RDMA_PS_IB << 16) + port, the rdma_cm header in the REQ);
+ * RC and XRC (rdma_create_ep's ai_qp_type) ids. */
 static bool conn_ps(const struct rdma_cm_id *id)
 {
-	return id->qp_type == IBV_QPT_RC && (id->ps == RDMA_PS_TCP || id->ps == RDMA_PS_IB);
+	bool conn_qp = id->qp_type == IBV_QPT_RC || id->qp_type == IBV_QPT_XRC_SEND ||
+		       id->qp_type == IBV_QPT_XRC_RECV;
+
+	return conn_qp && (id->ps == RDMA_PS_TCP || id->ps == RDMA_PS_IB);
 }
 
 /* Service lock held. */

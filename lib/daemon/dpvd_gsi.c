@@ -472,3 +472,15 @@ int dpvd_gsi_listen(struct dpvd_client *c, struct dpv_shm_gsi_listen *l)
 	rte_spinlock_unlock(&g_gsi.lock);
 	return e;
 }
+
+void dpvd_gsi_log_stats(void)
+{
+	rte_spinlock_lock(&g_gsi.lock);
+	uint64_t l = g_gsi.to_listener, s = g_gsi.to_slot, f = g_gsi.to_fallback, d = g_gsi.dropped,
+		 r = g_gsi.tx_refused;
+	rte_spinlock_unlock(&g_gsi.lock);
+	if (l || s || f || d || r)
+		DPVD_LOG(INFO, "QP 1: %lu MADs to listeners, %lu by comm ID, %lu to the daemon's endpoint, "
+			 "%lu dropped; %lu sends refused", (unsigned long)l, (unsigned long)s, (unsigned long)f,
+			 (unsigned long)d, (unsigned long)r);
+}

@@ -120,6 +120,37 @@ static void t_vanish(bool destroy)
 	unpair(qa, qb);
 }
 
+/* rnr_retry 1: four messages, each RNR NAKed once before B posts its
+ * receive: four RNR NAKs in all, more than rnr_retry, yet every message
+ * gets through (the counter is per message, reset by each ACK; it was the
+ * QP's until pyverbs' rdma_cm external-QP test ran out of it) */
+static void t_rnr_progress(void)
+{
+	struct ibv_qp *qa, *qb;
+	struct dpvt_conn oa = dpvt_conn_default(), ob = dpvt_conn_default();
+	struct ibv_wc wc;
+	oa.rnr_retry = 1;
+	ob.min_rnr_timer = 14; /* 1.28 ms */
+	if (pair(&qa, &qb, &oa, &ob, false, IBV_QPT_RC, NULL)) {
+		CHECK(0, "rnr progress: set-up");
+		return;
+	}
+	uint64_t s0 = cnt(P1, DPV_CNT_RNR_NAK_SENT);
+	for (int i = 0; i < 4; i++) {
+		uint64_t si = cnt(P1, DPV_CNT_RNR_NAK_SENT);
+		dpvt_post_wr(qa, IBV_WR_SEND, (uint64_t)i, abuf, 100, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
+		for (int k = 0; k < 2000 && cnt(P1, DPV_CNT_RNR_NAK_SENT) == si; k++)
+			dpvt_poll_quiet(A.scq, 1); /* drives the engine until B's RNR NAK */
+		dpvt_post_recv(qb, bmr, (uint64_t)i, 0, 4096);
+		CHECK(dpvt_poll_n(A.scq, &wc, 1, 2000) == 1 && wc.status == IBV_WC_SUCCESS && wc.wr_id == (uint64_t)i,
+		      "rnr progress: message %d completes after one RNR NAK (%s)", i, ibv_wc_status_str(wc.status));
+		CHECK(dpvt_poll_n(B.rcq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS, "rnr progress: received %d", i);
+	}
+	CHECK_EQ(cnt(P1, DPV_CNT_RNR_NAK_SENT) - s0, 4, "rnr progress: four RNR NAKs in all, rnr_retry 1");
+	CHECK_EQ(dpvt_qp_state(qa), IBV_QPS_RTS, "rnr progress: A still RTS");
+	unpair(qa, qb);
+}
+
 /* ---- (b) RNR ---- */
 static void t_rnr(void)
 {
@@ -164,6 +195,7 @@ static void t_rnr(void)
 	CHECK(!memcmp(bbuf, abuf, 3000), "data after RNR");
 	CHECK_EQ(dpvt_qp_state(qa), IBV_QPS_RTS, "A still RTS");
 	unpair(qa, qb);
+	t_rnr_progress();
 }
 
 /* ---- (c) remote access errors ---- */

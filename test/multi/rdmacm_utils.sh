@@ -14,6 +14,9 @@
 #    waiting for ESTABLISHED, one SEND each way, disconnect;
 #  - rdma_xserver -c r -p 7472 / rdma_xclient -s ADDR -c r -p 7472: the
 #    same with rdma_create_ep's QP on the listener's request (RC mode);
+#  - rdma_xserver -c x / rdma_xclient -c x: XRC over rdma_cm (RDMA_PS_IB,
+#    an XRC_RECV QP and an XRC SRQ in the device's XRC domain; the client's
+#    XRC_SEND QP sends to the SRQ number of the REP's private data);
 #  - ucmatose -c 2 -C 10 / ucmatose -s ADDR -c 2 -C 10: two connections on
 #    an event channel, 10 messages each way, disconnect;
 #  - ucmatose -P ib (RDMA_PS_IB with IP addresses), the client with an ACK
@@ -114,6 +117,8 @@ OK_U='^return status 0$'
 pair rdma_server_client "rdma_server -p 7471" "rdma_client -s $ADDR -p 7471" \
 	'^rdma_server: end 0$' '^rdma_client: end 0$'
 pair rdma_xserver_client "rdma_xserver -c r -p 7472" "rdma_xclient -s $ADDR -c r -p 7472" \
+	'^rdma_xserver: end 0$' '^rdma_xclient: end 0$'
+pair rdma_xserver_client_xrc "rdma_xserver -c x -p 7473" "rdma_xclient -s $ADDR -c x -p 7473" \
 	'^rdma_xserver: end 0$' '^rdma_xclient: end 0$'
 pair ucmatose "ucmatose -c 2 -C 10" "ucmatose -s $ADDR -c 2 -C 10" "$OK_U" "$OK_U"
 pair ucmatose_ib "ucmatose -P ib -c 1 -C 4" "ucmatose -s $ADDR -P ib -c 1 -C 4 -a 16 -m" "$OK_U" "$OK_U"

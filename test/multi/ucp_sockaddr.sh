@@ -22,12 +22,12 @@
 # client's endpoint was made on the rdmacm one ("on cm rdmacm").
 # For each transport: the server (io_demo -p PORT -d 1024:65536 -q; its
 # sizes bound what it accepts) listens on 0.0.0.0; the
-# client (io_demo -p PORT -i 200 -o read,write -d 1024:65536 -q -c 1
+# client (io_demo -p PORT -i 200 -o read,write -d 1024:65536 -q -c 1 -n 40
 # SERVER) must exit 0 with "Client exit with status 'OK'" after 200
 # reads/writes with data checks (-q), having logged "Connected to server";
 # both sides log (UCX_LOG_LEVEL=info) an endpoint whose tag lane is
 # <tl>/dpv0:1; the server logged the connection from the client's port
-# address and is then stopped (SIGTERM; it serves forever).
+# address and, stopped with SIGINT (it serves forever), exits 0.
 #
 # usage: ucp_sockaddr.sh memif|veth [BUILD_DIR]
 # env:   DPV_TIMEOUT for the client (60 s)
@@ -104,10 +104,23 @@ one_run() {
 	fi
 	# shellcheck disable=SC2086
 	env "${envs[@]}" timeout -k 5 "$TMO" $NSX_C sh "$RUN" -c "$CONF_C" --view \
-		io_demo -p "$port" -i 200 -o read,write -d 1024:65536 -q -c 1 "$ADDR_S" \
+		io_demo -p "$port" -i 200 -o read,write -d 1024:65536 -q -c 1 -n 40 "$ADDR_S" \
 		>"$WORK/$tls.client" 2>&1
 	rc_c=$?
-	kill_own # the server serves forever
+	# the server serves forever: SIGINT ends its loop (io_demo's handler)
+	# and it exits as usual (dpverbs' EAL files removed)
+	kill -INT "$srv" 2>/dev/null
+	for i in $(seq 1 100); do
+		kill -0 "$srv" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$srv" 2>/dev/null; then
+		fail "$tls: the server did not end within 10 s of SIGINT"
+		kill_own
+	else
+		wait "$srv" || fail "$tls: the server exited with $? after SIGINT"
+		MULTI_PIDS=""
+	fi
 	[ "$rc_c" = 0 ] || fail "$tls: client exit $rc_c"
 	grep -q "Client exit with status 'OK'" "$WORK/$tls.client" || fail "$tls: no \"Client exit with status 'OK'\""
 	grep -Fq "Connected to server [0] $ADDR_S" "$WORK/$tls.client" || fail "$tls: the client did not connect"

@@ -17,6 +17,8 @@
 #     (rendezvous: RDMA READ on rc_verbs, fragments on ud_verbs)
 #   UCT (transport layer), -x rc_verbs / -x ud_verbs -d dpv0:1:
 #     am_lat 64 B -n 2000
+#   memif only: UCP tag_lat over RoCEv2/IPv6 (UCX_IB_GID_INDEX=2, the
+#     pair's fd00:6470:7600::/64; debug log: the address handle's dgid)
 # Asserts for each: both sides exit 0, the client printed "Final: <iters>",
 # and (UCP) both sides logged at UCX_LOG_LEVEL=info that the endpoint's tag
 # lane is <tl>/dpv0:1.
@@ -74,6 +76,7 @@ timeout -k 5 "$TMO" sh "$RUN" --view true 2>"$WORK/probe" ||
 one_run() {
 	local name=$1 tls=$2 iters=$3; shift 3
 	local port srv rc_c rc_s envs=(UCX_LOG_LEVEL=info)
+	[ -n "${GID6:-}" ] && envs=(UCX_LOG_LEVEL=debug UCX_IB_GID_INDEX=2)
 	[ "$tls" != - ] && envs+=("UCX_TLS=$tls")
 	port=$(pick_port "${NSX_S:+$NS_A}")
 	# shellcheck disable=SC2086
@@ -103,6 +106,10 @@ one_run() {
 				fail "$name: ${f##*.}: the tag lane is not $tl/dpv0:1"
 		done
 	fi
+	if [ -n "${GID6:-}" ]; then
+		grep -Eq 'ah_attr .* dgid=fd00:6470:7600::1 sgid_index=2' "$WORK/$name.client" ||
+			fail "$name: the client's address handle is not to fd00:6470:7600::1 from GID 2"
+	fi
 	log "$name: $(grep -E '^Final:|ep_cfg' "$WORK/$name.client" | sed 's/.*UCX  INFO  *//' | tr -s ' ' | paste -sd ';')"
 	if [ "$MULTI_FAIL" != 0 ]; then
 		grep -Ev '^EAL|^\||^\+' "$WORK/$name.server" | tail -n 15 | sed "s/^/    [$name server] /"
@@ -118,6 +125,13 @@ done
 for tl in rc_verbs ud_verbs; do
 	one_run "uct-$tl-am_lat" - 2000 -t am_lat -x "$tl" -d dpv0:1 -s 64
 done
+# RoCEv2 over IPv6 (memif: the pair's fd00:6470:7600::/64): UCX_IB_GID_INDEX=2;
+# ud_verbs takes the IP version of each packet from wc.sl (1 for IPv6)
+if [ "$MODE" = memif ]; then
+	for tls in rc_v ud_v; do
+		GID6=1 one_run "ucp-$tls-tag_lat-ipv6" "$tls,self" 500 -t tag_lat -s 8
+	done
+fi
 
 if [ "$MULTI_FAIL" != 0 ]; then
 	log "FAILED"
