@@ -225,6 +225,8 @@ int dpv_rdmacm_neigh_start(struct dpv_rdmacm_id *p, int timeout_ms);
 int dpv_rdmacm_neigh_poll(uint64_t now);
 /** Forgets p's pending resolution (rdma_destroy_id). */
 void dpv_rdmacm_neigh_cancel(struct dpv_rdmacm_id *p);
+/** A child of fork() forgets the parent's pending resolutions. */
+void dpv_rdmacm_neigh_forget(void);
 /** Whether an rdma_resolve_addr waits for its neighbour (the CM thread keeps running). */
 bool dpv_rdmacm_neigh_pending(void);
 

@@ -82,6 +82,7 @@ static struct {
 	rte_spinlock_t lock;
 	struct gsi_conn conn[GSI_CONNS];
 	uint32_t conn_next;         /* where a new one goes when the table is full */
+	unsigned int next_slot;     /* slot allocation starts after this one */
 	struct dpvd_client *owner[GSI_SLOTS];
 	uint32_t qpn[GSI_SLOTS][DPV_MAX_PORTS];
 	struct gsi_listen lis[GSI_LISTENS];
@@ -349,13 +350,18 @@ int dpvd_gsi_reserve(struct dpvd_client *c, uint32_t dev)
 	if (c->gsi_slot && g_gsi.qpn[c->gsi_slot][dev]) {
 		e = -EEXIST; /* one GSI QP per process and port */
 	} else if (!c->gsi_slot) {
+		/* next fit: a slot freed a moment ago is the last one taken again, so
+		 * that late MADs for a dead process' comm IDs rarely meet a new one */
 		e = -ENOSPC;
-		for (unsigned int s = 1; s < GSI_SLOTS && e; s++)
+		for (unsigned int k = 0; k < GSI_SLOTS - 1 && e; k++) {
+			unsigned int s = 1 + (g_gsi.next_slot + k) % (GSI_SLOTS - 1);
 			if (!g_gsi.owner[s]) {
 				g_gsi.owner[s] = c;
 				c->gsi_slot = (uint8_t)s;
+				g_gsi.next_slot = s; /* the one after s next time */
 				e = 0;
 			}
+		}
 	}
 	rte_spinlock_unlock(&g_gsi.lock);
 	return e;
