@@ -284,6 +284,7 @@ int main(int argc, char **argv)
 	}
 
 	LOG(INFO, "stopping: no new applications; outstanding work has %d ms", DPVD_DRAIN_MS);
+	dpvd_gsi_log_stats();
 	close(lfd);
 	unlink(core->conf.shared_socket);
 	pthread_join(ctl_thread, NULL);

@@ -125,6 +125,7 @@ struct dpv_rdmacm_dev {
 	struct ibv_pd *pd;         /* allocated by the first id on the device */
 	unsigned int pd_users;
 	uint8_t port_cnt;
+	struct ibv_xrcd *xrcd;     /* opened for the first XRC QP/SRQ on an id (dpv_rdmacm_xrcd) */
 };
 
 static inline struct dpv_rdmacm_channel *to_dchannel(struct rdma_event_channel *ch)
@@ -192,6 +193,14 @@ int dpv_rdmacm_devices(struct dpv_rdmacm_dev **devs);
  */
 int dpv_rdmacm_id_set_device(struct dpv_rdmacm_id *p, struct ibv_context *verbs, uint8_t port);
 
+/**
+ * The XRC domain of the id's device that rdma_create_qp/rdma_create_srq use
+ * when the caller gives none (rdma-core's ucma_get_xrcd: ibv_open_xrcd with
+ * no file, opened once, closed with the device's shared PD).
+ * @return the domain, or NULL with errno.
+ */
+struct ibv_xrcd *dpv_rdmacm_xrcd(struct dpv_rdmacm_id *p);
+
 /** Drops the id's use of its device's shared PD (rdma_destroy_id). */
 void dpv_rdmacm_id_put_device(struct dpv_rdmacm_id *p);
 
@@ -216,6 +225,8 @@ int dpv_rdmacm_neigh_start(struct dpv_rdmacm_id *p, int timeout_ms);
 int dpv_rdmacm_neigh_poll(uint64_t now);
 /** Forgets p's pending resolution (rdma_destroy_id). */
 void dpv_rdmacm_neigh_cancel(struct dpv_rdmacm_id *p);
+/** A child of fork() forgets the parent's pending resolutions. */
+void dpv_rdmacm_neigh_forget(void);
 /** Whether an rdma_resolve_addr waits for its neighbour (the CM thread keeps running). */
 bool dpv_rdmacm_neigh_pending(void);
 

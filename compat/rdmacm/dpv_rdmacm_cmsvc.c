@@ -120,6 +120,9 @@ static void *cmsvc_thread(void *arg)
 	unsigned int idle = 0;
 
 	(void)arg;
+	/* a name tools and tests can see (/proc/PID/task/TID/comm): the process
+	 * runs its CM, e.g. an rping -s is listening */
+	pthread_setname_np(pthread_self(), "dpv-cm");
 	for (;;) {
 		int got = 0;
 
@@ -299,6 +302,25 @@ static void cmsvc_exit(void)
 	unsigned int n = destroy_all_ids();
 	pthread_mutex_unlock(&g_svc.lock);
 	cmsvc_shutdown(n > 0);
+}
+
+/* fork(): the child has no CM thread and may not use the parent's GSI QPs
+ * (nor send a DREQ for the parent's connections at its exit): it forgets
+ * the runtimes and the thread (leaked, as the kernel's CM ids stay the
+ * parent's) and opens its own on first need. */
+static void cmsvc_atfork_child(void)
+{
+	pthread_mutex_init(&g_svc.lock, NULL);
+	g_svc.running = false;
+	g_svc.exited = false;
+	g_svc.stop = false;
+	g_svc.n = 0;
+	dpv_rdmacm_neigh_forget();
+}
+
+__attribute__((constructor)) static void cmsvc_init(void)
+{
+	pthread_atfork(NULL, NULL, cmsvc_atfork_child);
 }
 
 __attribute__((destructor)) static void cmsvc_fini(void)

@@ -109,6 +109,7 @@ static void on_req(struct dpv_rdmacm_id *l, const struct dpv_cm_event *ev, struc
 		return;
 	}
 	struct dpv_rdmacm_id *c = to_did(cid);
+	cid->qp_type = l->id.qp_type; /* XRC_RECV for an XRC listener (ucma_alloc_id) */
 	if (dpv_rdmacm_id_set_device(c, ctx, 1) != 0 || child_route(c, &h, r, ev) != 0) {
 		dpv_cm_destroy_id(ev->id);
 		rdma_destroy_id(cid);
@@ -147,9 +148,9 @@ static void on_rep(struct dpv_rdmacm_id *p, const struct dpv_cm_event *ev)
 				     .initiator_depth = r->initiator_depth,
 				     .flow_control = r->end_to_end_flow_control,
 				     .rnr_retry_count = r->rnr_retry_count, .srq = r->srq,
-				     .qp_num = r->local_qpn};
+				     .qp_num = p->id.qp_type == IBV_QPT_XRC_SEND ? r->local_eecn : r->local_qpn};
 
-	p->remote_qpn = r->local_qpn;
+	p->remote_qpn = cp.qp_num; /* an XRC target's QPN travels as the EE context number */
 	p->sq_psn = r->starting_psn;
 	p->qp_timeout = dpv_rdmacm_ack_timeout(r->target_ack_delay, (uint8_t)(p->qp_timeout - 1));
 	if (p->id.qp == NULL) {

@@ -14,6 +14,7 @@
  * channels and ids never starts the dpverbs engine.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 
 #include "dpv_rdmacm.h"
@@ -135,6 +136,24 @@ out:
 	return ret;
 }
 
+struct ibv_xrcd *dpv_rdmacm_xrcd(struct dpv_rdmacm_id *p)
+{
+	struct ibv_xrcd_init_attr a = {.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+				       .fd = -1, .oflags = O_CREAT};
+	struct ibv_xrcd *x;
+
+	if (p->dev == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pthread_mutex_lock(&g_lock);
+	if (p->dev->xrcd == NULL)
+		p->dev->xrcd = ibv_open_xrcd(p->dev->verbs, &a);
+	x = p->dev->xrcd;
+	pthread_mutex_unlock(&g_lock);
+	return x;
+}
+
 void dpv_rdmacm_id_put_device(struct dpv_rdmacm_id *p)
 {
 	struct dpv_rdmacm_dev *d = p->dev;
@@ -143,8 +162,12 @@ void dpv_rdmacm_id_put_device(struct dpv_rdmacm_id *p)
 		return;
 	pthread_mutex_lock(&g_lock);
 	/* a PD the application still uses (an MR left on it) stays for the next id */
-	if (--d->pd_users == 0 && ibv_dealloc_pd(d->pd) == 0)
-		d->pd = NULL;
+	if (--d->pd_users == 0) {
+		if (d->xrcd != NULL && ibv_close_xrcd(d->xrcd) == 0)
+			d->xrcd = NULL;
+		if (ibv_dealloc_pd(d->pd) == 0)
+			d->pd = NULL;
+	}
 	pthread_mutex_unlock(&g_lock);
 	p->dev = NULL;
 }

@@ -132,6 +132,8 @@ static int qp_to_ready(struct rdma_cm_id *id, struct ibv_qp *qp)
 /* Destroys the CQs and completion channels held in the id (rdma-core's ucma_destroy_cqs). */
 static void destroy_cqs(struct rdma_cm_id *id)
 {
+	if (id->qp_type == IBV_QPT_XRC_RECV && id->srq != NULL)
+		return; /* the XRC SRQ still completes on them (rdma-core) */
 	if (id->recv_cq != NULL) {
 		ibv_destroy_cq(id->recv_cq);
 		if (id->send_cq != NULL && id->send_cq != id->recv_cq)
@@ -207,7 +209,11 @@ int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 		attr->recv_cq = id->recv_cq;
 	if (id->srq != NULL && attr->srq == NULL)
 		attr->srq = id->srq;
-	qp = ibv_create_qp_ex(id->verbs, attr);
+	if (id->qp_type == IBV_QPT_XRC_RECV && (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd)) {
+		attr->xrcd = dpv_rdmacm_xrcd(p); /* rdma-core's ucma_get_xrcd */
+		attr->comp_mask |= IBV_QP_INIT_ATTR_XRCD;
+	}
+	qp = attr->qp_type == IBV_QPT_XRC_RECV && attr->xrcd == NULL ? NULL : ibv_create_qp_ex(id->verbs, attr);
 	if (qp == NULL || qp_to_ready(id, qp) != 0) {
 		e = errno;
 		if (qp != NULL)
@@ -222,7 +228,8 @@ int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 		p->local_ece_options = ece.options;
 		pthread_mutex_unlock(&p->lock);
 	}
-	id->pd = qp->pd;
+	/* an XRC target QP has no PD of its own here: the id keeps the one given */
+	id->pd = qp->pd != NULL ? qp->pd : attr->pd;
 	id->qp = qp;
 	return 0;
 }
@@ -254,9 +261,9 @@ void rdma_destroy_qp(struct rdma_cm_id *id)
 }
 
 /*
- * An XRC SRQ needs an XRC domain: rdma-core opens one per device when the
- * caller gives none; this library does not (EOPNOTSUPP). Ids of type
- * XRC_RECV only come from rdma_create_ep, which needs the CM.
+ * An XRC SRQ without an XRC domain gets the device's (rdma-core's
+ * ucma_get_xrcd), and without a CQ the id's receive CQ (made when there is
+ * none; rdma-core makes a new one each time and loses the old).
  */
 int rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr)
 {
@@ -269,10 +276,13 @@ int rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr)
 		attr->comp_mask |= IBV_SRQ_INIT_ATTR_PD;
 	}
 	if (attr->srq_type == IBV_SRQT_XRC) {
-		if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || attr->xrcd == NULL)
-			return dpv_rdmacm_err(EOPNOTSUPP);
+		if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || attr->xrcd == NULL) {
+			attr->xrcd = dpv_rdmacm_xrcd(to_did(id));
+			if (attr->xrcd == NULL)
+				return -1;
+		}
 		if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || attr->cq == NULL) {
-			if (create_cqs(id, 0, attr->attr.max_wr) != 0)
+			if (id->recv_cq == NULL && create_cqs(id, 0, attr->attr.max_wr) != 0)
 				return -1;
 			attr->cq = id->recv_cq;
 		}

@@ -14,7 +14,9 @@
  *    side the path's packet life time + 1, then recomputed from the REP's
  *    target ACK delay; RDMA_OPTION_ID_ACK_TIMEOUT replaces it), retry and
  *    RNR retry counts, initiator depth.
- * The states in which each is valid are ib_cm's (EINVAL otherwise).
+ * The states in which each is valid are ib_cm's (EINVAL otherwise); XRC
+ * QPs get ib_cm's subsets (the initiator no responder attributes in RTR,
+ * the target only SQ PSN and timeout in RTS).
  * min_rnr_timer is 0 (655.36 ms), as Linux's cm_init_qp_rtr_attr gives
  * it: rdma-core's pyverbs rdma_cm test with an external QP answers before
  * its peer has posted the receive and relies on that wait (with 0.64 ms
@@ -98,8 +100,24 @@ static void attr_rtr(struct dpv_rdmacm_id *p, struct ibv_qp_attr *a, int *mask)
 	a->ah_attr.grh.hop_limit = id->route.path_rec ? id->route.path_rec->hop_limit : 64;
 	a->ah_attr.grh.traffic_class = p->tos_set ? p->tos : 0;
 	a->ah_attr.port_num = id->port_num;
-	*mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-		IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	*mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+	/* ib_cm: the responder's attributes for RC and the XRC target only */
+	if (id->qp_type != IBV_QPT_XRC_SEND)
+		*mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+}
+
+/* ib_cm's RTS: an XRC target has no send queue to retry on. */
+static void attr_rts(struct dpv_rdmacm_id *p, struct ibv_qp_attr *a, int *mask)
+{
+	a->sq_psn = p->sq_psn;
+	a->timeout = p->ack_timeout_set ? p->ack_timeout : p->qp_timeout;
+	*mask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT;
+	if (p->id.qp_type == IBV_QPT_XRC_RECV)
+		return;
+	a->retry_cnt = p->retry;
+	a->rnr_retry = p->rnr_retry;
+	a->max_rd_atomic = p->init_depth;
+	*mask |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
 }
 
 int dpv_rdmacm_conn_qp_attr(struct dpv_rdmacm_id *p, struct ibv_qp_attr *a, int *mask)
@@ -127,13 +145,7 @@ int dpv_rdmacm_conn_qp_attr(struct dpv_rdmacm_id *p, struct ibv_qp_attr *a, int 
 		attr_rtr(p, a, mask);
 		return 0;
 	case IBV_QPS_RTS:
-		a->sq_psn = p->sq_psn;
-		a->timeout = p->ack_timeout_set ? p->ack_timeout : p->qp_timeout;
-		a->retry_cnt = p->retry;
-		a->rnr_retry = p->rnr_retry;
-		a->max_rd_atomic = p->init_depth;
-		*mask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			IBV_QP_MAX_QP_RD_ATOMIC;
+		attr_rts(p, a, mask);
 		return 0;
 	default:
 		return dpv_rdmacm_err(EINVAL);

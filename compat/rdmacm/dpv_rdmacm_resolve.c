@@ -159,3 +159,11 @@ bool dpv_rdmacm_neigh_pending(void)
 	pthread_mutex_unlock(&g_lock);
 	return r;
 }
+
+void dpv_rdmacm_neigh_forget(void)
+{
+	/* a child of fork(): the parent's waiting ids are not its own (their
+	 * channels' eventfds are shared with the parent); drop them unfreed */
+	pthread_mutex_init(&g_lock, NULL);
+	g_pending = NULL;
+}

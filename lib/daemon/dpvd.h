@@ -255,6 +255,8 @@ void dpvd_gsi_attach(struct dpvd_client *c, uint32_t dev, uint32_t qpn, uint32_t
 void dpvd_gsi_detach(struct dpvd_obj *qp);
 void dpvd_gsi_client_gone(struct dpvd_client *c);
 int dpvd_gsi_listen(struct dpvd_client *c, struct dpv_shm_gsi_listen *l);
+/* Logs the demultiplexer's counters (daemon stop). */
+void dpvd_gsi_log_stats(void);
 /* ibv_attach_mcast / ibv_detach_mcast of a UD QP the client created (a
  * destroyed QP leaves its groups in the engine). */
 int dpvd_qp_mcast(struct dpvd_client *c, struct dpv_shm_mcast *m);

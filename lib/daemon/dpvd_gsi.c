@@ -82,6 +82,7 @@ static struct {
 	rte_spinlock_t lock;
 	struct gsi_conn conn[GSI_CONNS];
 	uint32_t conn_next;         /* where a new one goes when the table is full */
+	unsigned int next_slot;     /* slot allocation starts after this one */
 	struct dpvd_client *owner[GSI_SLOTS];
 	uint32_t qpn[GSI_SLOTS][DPV_MAX_PORTS];
 	struct gsi_listen lis[GSI_LISTENS];
@@ -349,13 +350,18 @@ int dpvd_gsi_reserve(struct dpvd_client *c, uint32_t dev)
 	if (c->gsi_slot && g_gsi.qpn[c->gsi_slot][dev]) {
 		e = -EEXIST; /* one GSI QP per process and port */
 	} else if (!c->gsi_slot) {
+		/* next fit: a slot freed a moment ago is the last one taken again, so
+		 * that late MADs for a dead process' comm IDs rarely meet a new one */
 		e = -ENOSPC;
-		for (unsigned int s = 1; s < GSI_SLOTS && e; s++)
+		for (unsigned int k = 0; k < GSI_SLOTS - 1 && e; k++) {
+			unsigned int s = 1 + (g_gsi.next_slot + k) % (GSI_SLOTS - 1);
 			if (!g_gsi.owner[s]) {
 				g_gsi.owner[s] = c;
 				c->gsi_slot = (uint8_t)s;
+				g_gsi.next_slot = s; /* the one after s next time */
 				e = 0;
 			}
+		}
 	}
 	rte_spinlock_unlock(&g_gsi.lock);
 	return e;
@@ -471,4 +477,16 @@ int dpvd_gsi_listen(struct dpvd_client *c, struct dpv_shm_gsi_listen *l)
 	}
 	rte_spinlock_unlock(&g_gsi.lock);
 	return e;
+}
+
+void dpvd_gsi_log_stats(void)
+{
+	rte_spinlock_lock(&g_gsi.lock);
+	uint64_t l = g_gsi.to_listener, s = g_gsi.to_slot, f = g_gsi.to_fallback, d = g_gsi.dropped,
+		 r = g_gsi.tx_refused;
+	rte_spinlock_unlock(&g_gsi.lock);
+	if (l || s || f || d || r)
+		DPVD_LOG(INFO, "QP 1: %lu MADs to listeners, %lu by comm ID, %lu to the daemon's endpoint, "
+			 "%lu dropped; %lu sends refused", (unsigned long)l, (unsigned long)s, (unsigned long)f,
+			 (unsigned long)d, (unsigned long)r);
 }

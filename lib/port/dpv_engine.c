@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -379,8 +380,15 @@ static int lcore_main(void *arg)
 	return 0;
 }
 
+static pid_t g_engine_pid; /* the process that runs the ports */
+
 static void engine_stop(void)
 {
+	/* a child of fork() inherits this atexit handler but not the engine:
+	 * stopping the ports from it would tear down the parent's (the DPDK
+	 * memory is shared) and join threads it does not have */
+	if (getpid() != g_engine_pid)
+		return;
 	atomic_store(&g_stop, true);
 	if (g_assist_running)
 		pthread_join(g_assist, NULL);
@@ -431,6 +439,7 @@ int dpv_engine_start(struct dpv_runtime *rt)
 			return -errno;
 		g_assist_running = true;
 	}
+	g_engine_pid = getpid();
 	atexit(engine_stop);
 	return 0;
 }

@@ -6,7 +6,7 @@
 #      page per doc/man page and a .so page per other name);
 #   2. dpverbs-run ibv_devinfo lists dpv0 and dpv1 from the staged drop-in;
 #      dpverbs-run rping loads the staged librdmacm.so.1 (BIND_NOW) and
-#      fails cleanly in rdma_bind_addr (EADDRNOTAVAIL: 127.0.0.1 is no
+#      fails cleanly in rdma_bind_addr (EADDRNOTAVAIL: 203.0.113.7 is no
 #      port's address);
 #      dpverbs-run --view finds the staged dpv_sysfs (a RoCE v2 GID type);
 #   3. man finds and renders an alias page (ibv_dealloc_td -> ibv_alloc_td.3);
@@ -114,7 +114,7 @@ else
 			fail "dpverbs-run rping does not load the staged librdmacm.so.1"
 		grep -q "libibverbs.so.1 => $D$LIBDIR/dpverbs/libibverbs.so.1" "$WORK/ldd-rping" ||
 			fail "dpverbs-run rping does not load the staged libibverbs.so.1"
-		timeout -k 5 "$TMO" env -u DPVERBS_CONFIG LD_BIND_NOW=1 "$RUN" rping -s -a 127.0.0.1 -C 1 \
+		timeout -k 5 "$TMO" env -u DPVERBS_CONFIG LD_BIND_NOW=1 "$RUN" rping -s -a 203.0.113.7 -C 1 \
 			>"$WORK/rping" 2>&1
 		grep -q "rdma_bind_addr: Cannot assign requested address" "$WORK/rping" ||
 			{ sed 's/^/    [rping] /' "$WORK/rping" | head -5; fail "dpverbs-run rping -s did not fail with EADDRNOTAVAIL"; }

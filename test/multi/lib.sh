@@ -229,3 +229,28 @@ rping_check() {
 	fi
 	return 0
 }
+
+# descendants PID: PID and every process below it
+descendants() {
+	local c
+	echo "$1"
+	for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+		descendants "$c"
+	done
+}
+
+# wait_cm_thread PID [TENTHS]: wait (default 300 x 0.1 s) until PID or a
+# process below it (timeout, ip netns exec, env...) runs dpverbs' CM thread
+# ("dpv-cm": the drop-in librdmacm opened its CM, e.g. rping -s listens).
+# 0 when it does, 1 if PID died or the time ran out.
+wait_cm_thread() {
+	local root=$1 i p
+	for i in $(seq 1 "${2:-300}"); do
+		kill -0 "$root" 2>/dev/null || return 1
+		for p in $(descendants "$root"); do
+			grep -qx dpv-cm /proc/"$p"/task/*/comm 2>/dev/null && return 0
+		done
+		sleep 0.1
+	done
+	return 1
+}

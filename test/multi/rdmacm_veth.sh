@@ -25,8 +25,9 @@
 #      each exit 255, as on Linux;
 #   4. ib_send_lat -R, ib_write_bw -R, ib_read_lat -R, ib_atomic_lat -R
 #      (server in A, client in B to 198.51.100.1): both exit 0, result line.
-# The servers are given DPV_RPING_WAIT seconds (default 4) to listen
-# (perftest: after its "Waiting for client to connect" banner, 1 s).
+# The clients start once the rping server runs dpverbs' CM thread ("dpv-cm",
+# started by its rdma_listen) plus DPV_RPING_WAIT s (default 0.2), and once
+# a perftest server printed "Waiting for client to connect" plus 1 s.
 # Always removes its namespaces (and with them the veth). Skips (77) if
 # rping, perftest, tshark or network namespaces are missing.
 #
@@ -112,7 +113,9 @@ in_ns "$NS_A" veth-a.json rping -s -a 198.51.100.1 -p "$PORT" -v -C "$COUNT" \
 	>"$WORK/rping.server" 2>"$WORK/rping.server.err" &
 srv=$!
 MULTI_PIDS="$srv"
-sleep "${DPV_RPING_WAIT:-4}"
+# listening once its CM thread runs (rdma_listen opens the CM)
+wait_cm_thread "$srv" || fail "rping -s: no dpverbs CM thread (dpv-cm) within 30 s"
+sleep "${DPV_RPING_WAIT:-0.2}"
 in_ns "$NS_B" veth-b.json rping -c -a 198.51.100.1 -p "$CLOSED" -C 1 \
 	>"$WORK/closed.client" 2>"$WORK/closed.client.err"
 rc_x=$?

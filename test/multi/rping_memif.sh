@@ -8,8 +8,9 @@
 # Asserts both exit 0 and print the 100 "ping data" lines (client) and
 # "server ping data" lines (server) with exactly the data rping puts in
 # each ping (rping_check in lib.sh: what the server RDMA-read and the client
-# got back by RDMA write). The server is given DPV_RPING_WAIT seconds
-# (default 4) to start listening.
+# got back by RDMA write). The client starts once the server runs dpverbs'
+# CM thread ("dpv-cm", started by its rdma_listen), plus DPV_RPING_WAIT
+# seconds (default 0.2).
 #
 # usage: rping_memif.sh [BUILD_DIR]   env: DPV_TIMEOUT (default 30 s)
 set -u
@@ -43,7 +44,9 @@ DPVERBS_CONFIG=$SRC/config/pair-a.json LD_LIBRARY_PATH=$COMPAT \
 	timeout -k 5 "$TMO" rping -s -a 192.0.2.1 -v -C "$COUNT" >"$WORK/server" 2>"$WORK/server.err" &
 srv=$!
 MULTI_PIDS="$srv"
-sleep "${DPV_RPING_WAIT:-4}"
+# listening once its CM thread runs (rdma_listen opens the CM)
+wait_cm_thread "$srv" || fail "rping -s: no dpverbs CM thread (dpv-cm) within 30 s"
+sleep "${DPV_RPING_WAIT:-0.2}"
 DPVERBS_CONFIG=$SRC/config/pair-b.json LD_LIBRARY_PATH=$COMPAT \
 	timeout -k 5 "$TMO" rping -c -a 192.0.2.1 -v -C "$COUNT" >"$WORK/client" 2>"$WORK/client.err"
 rc_c=$?

@@ -23,10 +23,20 @@
  *    listens): RDMA_CM_EVENT_REJECTED, status 8 (IB_CM_REJ_INVALID_SERVICE_ID,
  *    the reason as Linux's cma_ib_handler reports it), private_data_len 148
  *    (IB_CM_REJ_PRIVATE_DATA_SIZE).
+ *  - with the argument "fork" (test rdmacm-fork-exit): a listener on
+ *    192.0.2.2:7480 (the CM thread runs), then fork(); the child calls
+ *    exit(0), which runs the atexit handlers it inherited: it must end at
+ *    once (no join of the parent's CM thread, no DREQ/REJ for the parent's
+ *    ids, no teardown of the parent's ports in the shared DPDK memory);
+ *    then the parent's listener still gets a CONNECT_REQUEST from dpv0.
  * Every wait ends after 5 s. Prints "N passed, N failed".
  */
 #include <arpa/inet.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,6 +170,45 @@ static void rejected(struct rdma_event_channel *ch)
 	rdma_destroy_id(l);
 }
 
+static void fork_exit(struct rdma_event_channel *ch)
+{
+	struct rdma_cm_id *l = NULL, *c;
+	struct sockaddr_in sa = sin4("192.0.2.2", 7480);
+	int st = -1;
+
+	CHECK(rdma_create_id(ch, &l, NULL, RDMA_PS_TCP) == 0, "listen id");
+	CHECK(rdma_bind_addr(l, (struct sockaddr *)&sa) == 0, "bind: %s", strerror(errno));
+	CHECK(rdma_listen(l, 4) == 0, "listen: %s", strerror(errno));
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0)
+		exit(0); /* the inherited atexit handlers run here */
+	CHECK(pid > 0, "fork");
+	bool done = false;
+	for (int i = 0; pid > 0 && i < 50 && !done; i++) {
+		done = waitpid(pid, &st, WNOHANG) == pid;
+		if (!done)
+			usleep(100000);
+	}
+	CHECK(done && WIFEXITED(st) && WEXITSTATUS(st) == 0, "child's exit(0) within 5 s (status 0x%x)", st);
+	if (!done && pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	c = client_to(ch, 7480);
+	CHECK(rdma_connect(c, NULL) == 0, "connect after the child's exit");
+	struct rdma_cm_event *ev = wait_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	if (ev != NULL) {
+		struct rdma_cm_id *child = ev->id;
+		rdma_ack_cm_event(ev);
+		rdma_reject(child, NULL, 0);
+		rdma_destroy_id(child);
+	}
+	rdma_destroy_qp(c);
+	rdma_destroy_id(c);
+	rdma_destroy_id(l);
+}
+
 int main(int argc, char **argv)
 {
 	struct rdma_event_channel *ch;
@@ -172,6 +221,8 @@ int main(int argc, char **argv)
 		return dpvt_finish();
 	if (argc > 1 && strcmp(argv[1], "unreachable") == 0) {
 		unreachable(ch);
+	} else if (argc > 1 && strcmp(argv[1], "fork") == 0) {
+		fork_exit(ch);
 	} else {
 		unknown_onlink(ch);
 		no_route(ch);

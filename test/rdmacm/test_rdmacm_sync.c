@@ -15,6 +15,10 @@
  *  1b. the same with UD endpoints (RDMA_PS_UDP, SIDR): the synchronous
  *     rdma_connect returns once ESTABLISHED (param.ud: the server's QPN and
  *     Q_Key), rdma_accept does not wait;
+ *  1c. XRC endpoints as rdma_xserver/rdma_xclient -c x: the request's id is
+ *     XRC_RECV with its QP, an XRC SRQ in the device's XRC domain, the SRQ
+ *     number in the REP's private data, a SEND from the XRC_SEND QP lands
+ *     in the SRQ;
  *  2. a synchronous rdma_connect to a port nobody listens on: -1
  *     ECONNREFUSED (REJECTED in id->event, status 8);
  *  3. without QPs on the ids (conn_param->qp_num): CONNECT_RESPONSE on the
@@ -294,6 +298,145 @@ static void ud_endpoints(void)
 	CHECK_EQ(s.accept, 0, "UD accept returns at once, the request's event acknowledged");
 }
 
+/* ---- 1c. XRC endpoints (as rdma_xserver/rdma_xclient -c x) ---- */
+
+struct xsrv {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool listening, done;
+	int ret, recv;
+	char rbuf[16];
+};
+
+static int xrc_serve(struct xsrv *s, struct rdma_cm_id *l)
+{
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = 1, .max_sge = 1}};
+	struct rdma_cm_id *id = NULL;
+	struct ibv_wc wc;
+	uint32_t srqn = 0;
+	int ret = 0;
+
+	if (rdma_get_request(l, &id) != 0)
+		return 1;
+	if (id->qp_type != IBV_QPT_XRC_RECV || id->qp == NULL || rdma_create_srq(id, NULL, &sa) != 0 ||
+	    ibv_get_srq_num(id->srq, &srqn) != 0) {
+		rdma_destroy_ep(id);
+		return 2;
+	}
+	srqn = htonl(srqn);
+	struct ibv_mr *mr = rdma_reg_msgs(id, s->rbuf, sizeof(s->rbuf));
+	struct rdma_conn_param cp = {.private_data = &srqn, .private_data_len = sizeof(srqn)};
+	if (mr == NULL || rdma_post_recv(id, NULL, s->rbuf, sizeof(s->rbuf), mr) != 0)
+		ret = 3;
+	else if (rdma_accept(id, &cp) != 0)
+		ret = 4;
+	else
+		s->recv = rdma_get_recv_comp(id, &wc) == 1 && wc.status == IBV_WC_SUCCESS;
+	rdma_disconnect(id);
+	if (mr)
+		rdma_dereg_mr(mr);
+	rdma_destroy_ep(id);
+	return ret;
+}
+
+static void xrc_signal(struct xsrv *s, bool *flag)
+{
+	pthread_mutex_lock(&s->lock);
+	*flag = true;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static bool xrc_wait(struct xsrv *s, bool *flag)
+{
+	struct timespec dl;
+
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 5;
+	pthread_mutex_lock(&s->lock);
+	while (!*flag && pthread_cond_timedwait(&s->cond, &s->lock, &dl) == 0)
+		;
+	bool ok = *flag;
+	pthread_mutex_unlock(&s->lock);
+	return ok;
+}
+
+static void *xrc_server_main(void *arg)
+{
+	struct xsrv *s = arg;
+	struct rdma_addrinfo hints = {.ai_flags = RAI_PASSIVE, .ai_port_space = RDMA_PS_IB,
+				      .ai_qp_type = IBV_QPT_XRC_RECV}, *res = NULL;
+	struct ibv_qp_init_attr qa = {.cap = {.max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
+					      .max_recv_sge = 1}};
+	struct rdma_cm_id *l = NULL;
+
+	s->ret = -1;
+	if (rdma_getaddrinfo("192.0.2.2", "7477", &hints, &res) == 0 && rdma_create_ep(&l, res, NULL, &qa) == 0 &&
+	    rdma_listen(l, 0) == 0)
+		s->ret = 0;
+	xrc_signal(s, &s->listening);
+	if (s->ret == 0)
+		s->ret = xrc_serve(s, l);
+	rdma_destroy_ep(l);
+	rdma_freeaddrinfo(res);
+	xrc_signal(s, &s->done);
+	return NULL;
+}
+
+static void xrc_client(void)
+{
+	struct rdma_addrinfo hints = {.ai_port_space = RDMA_PS_IB, .ai_qp_type = IBV_QPT_XRC_SEND}, *res = NULL;
+	struct ibv_qp_init_attr qa = {.cap = {.max_send_wr = 1, .max_send_sge = 1}, .sq_sig_all = 1};
+	static char msg[16] = "xrc hello";
+	struct rdma_cm_id *id = NULL;
+	struct ibv_wc wc;
+	uint32_t srqn = 0;
+
+	if (!CHECK(rdma_getaddrinfo("192.0.2.2", "7477", &hints, &res) == 0, "XRC getaddrinfo") ||
+	    !CHECK(rdma_create_ep(&id, res, NULL, &qa) == 0, "XRC create_ep: %s", strerror(errno))) {
+		rdma_freeaddrinfo(res);
+		return;
+	}
+	CHECK(id->qp && id->qp->qp_type == IBV_QPT_XRC_SEND, "XRC_SEND QP");
+	if (!CHECK(rdma_connect(id, NULL) == 0, "XRC connect: %s", strerror(errno))) {
+		rdma_destroy_ep(id);
+		rdma_freeaddrinfo(res);
+		return;
+	}
+	if (CHECK(id->event && id->event->param.conn.private_data_len >= 4, "REP private data: the SRQ number"))
+		memcpy(&srqn, id->event->param.conn.private_data, 4);
+	struct ibv_mr *mr = rdma_reg_msgs(id, msg, sizeof(msg));
+	struct ibv_sge sge = {.addr = (uintptr_t)msg, .length = sizeof(msg), .lkey = mr ? mr->lkey : 0};
+	struct ibv_send_wr wr = {.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED}, *bad;
+	wr.qp_type.xrc.remote_srqn = ntohl(srqn);
+	CHECK(mr && ibv_post_send(id->qp, &wr, &bad) == 0, "XRC post_send");
+	CHECK(rdma_get_send_comp(id, &wc) == 1 && wc.status == IBV_WC_SUCCESS, "XRC send completion");
+	rdma_disconnect(id);
+	if (mr)
+		rdma_dereg_mr(mr);
+	rdma_destroy_ep(id);
+	rdma_freeaddrinfo(res);
+}
+
+static void xrc_endpoints(void)
+{
+	struct xsrv s = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+	pthread_t t;
+
+	if (!CHECK(pthread_create(&t, NULL, xrc_server_main, &s) == 0, "XRC server thread"))
+		return;
+	CHECK(xrc_wait(&s, &s.listening) && s.ret == 0, "passive XRC ep listens");
+	xrc_client();
+	if (!CHECK(xrc_wait(&s, &s.done), "XRC server done")) {
+		pthread_detach(t);
+		return;
+	}
+	pthread_join(t, NULL);
+	CHECK(s.ret == 0, "XRC server: get_request, XRC_RECV QP, XRC SRQ, accept (step %d failed)", s.ret);
+	CHECK(s.recv && strcmp(s.rbuf, "xrc hello") == 0, "the XRC SRQ received the SEND");
+}
+
 /* ---- 2. a refused synchronous connect ---- */
 
 static void refused(void)
@@ -567,6 +710,7 @@ int main(void)
 {
 	endpoints();
 	ud_endpoints();
+	xrc_endpoints();
 	without_qp();
 	slow_accept();
 	thread_stops();
