@@ -213,9 +213,11 @@ int sw_modify_qp(void *p, const struct ibv_qp_attr *attr, int mask, enum ibv_qp_
 
 /* ERR flushes both queues (IBA 10.3.1): every WQE posted completes with
  * IBV_WC_WR_FLUSH_ERR. A coalesced ACK still waiting for the end of the RX
- * burst (sw_defer_ack) leaves first: a NIC sends it when the message
- * arrives, so the peer's last SEND completes even when this side, having
- * seen its completion, disconnects at once (libfabric's fi_pingpong). */
+ * burst (sw_defer_ack; that burst may run on another thread) leaves first,
+ * as a NIC sends it when the message arrives: so it precedes the DREQ that
+ * rdma_disconnect sends after moving the QP to ERR, and the peer's last
+ * SEND completes before the peer learns of the disconnection (libfabric's
+ * fi_pingpong tears down right after its last completion). */
 void sw_qp_to_error(struct sw_qp *qp)
 {
 	sw_resp_flush_ack(qp);

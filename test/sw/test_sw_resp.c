@@ -517,6 +517,39 @@ static void tx_full(void)
 	sw_h_qp_destroy(&h);
 }
 
+/* A QP moved to ERR while the ACK of a SEND it placed still waits for the
+ * end of the burst sends that ACK at once (a NIC acks on receipt): it leaves
+ * before the DREQ of an rdma_disconnect that follows the completion; the end
+ * of the burst then sends nothing more. */
+static void ack_before_error(void)
+{
+	struct sw_h_qp h;
+	struct ibv_wc wc;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	uint8_t pay[16] = { 9 };
+
+	if (new_qp(&h, 4, 12))
+		return;
+	CHECK(sw_h_post_recv(&h, 21, 0, 1024) == 0, "post_recv");
+	sw_h_req(&b, &h, DPV_OPC_SEND_ONLY, RQ_PSN);
+	b.ackreq = true;
+	CHECK(sw_h_rx(&b, pay, sizeof(pay)) == 0, "rx");
+	CHECK(sw_h_nsent() == 0, "the ACK waits for the end of the burst");
+	CHECK(sw_h_poll_cq(&h, &wc) == 1 && wc.wr_id == 21 && wc.status == IBV_WC_SUCCESS,
+	      "the receive completion is there first");
+	CHECK(ibv_modify_qp(h.qp, &a, IBV_QP_STATE) == 0, "QP to ERR");
+	const struct dpv_pkt_info *p = one_sent("ACK on the way to ERR");
+	if (p)
+		CHECK(p->opcode == DPV_OPC_ACK && p->psn == RQ_PSN && p->aeth_msn == 1 &&
+		      (p->aeth_syndrome & DPV_AETH_TYPE_MASK) == DPV_AETH_ACK,
+		      "ACK PSN %#x MSN %u (got opcode 0x%02x PSN %#x MSN %u)", RQ_PSN, 1, p->opcode, p->psn,
+		      p->aeth_msn);
+	sw_h_clear();
+	sw_h_poll();
+	CHECK(sw_h_nsent() == 0, "the end of the burst sends no second ACK");
+	sw_h_qp_destroy(&h);
+}
+
 int main(int argc, char **argv)
 {
 	if (sw_h_init(argc, argv))
@@ -532,5 +565,6 @@ int main(int argc, char **argv)
 	atomics();
 	resources();
 	tx_full();
+	ack_before_error();
 	return dpvt_finish();
 }
