@@ -148,9 +148,9 @@ static void on_rep(struct dpv_rdmacm_id *p, const struct dpv_cm_event *ev)
 				     .initiator_depth = r->initiator_depth,
 				     .flow_control = r->end_to_end_flow_control,
 				     .rnr_retry_count = r->rnr_retry_count, .srq = r->srq,
-				     .qp_num = r->local_qpn};
+				     .qp_num = p->id.qp_type == IBV_QPT_XRC_SEND ? r->local_eecn : r->local_qpn};
 
-	p->remote_qpn = r->local_qpn;
+	p->remote_qpn = cp.qp_num; /* an XRC target's QPN travels as the EE context number */
 	p->sq_psn = r->starting_psn;
 	p->qp_timeout = dpv_rdmacm_ack_timeout(r->target_ack_delay, (uint8_t)(p->qp_timeout - 1));
 	if (p->id.qp == NULL) {

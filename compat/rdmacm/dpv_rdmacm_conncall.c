@@ -130,7 +130,7 @@ static int fill_req(struct dpv_rdmacm_id *p, const struct rdma_conn_param *cp, s
 		.retry_count = p->retry, .rnr_retry_count = p->rnr_retry,
 		.remote_cm_response_timeout = dpv_rdmacm_cm_timeout(),
 		.local_cm_response_timeout = dpv_rdmacm_cm_timeout(), .max_cm_retries = dpv_rdmacm_cm_retries(),
-		.srq = id->qp ? id->qp->srq != NULL : (cp ? cp->srq : 0),
+		.srq = id->qp ? id->qp->srq != NULL : (cp ? cp->srq : 0), .xrc = id->qp_type == IBV_QPT_XRC_SEND,
 		.private_data = pd, .private_len = (uint8_t)(DPV_CMA_HDR_LEN + plen)};
 	memcpy(r->peer.gid, id->route.addr.addr.ibaddr.dgid.raw, 16);
 	memcpy(r->local_gid, id->route.addr.addr.ibaddr.sgid.raw, 16);
@@ -208,8 +208,8 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *cp)
 		.starting_psn = p->rq_psn, .responder_resources = p->resp_res,
 		.initiator_depth = p->init_depth, .rnr_retry_count = p->rnr_retry,
 		.target_ack_delay = dpv_rdmacm_ca_ack_delay(id),
-		.srq = id->qp ? id->qp->srq != NULL : (cp ? cp->srq : 0), .private_data = pd,
-		.private_len = (uint8_t)plen};
+		.srq = id->qp ? id->qp->srq != NULL : (cp ? cp->srq : 0), .xrc = id->qp_type == IBV_QPT_XRC_RECV,
+		.private_data = pd, .private_len = (uint8_t)plen};
 	dpv_rdmacm_cmsvc_lock();
 	ret = dpv_rdmacm_qp_connect(p);
 	if (ret == 0)

@@ -263,18 +263,21 @@ static int cm_fill_req(struct dpv_cm_id *id, struct dpv_cm_mad *m, const struct 
 	r->service_id = p->service_id;
 	r->local_ca_guid = id->agent->cfg.ca_guid;
 	r->local_qpn = p->qpn;
-	r->responder_resources = p->responder_resources;
 	r->initiator_depth = p->initiator_depth;
 	r->remote_cm_response_timeout = p->remote_cm_response_timeout;
-	r->transport_service_type = DPV_CM_TST_RC;
+	r->transport_service_type = p->xrc ? DPV_CM_TST_EXTENDED : DPV_CM_TST_RC;
+	r->extended_transport_type = p->xrc ? DPV_CM_EXT_TRANSPORT_XRC : 0;
 	r->starting_psn = p->starting_psn;
 	r->local_cm_response_timeout = p->local_cm_response_timeout;
-	r->retry_count = p->retry_count;
 	r->pkey = 0xffff;
 	r->path_mtu = p->path_mtu;
-	r->rnr_retry_count = p->rnr_retry_count;
 	r->max_cm_retries = p->max_cm_retries;
-	r->srq = p->srq;
+	if (!p->xrc) {
+		r->responder_resources = p->responder_resources;
+		r->retry_count = p->retry_count;
+		r->rnr_retry_count = p->rnr_retry_count;
+		r->srq = p->srq;
+	}
 	cm_fill_path(&r->primary, p);
 	return cm_copy_pd(r->private_data, sizeof(r->private_data), p->private_data, p->private_len);
 }
@@ -294,6 +297,7 @@ int dpv_cm_send_req(struct dpv_cm_id *id, const struct dpv_cm_req_param *p, uint
 	id->peer = p->peer;
 	id->service_id = p->service_id;
 	id->local_qpn = p->qpn;
+	id->xrc = p->xrc != 0;
 	id->peer_resp_timeout = p->remote_cm_response_timeout;
 	id->max_cm_retries = p->max_cm_retries;
 	id->tid = m.hdr.tid;
@@ -317,14 +321,19 @@ int dpv_cm_send_rep(struct dpv_cm_id *id, const struct dpv_cm_rep_param *p, uint
 	dpv_cm_mad_init(&m, DPV_CM_ATTR_REP, id->tid);
 	r->local_comm_id = id->local_id;
 	r->remote_comm_id = id->remote_id;
-	r->local_qpn = p->qpn;
 	r->starting_psn = p->starting_psn;
 	r->responder_resources = p->responder_resources;
-	r->initiator_depth = p->initiator_depth;
 	r->target_ack_delay = p->target_ack_delay;
 	r->failover_accepted = p->failover_accepted;
 	r->rnr_retry_count = p->rnr_retry_count;
-	r->srq = p->srq;
+	if (p->xrc) {
+		r->local_eecn = p->qpn;
+		r->srq = 1;
+	} else {
+		r->local_qpn = p->qpn;
+		r->initiator_depth = p->initiator_depth;
+		r->srq = p->srq;
+	}
 	r->local_ca_guid = id->agent->cfg.ca_guid;
 	ret = cm_copy_pd(r->private_data, sizeof(r->private_data), p->private_data, p->private_len);
 	if (ret)

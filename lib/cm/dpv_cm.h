@@ -138,6 +138,7 @@ struct dpv_cm_id {
 	uint64_t service_id;
 	uint64_t remote_ca_guid;
 	uint32_t local_qpn, remote_qpn;
+	bool xrc;                     /**< an XRC initiator's REQ was sent (remote QPN from the REP's EECN) */
 	struct dpv_cm_addr peer;
 	uint64_t tid;                 /**< of the current exchange */
 	uint8_t peer_resp_timeout;    /**< the peer's CM response timeout (5 bits) */
@@ -178,6 +179,10 @@ struct dpv_cm_req_param {
 	uint8_t remote_cm_response_timeout, local_cm_response_timeout; /**< 5 bits */
 	uint8_t max_cm_retries;       /**< 4 bits */
 	uint8_t srq;
+	/** An XRC initiator (Linux IB_QPT_XRC_INI): transport service type 3 with
+	 * extended transport type XRC; no responder resources, retry counts
+	 * nor SRQ bit on the wire, as Linux's cm_format_req. */
+	uint8_t xrc;
 	const void *private_data;
 	uint8_t private_len;          /**< at most DPV_CM_REQ_PRIVATE_LEN */
 };
@@ -188,6 +193,9 @@ struct dpv_cm_rep_param {
 	uint32_t starting_psn;        /**< the PSN the active side sends first */
 	uint8_t responder_resources, initiator_depth;
 	uint8_t target_ack_delay, rnr_retry_count, srq, failover_accepted;
+	/** An XRC target (Linux IB_QPT_XRC_TGT): the QPN goes in the local EE
+	 * context number, SRQ set, no initiator depth (cm_format_rep). */
+	uint8_t xrc;
 	const void *private_data;
 	uint8_t private_len;          /**< at most DPV_CM_REP_PRIVATE_LEN */
 };

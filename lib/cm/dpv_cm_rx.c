@@ -114,7 +114,10 @@ static int cm_rx_req(struct dpv_cm_agent *a, const struct dpv_cm_addr *from,
 	if (!lis)
 		return cm_reject_raw(a, from, m, 0, r->local_comm_id,
 				     DPV_CM_REJ_INVALID_SERVICE_ID, DPV_CM_MSG_REQ), 0;
-	if (r->transport_service_type != DPV_CM_TST_RC)
+	/* RC, or XRC (Linux's XRC initiator: extended transport type XRC) */
+	if (r->transport_service_type != DPV_CM_TST_RC &&
+	    (r->transport_service_type != DPV_CM_TST_EXTENDED ||
+	     r->extended_transport_type != DPV_CM_EXT_TRANSPORT_XRC))
 		return cm_reject_raw(a, from, m, 0, r->local_comm_id,
 				     DPV_CM_REJ_INVALID_TRANSPORT_TYPE, DPV_CM_MSG_REQ), 0;
 	id = cm_id_alloc(a, lis->ctx);
@@ -147,7 +150,8 @@ static int cm_rx_rep(struct dpv_cm_agent *a, const struct dpv_cm_mad *m)
 	case DPV_CM_MRA_REQ_RCVD:
 		cm_id_stop(id);
 		id->remote_id = m->rep.local_comm_id;
-		id->remote_qpn = m->rep.local_qpn;
+		/* an XRC target's QPN is in the EE context field (Linux cm_rep_get_qpn) */
+		id->remote_qpn = id->xrc ? m->rep.local_eecn : m->rep.local_qpn;
 		id->remote_ca_guid = m->rep.local_ca_guid;
 		id->state = DPV_CM_REP_RCVD;
 		cm_event(id, &ev);

@@ -398,7 +398,11 @@ static void xrc_client(void)
 		return;
 	}
 	CHECK(id->qp && id->qp->qp_type == IBV_QPT_XRC_SEND, "XRC_SEND QP");
-	CHECK(rdma_connect(id, NULL) == 0, "XRC connect: %s", strerror(errno));
+	if (!CHECK(rdma_connect(id, NULL) == 0, "XRC connect: %s", strerror(errno))) {
+		rdma_destroy_ep(id);
+		rdma_freeaddrinfo(res);
+		return;
+	}
 	if (CHECK(id->event && id->event->param.conn.private_data_len >= 4, "REP private data: the SRQ number"))
 		memcpy(&srqn, id->event->param.conn.private_data, 4);
 	struct ibv_mr *mr = rdma_reg_msgs(id, msg, sizeof(msg));
