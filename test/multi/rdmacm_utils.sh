@@ -113,8 +113,8 @@ pair() {
 	grep -Eq "$sre" "$WORK/$name.server" || { fail "$name: server did not print /$sre/"; bad=1; }
 	grep -Eq "$cre" "$WORK/$name.client" || { fail "$name: client did not print /$cre/"; bad=1; }
 	if [ "$bad" = 1 ]; then
-		log "$name server:"; grep -v '^EAL' "$WORK/$name.server" | tail -n 20
-		log "$name client:"; grep -v '^EAL' "$WORK/$name.client" | tail -n 20
+		log "$name server:"; grep -v 'memif_connect_client' "$WORK/$name.server" | tail -n 20
+		log "$name client:"; grep -v 'memif_connect_client' "$WORK/$name.client" | tail -n 20
 	else
 		log "OK: $MODE: $name: '$scmd' / '$ccmd' (client attempts: $try, $((SECONDS - t0)) s)"
 	fi
