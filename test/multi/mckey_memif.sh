@@ -17,7 +17,8 @@
 # daemon's, the built-in default's dpv0 192.0.2.1 / dpv1 192.0.2.2, IPv4
 # only): two applications of one dpverbsd, the v4 and other runs, and
 # "port": receiver and sender both on dpv0 (the group looped back to the
-# port, to another process).
+# port, to another process; mckey's sender posts its sends unsignaled and
+# destroys its AH at once: the daemon runs the doorbells first).
 # The sender starts once the receiver printed "receiving data transfers"
 # (it has joined; at most DPV_MCKEY_WAIT seconds, default 20).
 #

@@ -16,7 +16,10 @@
 #    same with rdma_create_ep's QP on the listener's request (RC mode);
 #  - rdma_xserver -c x / rdma_xclient -c x: XRC over rdma_cm (RDMA_PS_IB,
 #    an XRC_RECV QP and an XRC SRQ in the device's XRC domain; the client's
-#    XRC_SEND QP sends to the SRQ number of the REP's private data);
+#    XRC_SEND QP sends to the SRQ number of the REP's private data); in
+#    veth mode tshark (when installed) checks the captured REQ (transport
+#    service type 3, extended transport XRC) and REP (the target QPN as EE
+#    context number), RTU, nothing malformed;
 #  - ucmatose -c 2 -C 10 / ucmatose -s ADDR -c 2 -C 10: two connections on
 #    an event channel, 10 messages each way, disconnect;
 #  - ucmatose -P ib (RDMA_PS_IB with IP addresses), the client with an ACK
@@ -60,6 +63,10 @@ veth)
 esac
 cleanup() {
 	kill_own
+	if [ -n "${CAP_PID:-}" ]; then
+		kill -INT "$CAP_PID" 2>/dev/null
+		wait "$CAP_PID" 2>/dev/null
+	fi
 	[ "$MODE" = veth ] && veth_teardown
 	[ -n "$SOCK" ] && rm -f "$SOCK"
 	rm -rf "$WORK"
@@ -106,8 +113,8 @@ pair() {
 	grep -Eq "$sre" "$WORK/$name.server" || { fail "$name: server did not print /$sre/"; bad=1; }
 	grep -Eq "$cre" "$WORK/$name.client" || { fail "$name: client did not print /$cre/"; bad=1; }
 	if [ "$bad" = 1 ]; then
-		log "$name server:"; grep -v '^EAL' "$WORK/$name.server" | tail -n 20
-		log "$name client:"; grep -v '^EAL' "$WORK/$name.client" | tail -n 20
+		log "$name server:"; grep -v 'memif_connect_client' "$WORK/$name.server" | tail -n 20
+		log "$name client:"; grep -v 'memif_connect_client' "$WORK/$name.client" | tail -n 20
 	else
 		log "OK: $MODE: $name: '$scmd' / '$ccmd' (client attempts: $try, $((SECONDS - t0)) s)"
 	fi
@@ -118,8 +125,35 @@ pair rdma_server_client "rdma_server -p 7471" "rdma_client -s $ADDR -p 7471" \
 	'^rdma_server: end 0$' '^rdma_client: end 0$'
 pair rdma_xserver_client "rdma_xserver -c r -p 7472" "rdma_xclient -s $ADDR -c r -p 7472" \
 	'^rdma_xserver: end 0$' '^rdma_xclient: end 0$'
+# veth: tshark (when installed) captures the XRC run in the server's namespace
+CAP_PID=""
+if [ "$MODE" = veth ] && command -v tshark >/dev/null; then
+	ip netns exec "$NS_A" tshark -q -n -i dpv-veth-a -f 'udp port 4791' -a duration:$((TMO * 2 + 20)) \
+		-F pcap -w "$WORK/xrc.pcap" >"$WORK/tshark.out" 2>&1 &
+	CAP_PID=$!
+	for _ in $(seq 1 200); do
+		grep -q "Capturing on" "$WORK/tshark.out" && break
+		sleep 0.1
+	done
+	grep -q "Capturing on" "$WORK/tshark.out" || { fail "tshark did not start"; sed 's/^/    /' "$WORK/tshark.out"; }
+fi
 pair rdma_xserver_client_xrc "rdma_xserver -c x -p 7473" "rdma_xclient -s $ADDR -c x -p 7473" \
 	'^rdma_xserver: end 0$' '^rdma_xclient: end 0$'
+if [ -n "$CAP_PID" ]; then
+	sleep 0.5
+	kill -INT "$CAP_PID"; wait "$CAP_PID"; CAP_PID=""
+	# the XRC REQ and REP as Linux's ib_cm formats them, clean in tshark
+	tshark -r "$WORK/xrc.pcap" -V >"$WORK/xrc.txt" 2>&1
+	bad=0
+	for want in 'Transport Service Type: 0x3' 'Extended Transport: 0x1' 'Attribute ID: 0x0013' \
+		'Attribute ID: 0x0014'; do
+		grep -q "$want" "$WORK/xrc.txt" || { fail "XRC capture: no '$want'"; bad=1; }
+	done
+	grep -Eq 'Local EE Context Number: 0x0*[1-9a-f]' "$WORK/xrc.txt" ||
+		{ fail "XRC capture: the REP's EE context number (the target QPN) is 0"; bad=1; }
+	grep -qi malformed "$WORK/xrc.txt" && { fail "XRC capture: tshark reports a malformed packet"; bad=1; }
+	[ "$bad" = 0 ] && log "OK: veth: XRC REQ (transport 3, extended XRC) / REP (QPN in the EECN), RTU clean in tshark"
+fi
 pair ucmatose "ucmatose -c 2 -C 10" "ucmatose -s $ADDR -c 2 -C 10" "$OK_U" "$OK_U"
 pair ucmatose_ib "ucmatose -P ib -c 1 -C 4" "ucmatose -s $ADDR -P ib -c 1 -C 4 -a 16 -m" "$OK_U" "$OK_U"
 # memif: IPv6 too (the pair's fd00:6470:7600::1/64; the veth configs have no IPv6)
