@@ -108,16 +108,20 @@ int dpv_rdmacm_ud_connect(struct dpv_rdmacm_id *p, const struct rdma_conn_param 
 	dpv_rdmacm_cmsvc_lock();
 	struct dpv_cmrt *rt = dpv_rdmacm_cmsvc_rt(id->verbs);
 	p->cm = rt ? dpv_cm_create_id(dpv_cmrt_agent(rt), p) : NULL;
+	/* CONNECT before the SIDR_REQ leaves: the CM thread may handle the
+	 * SIDR_REP (which needs CONNECT) as soon as the service lock is free */
+	p->state = DPV_RDMACM_CONNECT;
 	ret = p->cm ? dpv_cm_sidr_req(p->cm, &r, dpv_rdmacm_now_ns()) : -errno;
 	if (ret == -EINVAL || ret == -EISCONN) {
 		if (p->cm)
 			dpv_cm_destroy_id(p->cm);
 		p->cm = NULL;
 	}
+	if (p->cm == NULL)
+		p->state = DPV_RDMACM_ROUTE_RESOLVED;
 	dpv_rdmacm_cmsvc_unlock();
 	if (p->cm == NULL)
 		return dpv_rdmacm_err(ret < 0 ? -ret : EIO);
-	p->state = DPV_RDMACM_CONNECT;
 	free(p->connect); /* sent once */
 	p->connect = NULL;
 	p->connect_len = 0;

@@ -66,6 +66,20 @@ static void dispatch(struct sw_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, 
 	rte_pktmbuf_free(m);
 }
 
+/* The owner, before it processes a packet it received itself: every packet
+ * deferred before it. Bounded by what is queued now (another context may
+ * keep adding; with one context, nobody adds while we hold its rx_lock). */
+static void td_drain(struct sw_td *td)
+{
+	unsigned int left = rte_ring_count(td->rx_ring);
+	while (left > 0) {
+		unsigned int n = (unsigned int)sw_td_rx(td);
+		if (n == 0)
+			break;
+		left -= RTE_MIN(n, left);
+	}
+}
+
 void sw_rx(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi)
 {
 	if (pi->dqpn == DPV_QPN_MCAST) {
@@ -94,10 +108,11 @@ void sw_rx(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi)
 			}
 			return;
 		}
-		/* packets another thread received earlier go first: a QP's
-		 * packets are processed in the order they arrived */
+		/* packets another thread received earlier go first, all of
+		 * them (sw_td_rx takes one burst per call): a QP's packets are
+		 * processed in the order the port received them */
 		if (unlikely(!rte_ring_empty(qp->td->rx_ring)))
-			sw_td_rx(qp->td);
+			td_drain(qp->td);
 	}
 	dispatch(qp, qc, m, pi);
 }

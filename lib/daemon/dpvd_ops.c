@@ -554,6 +554,19 @@ static int obj_destroy_cmd(struct dpvd_client *c, enum dpv_obj_type t, uint32_t 
 	return 0;
 }
 
+/* An RNIC executes the doorbells rung before a later command: UD WQEs
+ * posted before ibv_destroy_ah go out with the AH (mckey posts its sends
+ * unsignaled and destroys the AH at once; the engine looks the AH up when
+ * it sends, after this request otherwise). */
+static int ah_destroy(struct dpvd_client *c, struct dpv_shm_ah *a)
+{
+	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_AH, a->handle, true);
+	struct dpv_device *d = o ? dpvd_dev(o->dev) : NULL;
+	if (d)
+		dpv_ops(d)->db_sync(d->drv_dev);
+	return obj_destroy_cmd(c, DPV_OBJ_AH, a->handle);
+}
+
 int dpvd_dispatch(struct dpvd_client *c, struct dpv_shm_msg *m, int fds[DPV_SHM_MAX_FDS], int *out_fd)
 {
 	switch (m->h.op) {
@@ -570,7 +583,7 @@ int dpvd_dispatch(struct dpvd_client *c, struct dpv_shm_msg *m, int fds[DPV_SHM_
 	case DPV_SHM_MR_REG: return mr_reg(c, &m->u.mr);
 	case DPV_SHM_MR_DEREG: return obj_destroy_cmd(c, DPV_OBJ_MR, m->u.mr.key >> 8);
 	case DPV_SHM_AH_CREATE: return ah_create(c, &m->u.ah);
-	case DPV_SHM_AH_DESTROY: return obj_destroy_cmd(c, DPV_OBJ_AH, m->u.ah.handle);
+	case DPV_SHM_AH_DESTROY: return ah_destroy(c, &m->u.ah);
 	case DPV_SHM_CQ_CREATE: return cq_create(c, &m->u.cq, fds);
 	case DPV_SHM_CQ_DESTROY: return obj_destroy_cmd(c, DPV_OBJ_CQ, m->u.cq.handle);
 	case DPV_SHM_CQ_RESIZE: return cq_resize(c, &m->u.cq);

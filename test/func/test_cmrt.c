@@ -9,7 +9,8 @@
  *     private data intact), answers with a REP: A gets the REP event (B's
  *     QPN and private data), sends the RTU: B is ESTABLISHED;
  *   - A sends a DREQ: B gets it, answers with a DREP: A is DISCONNECTED,
- *     both ids in TIMEWAIT, then IDLE after the (short) TIMEWAIT;
+ *     in TIMEWAIT, B in TIMEWAIT or already past it (it began with B's
+ *     DREP), then both IDLE after the (short) TIMEWAIT;
  *   - a REQ to a service nobody listens on: A gets a REJ, reason 8
  *     (invalid service ID), over IPv4 (GID 1) and over IPv6 (GID 0: B
  *     answers to the GRH's IPv6 source);
@@ -25,6 +26,7 @@
  * exported API and the static lib/cmrt + lib/cm.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,8 +167,15 @@ static void connect_and_disconnect(struct side *a, struct side *b, const uint8_t
 	CHECK(dpv_cm_send_drep(ib, NULL, 0, now_ns()) == 0, "DREP sent");
 	if (!wait_ev(a, b, a, DPV_CM_EV_DISCONNECTED, 1, "DREP"))
 		return;
-	CHECK(ia->state == DPV_CM_TIMEWAIT && ib->state == DPV_CM_TIMEWAIT, "TIMEWAIT: A %s, B %s",
-	      dpv_cm_state_name(ia->state), dpv_cm_state_name(ib->state));
+	/* B's TIMEWAIT started when it sent its DREP and may be over by now: on a
+	 * loaded machine more than timewait_ns can pass before A's poll sees the
+	 * DREP, and under loss A's DISCONNECTED may come from its DREQ timing out
+	 * (its retransmissions reach B's IDLE id, which ignores them, as Linux's
+	 * cm_dreq_handler does). A's own TIMEWAIT runs only when A is polled. */
+	bool b_done = ib->state == DPV_CM_IDLE && b->ev[DPV_CM_EV_TIMEWAIT_EXIT] == 1;
+	CHECK(ia->state == DPV_CM_TIMEWAIT && (ib->state == DPV_CM_TIMEWAIT || b_done),
+	      "TIMEWAIT: A %s, B %s (%u TIMEWAIT exits)", dpv_cm_state_name(ia->state),
+	      dpv_cm_state_name(ib->state), b->ev[DPV_CM_EV_TIMEWAIT_EXIT]);
 	wait_ev(a, b, a, DPV_CM_EV_TIMEWAIT_EXIT, 1, "A's TIMEWAIT ends");
 	wait_ev(a, b, b, DPV_CM_EV_TIMEWAIT_EXIT, 1, "B's TIMEWAIT ends");
 	CHECK(ia->state == DPV_CM_IDLE && ib->state == DPV_CM_IDLE, "IDLE");
@@ -335,55 +344,91 @@ static int hostile_child(void)
 	return 0; /* exit: the daemon reclaims the rest */
 }
 
-/* Shared mode, argument "dead": a process sends a REQ and dies before the
- * answer (SIGKILL-like: _exit, nothing torn down); the daemon, whose
- * process it was, sends what Linux's CM sends for an id destroyed in
- * REQ_SENT: a REJ "timeout" with the CA GUID, whose comm ID 0 it routes to
- * the listener by the requester's comm ID. The listener gets the REJ
- * without answering anything. */
+/* A child of dead_requester: connects to sid on dpv0 from dpv1 when told
+ * (pipe go), as far as `established` says (REQ only, or REQ/REP/RTU, then
+ * waits for the second word on go), then dies (_exit: SIGKILL-like, nothing
+ * torn down by the process itself). */
+static void dead_child(int go, uint64_t sid, bool established)
+{
+	static struct side c = {.name = "C"};
+	char ch;
+	struct ibv_context *cc = dpvt_open_dev("dpv1"), *c0 = dpvt_open_dev("dpv0");
+	struct dpv_cmrt_cfg cfg = {.event = on_event, .arg = &c, .seed = established ? 6 : 3};
+	union ibv_gid g;
+	c.rt = cc ? dpv_cmrt_open(cc, &cfg) : NULL;
+	if (!c.rt || !c0 || ibv_query_gid(c0, 1, 1, &g) != 0 || read(go, &ch, 1) != 1)
+		_exit(1);
+	struct dpv_cm_id *id = dpv_cm_create_id(dpv_cmrt_agent(c.rt), NULL);
+	struct dpv_cm_req_param p = req_param(&c, g.raw, sid, NULL, 0);
+	if (!id || dpv_cm_send_req(id, &p, now_ns()) != 0)
+		_exit(1);
+	uint64_t end = now_ns() + (established ? WAIT_NS : 200000000ull);
+	while (now_ns() < end && !(established && c.ev[DPV_CM_EV_REP]))
+		dpv_cmrt_poll(c.rt, now_ns());
+	if (established) {
+		if (!c.ev[DPV_CM_EV_REP] || dpv_cm_send_rtu(id, NULL, 0) != 0 || read(go, &ch, 1) != 1)
+			_exit(1);
+	}
+	_exit(0);
+}
+
+/* Shared mode, argument "dead": what the daemon sends for the connections of
+ * a process that dies, as Linux's CM does when it destroys its ids:
+ *   - a process sends a REQ and dies before the answer: a REJ "timeout"
+ *     with the CA GUID (comm ID 0, routed to the listener by the
+ *     requester's comm ID); the listener gets it without answering;
+ *   - a process with an established connection dies: a DREQ; the listener's
+ *     id gets it (DREQ_RCVD) with no data traffic that could tell it
+ *     otherwise. */
 static void dead_requester(void)
 {
-	int up[2], down[2];
+	int go1[2], go2[2];
 	char ch = 0;
-	if (!CHECK(pipe(up) == 0 && pipe(down) == 0, "pipes"))
+	if (!CHECK(pipe(go1) == 0 && pipe(go2) == 0, "pipes"))
 		return;
-	uint64_t sid = dpv_cma_service_id(0x0106, 7480);
-	pid_t pid = fork(); /* before either process opens anything */
-	if (pid == 0) {
-		static struct side c = {.name = "C"};
-		struct ibv_context *cc = dpvt_open_dev("dpv1"), *c0 = dpvt_open_dev("dpv0");
-		struct dpv_cmrt_cfg cfg = {.event = on_event, .arg = &c, .seed = 3};
-		union ibv_gid g;
-		c.rt = cc ? dpv_cmrt_open(cc, &cfg) : NULL;
-		if (!c.rt || !c0 || ibv_query_gid(c0, 1, 1, &g) != 0 || read(down[0], &ch, 1) != 1)
-			_exit(1);
-		struct dpv_cm_id *id = dpv_cm_create_id(dpv_cmrt_agent(c.rt), NULL);
-		struct dpv_cm_req_param p = req_param(&c, g.raw, sid, NULL, 0);
-		if (!id || dpv_cm_send_req(id, &p, now_ns()) != 0)
-			_exit(1);
-		for (uint64_t end = now_ns() + 200000000ull; now_ns() < end;)
-			dpv_cmrt_poll(c.rt, now_ns());
-		_exit(0); /* dead with its REQ out: nothing sent for it */
-	}
+	uint64_t sid1 = dpv_cma_service_id(0x0106, 7480), sid2 = dpv_cma_service_id(0x0106, 7481);
+	pid_t p1 = fork(); /* both before this process opens anything */
+	if (p1 == 0)
+		dead_child(go1[0], sid1, false);
+	pid_t p2 = p1 > 0 ? fork() : -1;
+	if (p2 == 0)
+		dead_child(go2[0], sid2, true);
 	static struct side l = {.name = "L"};
 	struct ibv_context *cl = dpvt_open_dev("dpv0");
 	struct dpv_cmrt_cfg cfg = {.event = on_event, .arg = &l, .seed = 4};
 	l.rt = cl ? dpv_cmrt_open(cl, &cfg) : NULL;
-	struct dpv_cm_id *lis = l.rt ? dpv_cm_listen(dpv_cmrt_agent(l.rt), sid, NULL) : NULL;
-	CHECK(lis != NULL && write(down[1], &ch, 1) == 1, "dead: a listener");
+	struct dpv_cm_agent *ag = l.rt ? dpv_cmrt_agent(l.rt) : NULL;
+	bool lis = ag && dpv_cm_listen(ag, sid1, NULL) && dpv_cm_listen(ag, sid2, NULL);
+	CHECK(lis && p1 > 0 && p2 > 0 && write(go1[1], &ch, 1) == 1, "dead: two listeners, two children");
 	int st = 0;
 	if (lis && wait_ev(&l, &l, &l, DPV_CM_EV_REQ, 1, "dead: the REQ")) {
 		struct dpv_cm_id *id = l.last_id;
-		CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		CHECK(waitpid(p1, &st, 0) == p1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
 		      "dead: the requester exited (%#x)", st);
-		pid = -1;
+		p1 = -1;
 		if (wait_ev(&l, &l, &l, DPV_CM_EV_REJ, 1, "dead: the daemon's REJ"))
 			CHECK(l.rej_reason == DPV_CM_REJ_TIMEOUT && l.last_id == id && id->state == DPV_CM_IDLE,
 			      "dead: REJ reason %u (timeout: 4), the id %s", l.rej_reason,
 			      dpv_cm_state_name(id->state));
 	}
-	if (pid > 0)
-		waitpid(pid, &st, 0);
+	if (lis && write(go2[1], &ch, 1) == 1 && wait_ev(&l, &l, &l, DPV_CM_EV_REQ, 2, "dead: the second REQ")) {
+		struct dpv_cm_id *id = l.last_id;
+		struct dpv_cm_rep_param r = {.qpn = 0x2468, .starting_psn = 0x1357, .rnr_retry_count = 7};
+		CHECK(dpv_cm_send_rep(id, &r, now_ns()) == 0, "dead: REP");
+		if (wait_ev(&l, &l, &l, DPV_CM_EV_ESTABLISHED, 1, "dead: ESTABLISHED")) {
+			CHECK(write(go2[1], &ch, 1) == 1 && waitpid(p2, &st, 0) == p2 && WIFEXITED(st) &&
+			      WEXITSTATUS(st) == 0, "dead: the connected process exited (%#x)", st);
+			p2 = -1;
+			if (wait_ev(&l, &l, &l, DPV_CM_EV_DREQ, 1, "dead: the daemon's DREQ"))
+				CHECK(id->state == DPV_CM_DREQ_RCVD, "dead: the id %s", dpv_cm_state_name(id->state));
+		}
+	}
+	if (p1 > 0)
+		waitpid(p1, &st, 0);
+	if (p2 > 0) {
+		kill(p2, SIGKILL);
+		waitpid(p2, &st, 0);
+	}
 	dpv_cmrt_close(l.rt);
 	if (cl)
 		ibv_close_device(cl);

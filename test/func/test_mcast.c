@@ -14,6 +14,10 @@
  *     attaching twice is not an error, detaching a group the QP is not in
  *     is EINVAL;
  *   - errors as Linux ib_attach_mcast: an RC QP, a unicast GID: EINVAL;
+ *   - sends posted unsignaled and their AH destroyed at once (as mckey
+ *     does) still arrive: an RNIC executes the doorbells rung before a
+ *     later command (in shared mode the daemon runs them before the
+ *     destroy);
  *   - A destroyed while attached: C still receives.
  * Prints "N passed, N failed".
  */
@@ -116,6 +120,18 @@ int main(void)
 	CHECK_EQ(dpvt_poll_quiet(b.rcq, 200), 0, "B gets nothing after leaving");
 	CHECK_EQ(ibv_detach_mcast(b.qp, &g4, 0), EINVAL, "B detaches again: EINVAL");
 	errors(&a, &s);
+	/* three unsignaled sends, the AH destroyed right after posting */
+	struct ibv_ah *tmp = group_ah(s.pd, &g4, 1);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(dpvt_ep_post_recv(&c, (uint64_t)(10 + i), (size_t)i * 1024, 1024), 0, "C: post_recv");
+	for (int i = 0; i < 3 && tmp; i++)
+		CHECK_EQ(dpvt_post_ud_send(s.qp, tmp, 0xffffff, QKEY, (uint64_t)i, s.mr, 8192, LEN, 0), 0,
+			 "unsignaled SEND to the group");
+	CHECK(tmp && ibv_destroy_ah(tmp) == 0, "AH destroyed right after posting");
+	struct ibv_wc w3[3];
+	int n3 = dpvt_poll_n(c.rcq, w3, 3, 3000);
+	CHECK(n3 == 3 && w3[0].status == IBV_WC_SUCCESS && w3[2].status == IBV_WC_SUCCESS,
+	      "the three sends posted before ibv_destroy_ah arrived (%d)", n3);
 	dpvt_ep_close(&a); /* destroyed while attached to both groups */
 	send_to_group(&s, ah4, conly, 1, 5, true, "A destroyed while attached, C");
 	ibv_destroy_ah(ah4);

@@ -19,7 +19,8 @@
  *
  *   test_rc_stress [fault|clean] [seed]
  *   env DPV_STRESS_BYTES (K/M/G suffixes; default 1G clean, 256M under faults)
- *       DPV_STRESS_MIX=all|noread|norda, DPV_STRESS_LIMIT_S (default 170), DPV_STRESS_SEED,
+ *       DPV_STRESS_MIX=all|noread|norda, DPV_STRESS_LIMIT_S (default 170: after it no new
+ *       message is posted, those posted are drained and verified; not a failure), DPV_STRESS_SEED,
  *       DPVERBS_FAULT (fault mode: set from the seed unless given)
  *
  * Replaying: the message stream is exactly the same for a seed; the fault
@@ -180,21 +181,32 @@ static void dump_state(const char *why)
 		b->resp.in_msg, b->resp.have_rwqe);
 }
 
+/* The retransmission storm (a known bug): the head WQE is a READ/ATOMIC and
+ * the responder saw far more duplicate requests than the traffic explains.
+ * WHITE-BOX: reads the requester's internal state and the port counters. */
+static bool rd_storm(uint64_t *dup_out)
+{
+	struct sw_qp *a = eng(QA);
+	struct dpv_send_wqe *h = a->req.sq_head != a->req.sq_fetched ? sw_sq_wqe(a, a->req.sq_head) : NULL;
+	uint64_t dup = DPV_STAT_READ(dpv_port_by_name("dpv1"), cnt[DPV_CNT_DUP_REQ]);
+	*dup_out = dup;
+	return h && sw_is_rd_atomic(h->opcode) && dup > 20 * (bytes_done / 1024 + 1000);
+}
+
 /* A stall or a run far too slow: name the known library bugs it matches.
  * WHITE-BOX: reads the requester's internal state and the port counters. */
 static void classify_stall(bool stalled, uint64_t ms, uint64_t target)
 {
 	struct sw_qp *a = eng(QA);
-	struct dpv_send_wqe *h = a->req.sq_head != a->req.sq_fetched ? sw_sq_wqe(a, a->req.sq_head) : NULL;
-	bool head_rd = h && sw_is_rd_atomic(h->opcode);
-	uint64_t dup = DPV_STAT_READ(dpv_port_by_name("dpv1"), cnt[DPV_CNT_DUP_REQ]);
+	uint64_t dup;
+	bool storm = rd_storm(&dup);
 	if (sw_qp_state(a) == IBV_QPS_RTS && !a->comp.timer_deadline && !a->comp.rnr_deadline &&
 	    dpv_psn_cmp(a->req.psn, a->comp.psn) > 0) {
 		/* requests un-acknowledged, but no retransmission timer armed */
 		KNOWN_BUG(0, "stalled: %d PSNs un-acknowledged (comp psn %#x req psn %#x) and the retransmission "
 			  "timer is off: sw_req_run() arms it only when a WQE is completely sent",
 			  dpv_psn_cmp(a->req.psn, a->comp.psn), a->comp.psn, a->req.psn);
-	} else if (head_rd && dup > 20 * (bytes_done / 1024 + 1000)) {
+	} else if (storm) {
 		/* each duplicate ACK restarts go-back-N from the READ/ATOMIC */
 		KNOWN_BUG(0, "%s after %llu ms: %llu of %llu bytes, %llu duplicate requests at the responder: "
 			  "retransmission storm, do_ack() retries from a READ/ATOMIC on every later ACK",
@@ -543,12 +555,23 @@ int main(int argc, char **argv)
 		}
 		if (!posting && pq_head == pq_tail && rx_done_cnt == rx_posted_cnt)
 			break;
-		bool stalled = t - last_progress > 15000, slow = t - t0 > limit_ms;
-		if (stalled || slow) {
+		bool stalled = t - last_progress > 15000, slow = posting && t - t0 > limit_ms;
+		uint64_t dup;
+		if (stalled || (slow && rd_storm(&dup))) {
 			dump_state(stalled ? "stalled" : "too slow");
 			classify_stall(stalled, t - t0, target);
 			hard_fail++;
 			break;
+		}
+		if (slow) {
+			/* The time bound is not an assertion (throughput depends on the
+			 * machine's load): stop posting, drain and verify what was posted
+			 * (the stall detector still bounds the drain). */
+			posting = false;
+			printf("  time limit %llu s: %llu of %llu bytes posted; stops posting, verifies those\n",
+			       (unsigned long long)(limit_ms / 1000), (unsigned long long)bytes_posted,
+			       (unsigned long long)target);
+			fflush(stdout);
 		}
 		if (t - last_report >= 10000) {
 			last_report = t;
@@ -591,6 +614,8 @@ int main(int argc, char **argv)
 			printf(" %s %llu/%llu", dpv_drop_reason_names[d], (unsigned long long)v0, (unsigned long long)v1);
 	}
 	printf("\n");
+	if (fault && !hard_fail && bytes_done < (64u << 20))
+		printf("recovery counters not checked: %llu bytes (< 64 MiB) moved\n", (unsigned long long)bytes_done);
 	if (fault && !hard_fail && bytes_done >= (64u << 20)) {
 		/* the run really exercised recovery */
 		CHECK(fd > 0 && fu > 0 && fr > 0, "faults were injected");

@@ -15,11 +15,10 @@
 #   default 8) and the sender completes.
 # With "shared" (run under test/shared/with_daemon.sh: DPVERBS_CONFIG is the
 # daemon's, the built-in default's dpv0 192.0.2.1 / dpv1 192.0.2.2, IPv4
-# only): two applications of one dpverbsd, the v4 and other runs. Not run:
-# receiver and sender both on dpv0 as two applications, which fails today
-# (the sender's first SEND completes with IBV_WC_LOC_QP_OP_ERR, the rest
-# are flushed; NOTES-rdmacm-connect.md, "Known broken"); DPV_MCKEY_PORT=1
-# runs it.
+# only): two applications of one dpverbsd, the v4 and other runs, and
+# "port": receiver and sender both on dpv0 (the group looped back to the
+# port, to another process; mckey's sender posts its sends unsignaled and
+# destroys its AH at once: the daemon runs the doorbells first).
 # The sender starts once the receiver printed "receiving data transfers"
 # (it has joined; at most DPV_MCKEY_WAIT seconds, default 20).
 #
@@ -116,7 +115,7 @@ run() {
 
 run v4 230.0.2.1 "::ffff:230.0.2.1" 192.0.2.1 192.0.2.2
 if [ "$SHARED" = 1 ]; then
-	[ "${DPV_MCKEY_PORT:-0}" = 1 ] && run port 230.0.2.3 "::ffff:230.0.2.3" 192.0.2.1 192.0.2.1
+	run port 230.0.2.3 "::ffff:230.0.2.3" 192.0.2.1 192.0.2.1
 else
 	run v6 ff0e::6470:1 "ff0e::6470:1" fd00:6470:7600::1 fd00:6470:7600::2
 fi
