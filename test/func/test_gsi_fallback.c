@@ -6,7 +6,7 @@
  * dpv1 are answered as a Linux host's kernel CM answers them:
  *   - REQ to a service nobody listens on: REJ, reason 8 (invalid service
  *     ID), message rejected REQ, remote comm ID = the REQ's local comm ID,
- *     local comm ID 0, the same TID, from source QP 1;
+ *     local comm ID 0, the same TID, from source QP 1 (over IPv4 and IPv6);
  *   - SIDR_REQ: SIDR_REP status 1 (unsupported), the request ID and
  *     service ID echoed;
  *   - DREQ for an unknown connection: DREP with the comm IDs swapped;
@@ -288,8 +288,19 @@ int main(void)
 	send_mad(mad, 1);
 	check_rej(0x0badcafe, 0x2000000000000076ull);
 	sidr_and_dreq();
-	uint64_t r1 = stat_wait(false, "cm_fallback_reply", r0 + 3);
-	CHECK(r0 != UINT64_MAX && r1 == r0 + 3, "cm_fallback_reply %llu -> %llu (+3)", (unsigned long long)r0,
+	/* over IPv6 (GID 0, link-local) too: the answer goes back the same way */
+	struct ibv_ah *v4 = g_ah;
+	g_ah = dpvt_ah_new(g_a.pd, g_b.ctx, 0, 0);
+	CHECK(g_ah != NULL, "an IPv6 AH to dpv1");
+	if (g_ah) {
+		req_mad(mad, 0x0badcaff, 0x200000000000007full);
+		send_mad(mad, 10);
+		check_rej(0x0badcaff, 0x200000000000007full);
+		ibv_destroy_ah(g_ah);
+	}
+	g_ah = v4;
+	uint64_t r1 = stat_wait(false, "cm_fallback_reply", r0 + 4);
+	CHECK(r0 != UINT64_MAX && r1 == r0 + 4, "cm_fallback_reply %llu -> %llu (+4)", (unsigned long long)r0,
 	      (unsigned long long)r1);
 	unanswered();
 	precedence();
