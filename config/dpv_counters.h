@@ -29,6 +29,8 @@ enum dpv_drop_reason {
 	DPV_DROP_NOMEM,          /* no mbuf */
 	DPV_DROP_FAULT,          /* fault injection */
 	DPV_DROP_LINK_DOWN,      /* sent while the port's link was down */
+	DPV_DROP_GSI_UNANSWERED, /* a MAD to QP 1, no GSI QP, no CM answer (sw_gsi_fb.c) */
+	DPV_DROP_GSI_RATE_LIMITED, /* a CM answer over the port's rate */
 	DPV_DROP_NR,
 };
 extern const char *const dpv_drop_reason_names[DPV_DROP_NR];
@@ -53,6 +55,7 @@ enum dpv_cnt {
 	DPV_CNT_NAK_RCVD,
 	DPV_CNT_DUP_RESP,         /* duplicate or unexpected responses dropped */
 	DPV_CNT_PROBE,            /* tail-loss probes (go-back without a timeout) */
+	DPV_CNT_CM_FALLBACK_REPLY, /* CM answers of a port without a GSI QP */
 	DPV_CNT_NR,
 };
 extern const char *const dpv_cnt_names[DPV_CNT_NR];

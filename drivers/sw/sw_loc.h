@@ -468,6 +468,8 @@ static inline bool sw_resp_pending(const struct sw_qp *qp)
 
 /* ---- sw_recv.c ---- */
 void sw_rx(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi);
+/* A MAD to QP 1 of a port without a GSI QP (sw_gsi_fb.c); m stays the caller's. */
+void sw_gsi_fallback(struct dpv_qctx *qc, struct rte_mbuf *m, const struct dpv_pkt_info *pi);
 /* A TD's owner: process the packets deferred to it. */
 int sw_td_rx(struct sw_td *td);
 
@@ -529,6 +531,8 @@ int sw_mem_read(int32_t pid, void *dst, const void *src, uint32_t len);
 int sw_mem_atomic(int32_t pid, uint64_t *p, bool cmp_swap, uint64_t cmp, uint64_t val, uint64_t *orig);
 int sw_xmit(struct sw_qp *qp, struct dpv_pkt_build *b, uint32_t pd, const struct dpv_sge *sge, uint32_t nsge,
 	    uint32_t off, uint32_t len, const void *flat);
+/* A frame of b's headers and len bytes of data, sent from context qc (no QP). */
+int sw_xmit_flat(struct dpv_qctx *qc, const struct dpv_pkt_build *b, const void *data, uint32_t len);
 uint16_t sw_udp_sport(uint32_t sqpn, uint32_t dqpn, uint32_t flow_label);
 /* Check an SGE list against MRs of protection domain pd: IBV_WC_SUCCESS or
  * IBV_WC_LOC_PROT_ERR. */

@@ -44,27 +44,50 @@ void sw_build_init(struct sw_qp *qp, struct dpv_pkt_build *b, uint8_t opcode, ui
 	b->psn = psn & DPV_PSN_MASK;
 }
 
-int sw_xmit(struct sw_qp *qp, struct dpv_pkt_build *b, uint32_t pd, const struct dpv_sge *sge, uint32_t nsge,
-	    uint32_t off, uint32_t len, const void *flat)
+/* A frame of b's headers with room for len payload bytes (*poff: where). */
+static int frame_alloc(struct dpv_port *p, const struct dpv_pkt_build *b, uint32_t len, struct rte_mbuf **mp,
+		       uint8_t **f, uint32_t *flen, uint32_t *poff)
 {
-	struct dpv_port *p = qp->port;
-	sw_mem_flush(); /* an ACK or response only after the data it covers is placed */
-	uint32_t flen = dpv_pkt_frame_len(b->opcode, b->ip_ver, len);
+	*flen = dpv_pkt_frame_len(b->opcode, b->ip_ver, len);
 	struct rte_mbuf *m = dpv_port_alloc_mbuf(p);
 	if (!m) {
 		DPV_STAT_ADD(p, drop[DPV_DROP_NOMEM], 1);
 		return -ENOBUFS; /* the pool is empty for now: try again later */
 	}
-	uint8_t *f = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)flen);
-	if (!f) {
+	*f = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)*flen);
+	if (!*f) {
 		rte_pktmbuf_free(m);
 		return -EMSGSIZE;
 	}
+	*poff = dpv_pkt_build_hdrs(*f, b, len);
+	*mp = m;
+	return 0;
+}
+
+/* The ICRC (unless it stays in the process), then to the port. */
+static int frame_send(struct dpv_qctx *qc, struct rte_mbuf *m, uint8_t *f, uint32_t flen, const uint8_t dgid[16])
+{
 	/* a frame for a local GID never leaves the process: no ICRC (the IPv4
 	 * header checksum stays: UD receivers get the header in the GRH) */
-	struct dpv_port *lp = dpv_port_loopback_dst(b->dgid);
-	bool trusted = lp && dpv_lo_trusted_flag;
-	uint32_t poff = dpv_pkt_build_hdrs(f, b, len);
+	struct dpv_port *lp = dpv_port_loopback_dst(dgid);
+	if (lp && dpv_lo_trusted_flag)
+		m->ol_flags |= dpv_lo_trusted_flag;
+	else
+		dpv_pkt_finish(f, flen);
+	return lp ? dpv_port_xmit_local(qc, lp, m)
+		  : dpv_gid_is_mcast(dgid) ? dpv_port_xmit_mcast(qc, m, dgid) : dpv_port_xmit_remote(qc, m, dgid);
+}
+
+int sw_xmit(struct sw_qp *qp, struct dpv_pkt_build *b, uint32_t pd, const struct dpv_sge *sge, uint32_t nsge,
+	    uint32_t off, uint32_t len, const void *flat)
+{
+	sw_mem_flush(); /* an ACK or response only after the data it covers is placed */
+	uint8_t *f;
+	uint32_t flen, poff;
+	struct rte_mbuf *m;
+	int e = frame_alloc(qp->port, b, len, &m, &f, &flen, &poff);
+	if (e)
+		return e;
 	if (len) {
 		if (flat)
 			memcpy(f + poff, flat, len);
@@ -75,16 +98,22 @@ int sw_xmit(struct sw_qp *qp, struct dpv_pkt_build *b, uint32_t pd, const struct
 		rte_pktmbuf_free(m); /* dpverbsd refused it: lost on the way */
 		return 0;
 	}
-	if (trusted)
-		m->ol_flags |= dpv_lo_trusted_flag;
-	else
-		dpv_pkt_finish(f, flen);
-	int r = lp ? dpv_port_xmit_local(qp->qc, lp, m)
-		   : dpv_gid_is_mcast(b->dgid) ? dpv_port_xmit_mcast(qp->qc, m, b->dgid)
-					       : dpv_port_xmit_remote(qp->qc, m, b->dgid);
+	int r = frame_send(qp->qc, m, f, flen, b->dgid);
 	if (r == 0)
 		sw_cnt(qp, DPV_CNT_SENT_PKTS);
 	return r;
+}
+
+int sw_xmit_flat(struct dpv_qctx *qc, const struct dpv_pkt_build *b, const void *data, uint32_t len)
+{
+	uint8_t *f;
+	uint32_t flen, poff;
+	struct rte_mbuf *m;
+	int e = frame_alloc(qc->port, b, len, &m, &f, &flen, &poff);
+	if (e)
+		return e;
+	memcpy(f + poff, data, len);
+	return frame_send(qc, m, f, flen, b->dgid);
 }
 
 uint32_t sw_sge_total(const struct dpv_sge *sge, uint32_t n)

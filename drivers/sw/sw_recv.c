@@ -89,6 +89,11 @@ void sw_rx(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi)
 	struct sw_qp *qp = pi->dqpn == DPV_QPN_GSI ?
 		sw_gsi_lookup(qc->port, pi->sgid, rte_pktmbuf_mtod(m, const uint8_t *) + pi->payload_off, pi->payload_len) :
 		sw_qp_lookup(pi->dqpn);
+	if (!qp && pi->dqpn == DPV_QPN_GSI) {
+		sw_gsi_fallback(qc, m, pi); /* no GSI QP: the port's own CM answers */
+		rte_pktmbuf_free(m);
+		return;
+	}
 	if (!qp || qp->port != qc->port) {
 		drop(qc, DPV_DROP_NO_QP); /* IBA 9.6: no such QP on this port */
 		rte_pktmbuf_free(m);

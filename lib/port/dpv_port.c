@@ -46,6 +46,8 @@ const char *const dpv_drop_reason_names[DPV_DROP_NR] = {
 	[DPV_DROP_NOMEM] = "nomem",
 	[DPV_DROP_FAULT] = "fault",
 	[DPV_DROP_LINK_DOWN] = "link_down",
+	[DPV_DROP_GSI_UNANSWERED] = "gsi_unanswered",
+	[DPV_DROP_GSI_RATE_LIMITED] = "gsi_rate_limited",
 };
 
 const char *const dpv_cnt_names[DPV_CNT_NR] = {
@@ -67,6 +69,7 @@ const char *const dpv_cnt_names[DPV_CNT_NR] = {
 	[DPV_CNT_NAK_RCVD] = "nak_rcvd",
 	[DPV_CNT_DUP_RESP] = "duplicate_response",
 	[DPV_CNT_PROBE] = "tail_loss_probe",
+	[DPV_CNT_CM_FALLBACK_REPLY] = "cm_fallback_reply",
 };
 
 RTE_LOG_REGISTER(dpv_port_logtype, lib.dpv.port, NOTICE);

@@ -7,7 +7,9 @@
  * MAC and IP are pointed at dpv1 and the IPv4 checksum and ICRC are redone
  * when the input has the room, so that mutations reach the transports and
  * not only the ICRC check. dpv1 has a UD QP (QPN 0x11, as in the captures),
- * an RC QP (0x12) and a UC QP (0x13) in RTS with receives posted.
+ * an RC QP (0x12) and a UC QP (0x13) in RTS with receives posted, and no
+ * GSI QP: frames to QP 1 reach the port's own CM (drivers/sw/sw_gsi_fb.c),
+ * seeded by the CM MADs of rdma_cm_send.pcap.
  */
 #include <stdint.h>
 #include <stdlib.h>

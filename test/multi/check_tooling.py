@@ -41,11 +41,13 @@ import zlib
 
 DROPS = ["not_roce", "short", "bad_ip", "bad_udp", "bad_opcode", "bad_tver", "bad_pad",
          "bad_icrc", "not_for_us", "no_qp", "qp_state", "bad_qkey", "bad_pkey",
-         "bad_transport", "no_recv_wqe", "neigh", "tx_full", "nomem", "fault"]
+         "bad_transport", "no_recv_wqe", "neigh", "tx_full", "nomem", "fault", "link_down",
+         "gsi_unanswered", "gsi_rate_limited"]
 CNTS = ["sent_pkts", "rcvd_pkts", "duplicate_request", "out_of_seq_request", "send_rnr_nak",
         "rcvd_rnr_nak", "send_seq_nak", "rcvd_seq_err", "completer_retry_err",
         "retry_exceeded_err", "retry_rnr_exceeded_err", "ack_deferred", "ack_sent",
-        "ack_rcvd", "nak_sent", "nak_rcvd", "duplicate_response", "tail_loss_probe"]
+        "ack_rcvd", "nak_sent", "nak_rcvd", "duplicate_response", "tail_loss_probe",
+        "cm_fallback_reply"]
 FRAME = ["rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes", "rx_roce", "tx_roce", "rx_loopback",
          "tx_loopback", "arp_rx", "arp_tx", "nd_rx", "nd_tx"]
 RC_OPS = {0x00, 0x01, 0x02, 0x04, 0x11}  # SEND FIRST/MIDDLE/LAST/ONLY, ACKNOWLEDGE

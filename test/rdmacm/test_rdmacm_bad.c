@@ -19,8 +19,10 @@
  *    rdma_connect to 192.0.2.2:7471 with DPVERBS_RDMACM_CM_TIMEOUT=14
  *    (67 ms) and DPVERBS_RDMACM_CM_RETRIES=2: RDMA_CM_EVENT_UNREACHABLE,
  *    status -ETIMEDOUT (cma.c, IB_CM_REQ_ERROR) after the 3 sends;
- *  - once dpv1 listens on 7471, rdma_connect to 192.0.2.2:7999 (nobody
- *    listens): RDMA_CM_EVENT_REJECTED, status 8 (IB_CM_REJ_INVALID_SERVICE_ID,
+ *  - rdma_connect to 192.0.2.2:7999 (nobody listens) while no id uses dpv1
+ *    (no GSI QP there: the port's own CM, drivers/sw/sw_gsi_fb.c, answers
+ *    as a Linux host's kernel CM does), and again once dpv1 listens on
+ *    7471: RDMA_CM_EVENT_REJECTED, status 8 (IB_CM_REJ_INVALID_SERVICE_ID,
  *    the reason as Linux's cma_ib_handler reports it), private_data_len 148
  *    (IB_CM_REJ_PRIVATE_DATA_SIZE).
  *  - with the argument "fork" (test rdmacm-fork-exit): a listener on
@@ -148,25 +150,37 @@ static void unreachable(struct rdma_event_channel *ch)
 	rdma_destroy_id(c);
 }
 
-static void rejected(struct rdma_event_channel *ch)
+/* rdma_connect to 192.0.2.2:port, where nobody listens: REJECTED 8, 148 bytes. */
+static void connect_rejected(struct rdma_event_channel *ch, uint16_t port, const char *what)
 {
-	struct rdma_cm_id *l = NULL, *c;
-	struct sockaddr_in sa = sin4("192.0.2.2", 7471);
+	struct rdma_cm_id *c = client_to(ch, port);
 	struct rdma_cm_event *ev;
 
-	CHECK(rdma_create_id(ch, &l, NULL, RDMA_PS_TCP) == 0, "listen id");
-	CHECK(rdma_bind_addr(l, (struct sockaddr *)&sa) == 0, "bind: %s", strerror(errno));
-	CHECK(rdma_listen(l, 4) == 0, "listen: %s", strerror(errno));
-	c = client_to(ch, 7999);
-	CHECK(rdma_connect(c, NULL) == 0, "connect to 7999");
+	CHECK(rdma_connect(c, NULL) == 0, "%s: connect to %u", what, port);
 	if ((ev = wait_event(ch, RDMA_CM_EVENT_REJECTED))) {
-		CHECK(ev->status == 8, "REJECTED status %d, want 8", ev->status);
-		CHECK(ev->param.conn.private_data_len == 148, "REJECTED private_data_len %u, want 148",
+		CHECK(ev->status == 8, "%s: REJECTED status %d, want 8", what, ev->status);
+		CHECK(ev->param.conn.private_data_len == 148, "%s: REJECTED private_data_len %u, want 148", what,
 		      ev->param.conn.private_data_len);
 		rdma_ack_cm_event(ev);
+	} else {
+		CHECK(0, "%s: no REJECTED", what);
 	}
 	rdma_destroy_qp(c);
 	rdma_destroy_id(c);
+}
+
+static void rejected(struct rdma_event_channel *ch)
+{
+	struct rdma_cm_id *l = NULL;
+	struct sockaddr_in sa = sin4("192.0.2.2", 7471);
+
+	/* no id on dpv1 yet, so no GSI QP: the port's own CM answers, as a
+	 * Linux host's kernel CM does for a program that uses no rdma_cm */
+	connect_rejected(ch, 7999, "dpv1 without CM");
+	CHECK(rdma_create_id(ch, &l, NULL, RDMA_PS_TCP) == 0, "listen id");
+	CHECK(rdma_bind_addr(l, (struct sockaddr *)&sa) == 0, "bind: %s", strerror(errno));
+	CHECK(rdma_listen(l, 4) == 0, "listen: %s", strerror(errno));
+	connect_rejected(ch, 7999, "dpv1 listening on 7471");
 	rdma_destroy_id(l);
 }
 
