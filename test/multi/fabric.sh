@@ -83,14 +83,9 @@ json.dump(c, open(sys.argv[2], "w"), indent=2)
 EOF
 done
 
-exec 9>"$LOCKF"
-flock -w 300 9 || { log "could not get $LOCKF within 300 s"; exit 1; }
-for d in $RUNDIRS; do
-	if [ -e "$d" ] && ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dpdk/${d##*/}/"; then
-		log "$d is in use by another process"
-		exit 1
-	fi
-done
+take_lock "$LOCKF"
+# shellcheck disable=SC2086
+claim_rundirs $RUNDIRS
 [ -n "$SOCK" ] && rm -f "$SOCK"
 
 if [ "$MODE" = veth ]; then

@@ -141,6 +141,59 @@ veth_setup() {
 	return 1
 }
 
+# take_lock FILE: FILE's flock on fd 9 (waits at most 300 s) for the rest of
+# the script (the pair and veth configs fix the memif socket and the EAL file
+# prefixes, so their tests run one at a time); exits 1 without it.
+take_lock() {
+	exec 9>"$1"
+	flock -w 300 9 || { log "could not get $1 within 300 s"; exit 1; }
+}
+
+# claim_rundirs [--stale] DIR...: exits 1 when a process has a file open in
+# one of the DPDK runtime dirs DIR; with --stale removes the unused ones
+# (left by an earlier crashed run).
+claim_rundirs() {
+	local d stale=0
+	[ "${1:-}" = --stale ] && { stale=1; shift; }
+	for d in "$@"; do
+		[ -e "$d" ] || continue
+		if ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dpdk/${d##*/}/"; then
+			log "$d is in use by another process"
+			exit 1
+		fi
+		if [ "$stale" = 1 ]; then
+			log "WARN: removing stale $d"
+			rm -rf "$d"
+		fi
+	done
+}
+
+# veth_prepare: the veth lock, stale runtime dirs of $RUNDIRS removed, the
+# namespaces and the veth pair up (veth_setup), or exit 1.
+veth_prepare() {
+	take_lock /tmp/dpverbs-veth.lock
+	# shellcheck disable=SC2086
+	claim_rundirs --stale $RUNDIRS
+	veth_setup || { log "veth/namespace setup failed"; exit 1; }
+}
+
+# pair_prepare: for the scripts run over MODE=memif|veth: take_lock $LOCKF,
+# claim_rundirs $RUNDIRS, a stale memif socket $SOCK removed; in veth mode
+# the namespaces and the veth pair up. Sets NSX_S / NSX_C, the command
+# prefix (array) that runs a process in the server's / the client's
+# namespace (empty for memif).
+pair_prepare() {
+	take_lock "$LOCKF"
+	# shellcheck disable=SC2086
+	claim_rundirs $RUNDIRS
+	if [ -n "$SOCK" ]; then rm -f "$SOCK"; fi
+	NSX_S=(); NSX_C=()
+	if [ "$MODE" = veth ]; then
+		veth_setup || { log "veth/namespace setup failed"; exit 1; }
+		NSX_S=(ip netns exec "$NS_A"); NSX_C=(ip netns exec "$NS_B")
+	fi
+}
+
 veth_teardown() {
 	[ "$VETH_UP" = 1 ] || return 0
 	ip netns del "$NS_A" 2>/dev/null

@@ -73,19 +73,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-exec 9>"$LOCKF"
-flock -w 300 9 || { log "could not get $LOCKF within 300 s"; exit 1; }
-for d in $RUNDIRS; do
-	if [ -e "$d" ] && ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dpdk/${d##*/}/"; then
-		log "$d is in use by another process"
-		exit 1
-	fi
-done
-NSX_S=(); NSX_C=()
-if [ "$MODE" = veth ]; then
-	veth_setup || { log "veth/namespace setup failed"; exit 1; }
-	NSX_S=(ip netns exec "$NS_A"); NSX_C=(ip netns exec "$NS_B")
-fi
+pair_prepare
 
 # pair NAME "SERVER CMD" "CLIENT CMD" SERVER_OK_RE CLIENT_OK_RE
 pair() {

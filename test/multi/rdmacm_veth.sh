@@ -73,21 +73,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# veth-a/b.json fix the EAL file prefixes: serialize with the other veth tests.
-exec 9>/tmp/dpverbs-veth.lock
-flock -w 300 9 || { log "could not get /tmp/dpverbs-veth.lock within 300 s"; exit 1; }
-for d in $RUNDIRS; do
-	if [ -e "$d" ]; then
-		if ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dpdk/${d##*/}/"; then
-			log "$d is in use by another process"
-			exit 1
-		fi
-		log "WARN: removing stale $d"
-		rm -rf "$d"
-	fi
-done
-
-veth_setup || { log "veth/namespace setup failed"; exit 1; }
+veth_prepare
 log "namespaces $NS_A, $NS_B; veth dpv-veth-a <-> dpv-veth-b up"
 
 # in_ns NS CONF CMD...: CMD in namespace NS on the drop-ins, bounded by TMO

@@ -30,14 +30,8 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-exec 9>"$LOCKF"
-flock -w 300 9 || { log "could not get $LOCKF within 300 s"; exit 1; }
-for d in /var/run/dpdk/dpv-pair-a /var/run/dpdk/dpv-pair-b; do
-	if [ -e "$d" ] && ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dpdk/${d##*/}/"; then
-		log "$d is in use by another process"
-		exit 1
-	fi
-done
+take_lock "$LOCKF"
+claim_rundirs /var/run/dpdk/dpv-pair-a /var/run/dpdk/dpv-pair-b
 [ -e "$SOCK" ] && rm -f "$SOCK"
 
 DPVERBS_CONFIG=$SRC/config/pair-a.json LD_LIBRARY_PATH=$COMPAT \

@@ -61,20 +61,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-exec 9>"$LOCKF"
-flock -w 300 9 || { log "could not get $LOCKF within 300 s"; exit 1; }
-for d in $RUNDIRS; do
-	if [ -e "$d" ] && ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dpdk/${d##*/}/"; then
-		log "$d is in use by another process"
-		exit 1
-	fi
-done
-[ -n "$SOCK" ] && rm -f "$SOCK"
-NSX_S="" NSX_C=""
-if [ "$MODE" = veth ]; then
-	veth_setup || { log "veth/namespace setup failed"; exit 1; }
-	NSX_S="ip netns exec $NS_A" NSX_C="ip netns exec $NS_B"
-fi
+pair_prepare
 timeout -k 5 "$TMO" sh "$RUN" --view true 2>"$WORK/probe" ||
 	skip "dpverbs-run --view: no private mount namespace here ($(cat "$WORK/probe"))"
 
@@ -86,7 +73,7 @@ one_run() {
 	[ "${2:-}" = default ] && envs=(UCX_LOG_LEVEL=debug "UCX_TLS=$tls,self")
 	port=$(pick_port)
 	# shellcheck disable=SC2086
-	env "${envs[@]}" timeout -k 5 $((TMO + 30)) $NSX_S sh "$RUN" -c "$CONF_S" --view \
+	env "${envs[@]}" timeout -k 5 $((TMO + 30)) "${NSX_S[@]}" sh "$RUN" -c "$CONF_S" --view \
 		io_demo -p "$port" -d 1024:65536 -q >"$WORK/$tls.server" 2>&1 &
 	srv=$!
 	MULTI_PIDS="$srv"
@@ -103,7 +90,7 @@ one_run() {
 		return
 	fi
 	# shellcheck disable=SC2086
-	env "${envs[@]}" timeout -k 5 "$TMO" $NSX_C sh "$RUN" -c "$CONF_C" --view \
+	env "${envs[@]}" timeout -k 5 "$TMO" "${NSX_C[@]}" sh "$RUN" -c "$CONF_C" --view \
 		io_demo -p "$port" -i 200 -o read,write -d 1024:65536 -q -c 1 -n 40 "$ADDR_S" \
 		>"$WORK/$tls.client" 2>&1
 	rc_c=$?

@@ -54,20 +54,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-exec 9>"$LOCKF"
-flock -w 300 9 || { log "could not get $LOCKF within 300 s"; exit 1; }
-for d in $RUNDIRS; do
-	if [ -e "$d" ] && ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dpdk/${d##*/}/"; then
-		log "$d is in use by another process"
-		exit 1
-	fi
-done
-[ -n "$SOCK" ] && rm -f "$SOCK"
-NSX_S="" NSX_C=""
-if [ "$MODE" = veth ]; then
-	veth_setup || { log "veth/namespace setup failed"; exit 1; }
-	NSX_S="ip netns exec $NS_A" NSX_C="ip netns exec $NS_B"
-fi
+pair_prepare
 timeout -k 5 "$TMO" sh "$RUN" --view true 2>"$WORK/probe" ||
 	skip "dpverbs-run --view: no private mount namespace here ($(cat "$WORK/probe"))"
 
@@ -78,20 +65,20 @@ one_run() {
 	local port srv rc_c rc_s envs=(UCX_LOG_LEVEL=info)
 	[ -n "${GID6:-}" ] && envs=(UCX_LOG_LEVEL=debug UCX_IB_GID_INDEX=2)
 	[ "$tls" != - ] && envs+=("UCX_TLS=$tls")
-	port=$(pick_port "${NSX_S:+$NS_A}")
+	port=$(pick_port "${NSX_S[0]:+$NS_A}")
 	# shellcheck disable=SC2086
-	env "${envs[@]}" timeout -k 5 "$TMO" $NSX_S sh "$RUN" -c "$CONF_S" --view \
+	env "${envs[@]}" timeout -k 5 "$TMO" "${NSX_S[@]}" sh "$RUN" -c "$CONF_S" --view \
 		ucx_perftest "$@" -n "$iters" -p "$port" >"$WORK/$name.server" 2>&1 &
 	srv=$!
 	MULTI_PIDS="$srv"
-	if ! wait_listen "$srv" "$port" "${NSX_S:+$NS_A}"; then
+	if ! wait_listen "$srv" "$port" "${NSX_S[0]:+$NS_A}"; then
 		fail "$name: server did not listen on tcp port $port"
 		kill_own
 		sed "s/^/    [$name server] /" "$WORK/$name.server" | grep -v EAL
 		return
 	fi
 	# shellcheck disable=SC2086
-	env "${envs[@]}" timeout -k 5 "$TMO" $NSX_C sh "$RUN" -c "$CONF_C" --view \
+	env "${envs[@]}" timeout -k 5 "$TMO" "${NSX_C[@]}" sh "$RUN" -c "$CONF_C" --view \
 		ucx_perftest "$@" -n "$iters" -p "$port" "$HOST" >"$WORK/$name.client" 2>&1
 	rc_c=$?
 	wait "$srv"; rc_s=$?

@@ -51,20 +51,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-exec 9>/tmp/dpverbs-veth.lock
-flock -w 300 9 || { log "could not get /tmp/dpverbs-veth.lock within 300 s"; exit 1; }
-for d in $RUNDIRS; do
-	if [ -e "$d" ]; then
-		if ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dpdk/${d##*/}/"; then
-			log "$d is in use by another process"
-			exit 1
-		fi
-		log "WARN: removing stale $d"
-		rm -rf "$d"
-	fi
-done
-
-veth_setup || { log "veth/namespace setup failed"; exit 1; }
+veth_prepare
 
 # start_capture NAME FILTER: tshark in NS_A on dpv-veth-a, bounded by
 # -a duration; waits until it reports "Capturing on".
