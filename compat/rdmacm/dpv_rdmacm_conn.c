@@ -65,25 +65,7 @@ static int child_route(struct dpv_rdmacm_id *c, const struct dpv_cma_hdr *h, con
 
 	if (pr == NULL)
 		return -1;
-	if (h->ip_version == 4) {
-		struct sockaddr_in *s = (struct sockaddr_in *)&ad->src_storage;
-		struct sockaddr_in *d = (struct sockaddr_in *)&ad->dst_storage;
-		s->sin_family = d->sin_family = AF_INET;
-		memcpy(&s->sin_addr, h->dst_addr + 12, 4);
-		memcpy(&d->sin_addr, h->src_addr + 12, 4);
-		s->sin_port = htons((uint16_t)(ev->listen_id->service_id & 0xffff));
-		d->sin_port = htons(h->src_port);
-	} else {
-		struct sockaddr_in6 *s = (struct sockaddr_in6 *)&ad->src_storage;
-		struct sockaddr_in6 *d = (struct sockaddr_in6 *)&ad->dst_storage;
-		s->sin6_family = d->sin6_family = AF_INET6;
-		memcpy(&s->sin6_addr, h->dst_addr, 16);
-		memcpy(&d->sin6_addr, h->src_addr, 16);
-		s->sin6_port = htons((uint16_t)(ev->listen_id->service_id & 0xffff));
-		d->sin6_port = htons(h->src_port);
-	}
-	memcpy(&ad->addr.ibaddr.dgid, ev->id->peer.gid, 16);
-	dpv_cmrt_local_gid(dpv_rdmacm_cmsvc_rt(c->id.verbs), ev->id->peer.gid, ad->addr.ibaddr.sgid.raw);
+	dpv_rdmacm_child_addrs(c, h, (uint16_t)(ev->listen_id->service_id & 0xffff), ev->id->peer.gid);
 	pr->sgid = ad->addr.ibaddr.sgid;
 	pr->dgid = ad->addr.ibaddr.dgid;
 	pr->mtu = r->path_mtu;

@@ -176,9 +176,8 @@ int dpv_rdmacm_ud_disconnect(struct dpv_rdmacm_id *p)
 	return 0;
 }
 
-/* Addresses of a SIDR child from the cma header (as cma_save_net_info). */
-static void child_addrs(struct dpv_rdmacm_id *c, const struct dpv_cma_hdr *h, uint16_t lport,
-			const uint8_t peer_gid[16])
+void dpv_rdmacm_child_addrs(struct dpv_rdmacm_id *c, const struct dpv_cma_hdr *h, uint16_t lport,
+			    const uint8_t peer_gid[16])
 {
 	struct rdma_addr *ad = &c->id.route.addr;
 
@@ -221,7 +220,7 @@ static void on_sidr_req(struct dpv_rdmacm_id *l, const struct dpv_cm_event *ev, 
 		return;
 	}
 	struct dpv_rdmacm_id *c = to_did(cid);
-	child_addrs(c, &h, (uint16_t)(ev->listen_id->service_id & 0xffff), ev->id->peer.gid);
+	dpv_rdmacm_child_addrs(c, &h, (uint16_t)(ev->listen_id->service_id & 0xffff), ev->id->peer.gid);
 	c->cm = ev->id;
 	ev->id->ctx = c;
 	c->state = DPV_RDMACM_CONNECT;

@@ -39,4 +39,15 @@ int dpv_rdmacm_ud_disconnect(struct dpv_rdmacm_id *p);
  */
 bool dpv_rdmacm_ud_event(const struct dpv_cm_event *ev);
 
+struct dpv_cma_hdr;
+
+/**
+ * The addresses of a child id (REQ or SIDR_REQ) from the cma header, as
+ * Linux's cma_save_net_info: source = the header's destination with local
+ * port lport, destination = the header's source address and port; the
+ * dgid peer_gid and the port's sgid for it.
+ */
+void dpv_rdmacm_child_addrs(struct dpv_rdmacm_id *c, const struct dpv_cma_hdr *h, uint16_t lport,
+			    const uint8_t peer_gid[16]);
+
 #endif /* DPV_RDMACM_UD_H */
