@@ -23,13 +23,7 @@ TMO=${DPV_TIMEOUT:-30}
 SOCK=/tmp/dpverbs-pair.sock
 LOCKF=/tmp/dpverbs-pair.lock
 WORK=$(mktemp -d /tmp/dpv-multi-nocm.XXXXXX)
-cleanup() {
-	kill_own
-	rm -f "$SOCK"
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+on_exit memif_cleanup
 take_lock "$LOCKF"
 claim_rundirs /var/run/dpdk/dpv-pair-a /var/run/dpdk/dpv-pair-b
 [ -e "$SOCK" ] && rm -f "$SOCK"

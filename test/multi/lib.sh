@@ -307,3 +307,17 @@ wait_cm_thread() {
 	done
 	return 1
 }
+
+# memif_cleanup: kill_own, the memif socket $SOCK and $WORK removed.
+memif_cleanup() {
+	kill_own
+	rm -f "$SOCK"
+	rm -rf "$WORK"
+}
+
+# on_exit FUNC: FUNC runs at exit; SIGINT/SIGTERM exit 130 (FUNC runs then).
+on_exit() {
+	# shellcheck disable=SC2064
+	trap "$1" EXIT
+	trap 'exit 130' INT TERM
+}

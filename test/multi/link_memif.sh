@@ -31,15 +31,8 @@ SOCK=/tmp/dpverbs-pair.sock
 A=$SRC/config/pair-a.json
 B=$SRC/config/pair-b.json
 WORK=$(mktemp -d /tmp/dpv-multi-link.XXXXXX)
-cleanup() {
-	kill_own
-	rm -f "$SOCK"
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-exec 9>/tmp/dpverbs-pair.lock
-flock -w 300 9 || { log "could not get /tmp/dpverbs-pair.lock within 300 s"; exit 1; }
+on_exit memif_cleanup
+take_lock /tmp/dpverbs-pair.lock
 rm -f "$SOCK"
 
 # Job control: background processes keep the default SIGINT action (a

@@ -47,22 +47,10 @@ command -v stdbuf >/dev/null && SB=(stdbuf -oL)
 LOCKF=/tmp/dpverbs-pair.lock
 SOCK=/tmp/dpverbs-pair.sock
 WORK=$(mktemp -d /tmp/dpv-multi-mckey.XXXXXX)
-cleanup() {
-	kill_own
-	rm -f "$SOCK"
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+on_exit memif_cleanup
 [ "$SHARED" = 1 ] && LOCKF=/dev/null
-exec 9>"$LOCKF"
-flock -w 300 9 || { log "could not get $LOCKF within 300 s"; exit 1; }
-[ "$SHARED" = 1 ] || for d in /var/run/dpdk/dpv-pair-a /var/run/dpdk/dpv-pair-b; do
-	if [ -e "$d" ] && ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dpdk/${d##*/}/"; then
-		log "$d is in use by another process"
-		exit 1
-	fi
-done
+take_lock "$LOCKF"
+[ "$SHARED" = 1 ] || claim_rundirs /var/run/dpdk/dpv-pair-a /var/run/dpdk/dpv-pair-b
 
 # pair NAME RTMO RGROUP RBIND SGROUP SBIND: receiver (timeout RTMO) in the
 # background, then the sender; exit statuses in RC_R, RC_S

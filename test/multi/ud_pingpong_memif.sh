@@ -21,35 +21,13 @@ SOCK=/tmp/dpverbs-pair.sock
 RUNDIRS="/var/run/dpdk/dpv-pair-a /var/run/dpdk/dpv-pair-b"
 WORK=$(mktemp -d /tmp/dpv-multi-memif.XXXXXX)
 
-cleanup() {
-	kill_own
-	rm -f "$SOCK"
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+on_exit memif_cleanup
 
 # The pair configs fix the socket path and the EAL file prefixes, so two runs
 # of this test cannot overlap: serialize on a lock file.
-exec 9>/tmp/dpverbs-pair.lock
-flock -w 300 9 || { log "could not get /tmp/dpverbs-pair.lock within 300 s"; exit 1; }
-
-# busy DIR: is some process holding a file of this EAL runtime dir open?
-busy() {
-	local d=${1##*/}
-	ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dpdk/$d/"
-}
-
-for d in $RUNDIRS; do
-	if [ -e "$d" ]; then
-		if busy "$d"; then
-			log "$d is in use by another process (manual ibv_ud_pingpong run?)"
-			exit 1
-		fi
-		log "WARN: removing stale $d (left by an earlier crashed run)"
-		rm -rf "$d"
-	fi
-done
+take_lock /tmp/dpverbs-pair.lock
+# shellcheck disable=SC2086
+claim_rundirs --stale $RUNDIRS
 if [ -e "$SOCK" ]; then
 	log "WARN: removing stale $SOCK"
 	rm -f "$SOCK"
