@@ -59,6 +59,7 @@ struct hello {
 	int ok;
 	int status;               /* peer: the status of its SEND to the dead hog */
 	int state;                /* peer: its QP's state after it */
+	int ms;                   /* peer: how long the SEND took to complete */
 };
 
 static double now_ms(void)
@@ -195,6 +196,7 @@ static int role_peer(int fd)
 	while (now_ms() - t0 < 5000 && (n = ibv_poll_cq(e.scq, 1, &wc)) == 0)
 		;
 	h.status = n == 1 ? (int)wc.status : -1;
+	h.ms = (int)(now_ms() - t0);
 	h.state = dpvt_qp_state(qp);
 	if (write(fd, &h, sizeof(h)) != sizeof(h))
 		return 6;
@@ -240,6 +242,7 @@ static int test_kill(const char *self)
 	char *srv[] = {"timeout", "60", "ibv_rc_pingpong", "-d", "dpv0", "-g", "1", "-n", "3000", "-p", port, NULL};
 	char *cli[] = {"timeout", "60", "ibv_rc_pingpong", "-d", "dpv1", "-g", "1", "-n", "3000", "-p", port,
 		       "127.0.0.1", NULL};
+	double t_n = now_ms();
 	pid_t ns = spawn(srv, -1);
 	usleep(300000);
 	pid_t nc = spawn(cli, -1);
@@ -283,15 +286,17 @@ static int test_kill(const char *self)
 	struct hello go = {0};
 	CHECK(write(ps[0], &go, sizeof(go)) == sizeof(go), "tell the peer");
 	CHECK(xread(ps[0], &p, sizeof(p), 20000) == 0, "peer's report");
-	printf("note: the peer's SEND to the dead process: status %d (%s), QP state %d\n", p.status,
-	       p.status >= 0 ? ibv_wc_status_str((enum ibv_wc_status)p.status) : "none", p.state);
+	printf("note: the peer's SEND to the dead process: status %d (%s) after %d ms, QP state %d\n", p.status,
+	       p.status >= 0 ? ibv_wc_status_str((enum ibv_wc_status)p.status) : "none", p.ms, p.state);
 	CHECK_EQ(p.status, IBV_WC_RETRY_EXC_ERR, "the peer's SEND to the dead process: retry exceeded");
 	CHECK_EQ(p.state, IBV_QPS_ERR, "the peer's QP is in ERR");
 	CHECK_EQ(wait_for(pp, 20000), 0, "peer exited 0");
 
 	/* the neighbours were not disturbed */
-	CHECK_EQ(wait_for(nc, 60000), 0, "neighbour client (ibv_rc_pingpong) exit 0");
-	CHECK_EQ(wait_for(ns, 10000), 0, "neighbour server (ibv_rc_pingpong) exit 0");
+	int st_c = wait_for(nc, 60000), st_s = wait_for(ns, 10000);
+	printf("note: the neighbours (ibv_rc_pingpong -n 3000) ended %.0f ms after their start\n", now_ms() - t_n);
+	CHECK_EQ(st_c, 0, "neighbour client (ibv_rc_pingpong) exit 0");
+	CHECK_EQ(st_s, 0, "neighbour server (ibv_rc_pingpong) exit 0");
 	if (ctx)
 		ibv_close_device(ctx);
 	return 0;
