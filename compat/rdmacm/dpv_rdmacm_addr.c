@@ -409,31 +409,13 @@ int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	return ret ? dpv_rdmacm_err(ret) : 0;
 }
 
-/* rdma-core's ucma_complete: a NULL-channel id waits for its event. */
-static int complete(struct dpv_rdmacm_id *p)
-{
-	struct rdma_cm_id *id = &p->id;
-
-	if (!p->sync)
-		return 0;
-	if (id->event != NULL) {
-		rdma_ack_cm_event(id->event);
-		id->event = NULL;
-	}
-	if (rdma_get_cm_event(id->channel, &id->event) != 0)
-		return -1;
-	if (id->event->status != 0)
-		return dpv_rdmacm_err(id->event->status < 0 ? -id->event->status : id->event->status);
-	return 0;
-}
-
 static int post_event(struct dpv_rdmacm_id *p, enum rdma_cm_event_type type, int status)
 {
 	struct rdma_cm_event ev = { .id = &p->id, .event = type, .status = status };
 
 	if (dpv_rdmacm_event_post(p, &ev, NULL, 0) != 0)
 		return -1;
-	return complete(p);
+	return dpv_rdmacm_complete(p);
 }
 
 /* The wildcard of dst's family, port 0 (cma_bind_addr when no source is given). */
@@ -544,7 +526,7 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct s
 	if (ret < 0)
 		return -1;
 	if (ret == 1)
-		return complete(p); /* the CM service's thread posts the event */
+		return dpv_rdmacm_complete(p); /* the CM service's thread posts the event */
 	return post_event(p, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
 }
 

@@ -92,24 +92,6 @@ static void post_join(struct dpv_rdmacm_id *p, const union ibv_gid *mgid, void *
 	dpv_rdmacm_event_post(p, &e, NULL, 0);
 }
 
-/* librdmacm's ucma_complete for a NULL-channel id: wait for the event. */
-static int complete(struct dpv_rdmacm_id *p)
-{
-	struct rdma_cm_id *id = &p->id;
-
-	if (!p->sync)
-		return 0;
-	if (id->event != NULL) {
-		rdma_ack_cm_event(id->event);
-		id->event = NULL;
-	}
-	if (rdma_get_cm_event(id->channel, &id->event) != 0)
-		return -1;
-	if (id->event->status != 0)
-		return dpv_rdmacm_err(-id->event->status);
-	return 0;
-}
-
 int rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *attr, void *context)
 {
 	if (id == NULL || attr == NULL || !(attr->comp_mask & RDMA_CM_JOIN_MC_ATTR_ADDRESS) ||
@@ -136,7 +118,7 @@ int rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex
 	if (id->qp != NULL && attr->join_flags == RDMA_MC_JOIN_FLAG_FULLMEMBER)
 		e = ibv_attach_mcast(id->qp, &mc->mgid, 0);
 	post_join(p, &mc->mgid, context, e);
-	return complete(p);
+	return dpv_rdmacm_complete(p);
 }
 
 int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context)

@@ -44,55 +44,23 @@
 
 #include "dpv_rdmacm.h"
 #include "dpvt_verbs.h"
-
-static struct sockaddr_in sin4(const char *ip, uint16_t port)
-{
-	struct sockaddr_in s = {.sin_family = AF_INET, .sin_port = htons(port)};
-
-	inet_pton(AF_INET, ip, &s.sin_addr);
-	return s;
-}
-
-/* The next event (5 s), which must be `want`, or NULL. */
-static struct rdma_cm_event *wait_event(struct rdma_event_channel *ch, enum rdma_cm_event_type want)
-{
-	struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
-	struct rdma_cm_event *ev = NULL;
-
-	if (poll(&pfd, 1, 5000) != 1 || rdma_get_cm_event(ch, &ev) != 0) {
-		CHECK(0, "no event (wanted %s)", rdma_event_str(want));
-		return NULL;
-	}
-	CHECK(ev->event == want, "event %s (status %d), wanted %s", rdma_event_str(ev->event), ev->status,
-	      rdma_event_str(want));
-	return ev;
-}
-
-static void expect(struct rdma_event_channel *ch, enum rdma_cm_event_type want, int status)
-{
-	struct rdma_cm_event *ev = wait_event(ch, want);
-
-	if (ev == NULL)
-		return;
-	CHECK(ev->status == status, "%s: status %d, want %d", rdma_event_str(want), ev->status, status);
-	rdma_ack_cm_event(ev);
-}
+#include "rdmacm_test.h"
 
 static void unknown_onlink(struct rdma_event_channel *ch)
 {
 	struct rdma_cm_id *id = NULL;
-	struct sockaddr_in nobody = sin4("192.0.2.77", 7471), peer = sin4("192.0.2.2", 7471);
+	struct sockaddr_in nobody = rt_sin4("192.0.2.77", 7471), peer = rt_sin4("192.0.2.2", 7471);
 
 	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0, "create_id");
 	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&nobody, 300) == 0,
 	      "resolve_addr 192.0.2.77: %s", strerror(errno));
-	expect(ch, RDMA_CM_EVENT_ADDR_ERROR, -ETIMEDOUT);
+	rt_expect(ch, RDMA_CM_EVENT_ADDR_ERROR, -ETIMEDOUT);
 	errno = 0;
 	CHECK(rdma_resolve_route(id, 1000) == -1 && errno == EINVAL, "resolve_route after ADDR_ERROR: errno %d",
 	      errno);
 	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&peer, 2000) == 0, "resolve_addr again: %s",
 	      strerror(errno));
-	expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	rt_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
 	rdma_destroy_id(id);
 
 	/* a synchronous id waits for the event: -1 ETIMEDOUT */
@@ -111,7 +79,7 @@ static void unknown_onlink(struct rdma_event_channel *ch)
 static void no_route(struct rdma_event_channel *ch)
 {
 	struct rdma_cm_id *id = NULL;
-	struct sockaddr_in far = sin4("203.0.113.5", 7471);
+	struct sockaddr_in far = rt_sin4("203.0.113.5", 7471);
 	struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
 
 	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0, "create_id");
@@ -126,16 +94,16 @@ static void no_route(struct rdma_event_channel *ch)
 static struct rdma_cm_id *client_to(struct rdma_event_channel *ch, uint16_t port)
 {
 	struct rdma_cm_id *id = NULL;
-	struct sockaddr_in dst = sin4("192.0.2.2", port);
+	struct sockaddr_in dst = rt_sin4("192.0.2.2", port);
 	struct ibv_qp_init_attr a = {.qp_type = IBV_QPT_RC,
 				     .cap = {.max_send_wr = 2, .max_recv_wr = 2, .max_send_sge = 1,
 					     .max_recv_sge = 1}};
 
 	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0, "client id");
 	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000) == 0, "resolve_addr");
-	expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	rt_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
 	CHECK(rdma_resolve_route(id, 2000) == 0, "resolve_route");
-	expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	rt_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
 	CHECK(rdma_create_qp(id, NULL, &a) == 0, "create_qp: %s", strerror(errno));
 	return id;
 }
@@ -145,7 +113,7 @@ static void unreachable(struct rdma_event_channel *ch)
 	struct rdma_cm_id *c = client_to(ch, 7471);
 
 	CHECK(rdma_connect(c, NULL) == 0, "connect: %s", strerror(errno));
-	expect(ch, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
+	rt_expect(ch, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
 	rdma_destroy_qp(c);
 	rdma_destroy_id(c);
 }
@@ -157,7 +125,7 @@ static void connect_rejected(struct rdma_event_channel *ch, uint16_t port, const
 	struct rdma_cm_event *ev;
 
 	CHECK(rdma_connect(c, NULL) == 0, "%s: connect to %u", what, port);
-	if ((ev = wait_event(ch, RDMA_CM_EVENT_REJECTED))) {
+	if ((ev = rt_wait_event(ch, RDMA_CM_EVENT_REJECTED))) {
 		CHECK(ev->status == 8, "%s: REJECTED status %d, want 8", what, ev->status);
 		CHECK(ev->param.conn.private_data_len == 148, "%s: REJECTED private_data_len %u, want 148", what,
 		      ev->param.conn.private_data_len);
@@ -172,7 +140,7 @@ static void connect_rejected(struct rdma_event_channel *ch, uint16_t port, const
 static void rejected(struct rdma_event_channel *ch)
 {
 	struct rdma_cm_id *l = NULL;
-	struct sockaddr_in sa = sin4("192.0.2.2", 7471);
+	struct sockaddr_in sa = rt_sin4("192.0.2.2", 7471);
 
 	/* no id on dpv1 yet, so no GSI QP: the port's own CM answers, as a
 	 * Linux host's kernel CM does for a program that uses no rdma_cm */
@@ -187,7 +155,7 @@ static void rejected(struct rdma_event_channel *ch)
 static void fork_exit(struct rdma_event_channel *ch)
 {
 	struct rdma_cm_id *l = NULL, *c;
-	struct sockaddr_in sa = sin4("192.0.2.2", 7480);
+	struct sockaddr_in sa = rt_sin4("192.0.2.2", 7480);
 	int st = -1;
 
 	CHECK(rdma_create_id(ch, &l, NULL, RDMA_PS_TCP) == 0, "listen id");
@@ -211,7 +179,7 @@ static void fork_exit(struct rdma_event_channel *ch)
 	}
 	c = client_to(ch, 7480);
 	CHECK(rdma_connect(c, NULL) == 0, "connect after the child's exit");
-	struct rdma_cm_event *ev = wait_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	struct rdma_cm_event *ev = rt_wait_event(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	if (ev != NULL) {
 		struct rdma_cm_id *child = ev->id;
 		rdma_ack_cm_event(ev);
@@ -227,6 +195,7 @@ int main(int argc, char **argv)
 {
 	struct rdma_event_channel *ch;
 
+	rt_wait_ms = 5000;
 	setenv("DPVERBS_RDMACM_CM_TIMEOUT", "14", 1);
 	setenv("DPVERBS_RDMACM_CM_RETRIES", "2", 1);
 	ch = rdma_create_event_channel();

@@ -27,49 +27,7 @@
 
 #include "dpv_rdmacm.h"
 #include "dpvt_verbs.h"
-
-static const char *g_server = "192.0.2.2";
-static bool g_loopback;
-
-static struct sockaddr_in sin4(const char *ip, uint16_t port)
-{
-	struct sockaddr_in s = {.sin_family = AF_INET, .sin_port = htons(port)};
-
-	inet_pton(AF_INET, ip, &s.sin_addr);
-	return s;
-}
-
-/* The next event of type `want` (3 s), or NULL. */
-static struct rdma_cm_event *wait_event(struct rdma_event_channel *ch, enum rdma_cm_event_type want)
-{
-	struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
-	struct rdma_cm_event *ev = NULL;
-
-	if (poll(&pfd, 1, 3000) != 1 || rdma_get_cm_event(ch, &ev) != 0) {
-		CHECK(0, "no event (wanted %s)", rdma_event_str(want));
-		return NULL;
-	}
-	CHECK(ev->event == want, "event %s (status %d), wanted %s", rdma_event_str(ev->event), ev->status,
-	      rdma_event_str(want));
-	return ev;
-}
-
-static struct rdma_cm_id *client_to(struct rdma_event_channel *ch, uint16_t port)
-{
-	struct rdma_cm_id *id = NULL;
-	struct sockaddr_in dst = sin4(g_server, port), src = sin4(g_server, 0);
-	struct rdma_cm_event *ev;
-
-	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0, "client id");
-	CHECK(rdma_resolve_addr(id, g_loopback ? (struct sockaddr *)&src : NULL, (struct sockaddr *)&dst, 2000) == 0,
-	      "resolve_addr");
-	if ((ev = wait_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED)))
-		rdma_ack_cm_event(ev);
-	CHECK(rdma_resolve_route(id, 2000) == 0, "resolve_route");
-	if ((ev = wait_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED)))
-		rdma_ack_cm_event(ev);
-	return id;
-}
+#include "rdmacm_test.h"
 
 static void make_qp(struct rdma_cm_id *id)
 {
@@ -80,27 +38,10 @@ static void make_qp(struct rdma_cm_id *id)
 	CHECK(rdma_create_qp(id, NULL, &a) == 0, "create_qp: %s", strerror(errno));
 }
 
-static bool poll_cq(struct ibv_cq *cq, const char *what)
-{
-	struct ibv_wc wc;
-	struct timespec t0, t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
-		int n = ibv_poll_cq(cq, 1, &wc);
-		if (n == 1) {
-			CHECK(wc.status == IBV_WC_SUCCESS, "%s: %s", what, ibv_wc_status_str(wc.status));
-			return wc.status == IBV_WC_SUCCESS;
-		}
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (t.tv_sec - t0.tv_sec < 3);
-	CHECK(0, "%s: no completion", what);
-	return false;
-}
-
 static void send_one(struct rdma_cm_id *c, struct rdma_cm_id *s)
 {
 	static char sbuf[64] = "hello over rdma_cm", rbuf[64];
+	struct ibv_wc wc;
 	struct ibv_mr *smr = ibv_reg_mr(c->pd, sbuf, sizeof(sbuf), 0);
 	struct ibv_mr *rmr = ibv_reg_mr(s->pd, rbuf, sizeof(rbuf), IBV_ACCESS_LOCAL_WRITE);
 
@@ -109,8 +50,8 @@ static void send_one(struct rdma_cm_id *c, struct rdma_cm_id *s)
 		return;
 	CHECK(rdma_post_recv(s, NULL, rbuf, sizeof(rbuf), rmr) == 0, "post_recv");
 	CHECK(rdma_post_send(c, NULL, sbuf, sizeof(sbuf), smr, IBV_SEND_SIGNALED) == 0, "post_send");
-	poll_cq(c->send_cq, "send");
-	if (poll_cq(s->recv_cq, "recv"))
+	rt_poll_check(c->send_cq, &wc, "send");
+	if (rt_poll_check(s->recv_cq, &wc, "recv"))
 		CHECK(strcmp(rbuf, sbuf) == 0, "payload");
 	ibv_dereg_mr(smr);
 	ibv_dereg_mr(rmr);
@@ -118,7 +59,7 @@ static void send_one(struct rdma_cm_id *c, struct rdma_cm_id *s)
 
 static struct rdma_cm_id *accept_request(struct rdma_event_channel *sch)
 {
-	struct rdma_cm_event *ev = wait_event(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	struct rdma_cm_event *ev = rt_wait_event(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	struct rdma_cm_id *child = NULL;
 
 	if (ev == NULL)
@@ -140,8 +81,7 @@ static struct rdma_cm_id *accept_request(struct rdma_event_channel *sch)
 
 static void connect_send_disconnect(struct rdma_event_channel *cch, struct rdma_event_channel *sch)
 {
-	struct rdma_cm_id *c = client_to(cch, 7471), *child;
-	struct rdma_cm_event *ev;
+	struct rdma_cm_id *c = rt_client_to(cch, 7471, RDMA_PS_TCP), *child;
 
 	make_qp(c);
 	struct rdma_conn_param cp = {.private_data = "client-pd", .private_data_len = 10,
@@ -151,17 +91,13 @@ static void connect_send_disconnect(struct rdma_event_channel *cch, struct rdma_
 	child = accept_request(sch);
 	if (child == NULL)
 		return;
-	if ((ev = wait_event(cch, RDMA_CM_EVENT_ESTABLISHED)))
-		rdma_ack_cm_event(ev);
-	if ((ev = wait_event(sch, RDMA_CM_EVENT_ESTABLISHED)))
-		rdma_ack_cm_event(ev);
+	rt_ack_next(cch, RDMA_CM_EVENT_ESTABLISHED);
+	rt_ack_next(sch, RDMA_CM_EVENT_ESTABLISHED);
 	send_one(c, child);
 	CHECK(rdma_disconnect(c) == 0, "disconnect");
-	if ((ev = wait_event(sch, RDMA_CM_EVENT_DISCONNECTED)))
-		rdma_ack_cm_event(ev);
+	rt_ack_next(sch, RDMA_CM_EVENT_DISCONNECTED);
 	CHECK(rdma_disconnect(child) == 0, "server disconnect (DREP)");
-	if ((ev = wait_event(cch, RDMA_CM_EVENT_DISCONNECTED)))
-		rdma_ack_cm_event(ev);
+	rt_ack_next(cch, RDMA_CM_EVENT_DISCONNECTED);
 	rdma_destroy_qp(child);
 	rdma_destroy_id(child);
 	rdma_destroy_qp(c);
@@ -177,7 +113,7 @@ static void connect_send_disconnect(struct rdma_event_channel *cch, struct rdma_
  */
 static void max_depths(struct rdma_event_channel *cch, struct rdma_event_channel *sch)
 {
-	struct rdma_cm_id *c = client_to(cch, 7471), *child;
+	struct rdma_cm_id *c = rt_client_to(cch, 7471, RDMA_PS_TCP), *child;
 	struct rdma_conn_param big = {.responder_resources = 0xfe, .initiator_depth = 1};
 	struct rdma_conn_param cp = {.responder_resources = RDMA_MAX_RESP_RES,
 				     .initiator_depth = RDMA_MAX_INIT_DEPTH, .retry_count = 7, .rnr_retry_count = 7};
@@ -190,7 +126,7 @@ static void max_depths(struct rdma_event_channel *cch, struct rdma_event_channel
 	CHECK(rdma_connect(c, &big) == -1 && errno == EINVAL, "responder_resources 254 > %d: EINVAL",
 	      da.max_qp_rd_atom);
 	CHECK(rdma_connect(c, &cp) == 0, "connect with 0xff depths: %s", strerror(errno));
-	if ((ev = wait_event(sch, RDMA_CM_EVENT_CONNECT_REQUEST)) == NULL)
+	if ((ev = rt_wait_event(sch, RDMA_CM_EVENT_CONNECT_REQUEST)) == NULL)
 		goto out;
 	CHECK(ev->param.conn.initiator_depth == da.max_qp_rd_atom &&
 	      ev->param.conn.responder_resources == da.max_qp_init_rd_atom,
@@ -200,16 +136,12 @@ static void max_depths(struct rdma_event_channel *cch, struct rdma_event_channel
 	rdma_ack_cm_event(ev);
 	make_qp(child);
 	CHECK(rdma_accept(child, &cp) == 0, "accept with 0xff depths: %s", strerror(errno));
-	if ((ev = wait_event(cch, RDMA_CM_EVENT_ESTABLISHED)))
-		rdma_ack_cm_event(ev);
-	if ((ev = wait_event(sch, RDMA_CM_EVENT_ESTABLISHED)))
-		rdma_ack_cm_event(ev);
+	rt_ack_next(cch, RDMA_CM_EVENT_ESTABLISHED);
+	rt_ack_next(sch, RDMA_CM_EVENT_ESTABLISHED);
 	rdma_disconnect(c);
-	if ((ev = wait_event(sch, RDMA_CM_EVENT_DISCONNECTED)))
-		rdma_ack_cm_event(ev);
+	rt_ack_next(sch, RDMA_CM_EVENT_DISCONNECTED);
 	rdma_disconnect(child);
-	if ((ev = wait_event(cch, RDMA_CM_EVENT_DISCONNECTED)))
-		rdma_ack_cm_event(ev);
+	rt_ack_next(cch, RDMA_CM_EVENT_DISCONNECTED);
 	rdma_destroy_qp(child);
 	rdma_destroy_id(child);
 out:
@@ -219,12 +151,12 @@ out:
 
 static void rejected(struct rdma_event_channel *cch)
 {
-	struct rdma_cm_id *c = client_to(cch, 7999);
+	struct rdma_cm_id *c = rt_client_to(cch, 7999, RDMA_PS_TCP);
 	struct rdma_cm_event *ev;
 
 	make_qp(c);
 	CHECK(rdma_connect(c, NULL) == 0, "connect to 7999");
-	if ((ev = wait_event(cch, RDMA_CM_EVENT_REJECTED))) {
+	if ((ev = rt_wait_event(cch, RDMA_CM_EVENT_REJECTED))) {
 		CHECK(ev->status == 8, "REJECTED status %d", ev->status);
 		rdma_ack_cm_event(ev);
 	}
@@ -235,12 +167,12 @@ static void rejected(struct rdma_event_channel *cch)
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "loopback")) {
-		g_loopback = true;
-		g_server = "192.0.2.1";
+		rt_loopback = true;
+		rt_server = "192.0.2.1";
 	}
 	struct rdma_event_channel *cch = rdma_create_event_channel(), *sch = rdma_create_event_channel();
 	struct rdma_cm_id *l = NULL;
-	struct sockaddr_in sa = sin4(g_server, 7471);
+	struct sockaddr_in sa = rt_sin4(rt_server, 7471);
 
 	CHECK(cch && sch, "channels");
 	CHECK(rdma_create_id(sch, &l, NULL, RDMA_PS_TCP) == 0, "listen id");

@@ -25,6 +25,7 @@
 
 #include "dpv_rdmacm.h"
 #include "dpvt_verbs.h"
+#include "rdmacm_test.h"
 
 #define LEN 200
 
@@ -36,42 +37,18 @@ struct node {
 	uint32_t rqpn, rqkey;
 };
 
-static struct sockaddr_in sin4(const char *ip, uint16_t port)
-{
-	struct sockaddr_in s = {.sin_family = AF_INET, .sin_port = htons(port)};
-
-	inet_pton(AF_INET, ip, &s.sin_addr);
-	return s;
-}
-
-static struct rdma_cm_event *wait_event(struct rdma_event_channel *ch, enum rdma_cm_event_type want)
-{
-	struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
-	struct rdma_cm_event *ev = NULL;
-
-	if (poll(&pfd, 1, 3000) != 1 || rdma_get_cm_event(ch, &ev) != 0) {
-		CHECK(0, "no event (wanted %s)", rdma_event_str(want));
-		return NULL;
-	}
-	CHECK(ev->event == want, "event %s (status %d), wanted %s", rdma_event_str(ev->event), ev->status,
-	      rdma_event_str(want));
-	return ev;
-}
-
 static bool node_up(struct node *n, struct rdma_event_channel *ch, const char *src)
 {
-	struct sockaddr_in s = sin4(src, 0), g = sin4("230.0.2.1", 0);
+	struct sockaddr_in s = rt_sin4(src, 0), g = rt_sin4("230.0.2.1", 0);
 	struct ibv_qp_init_attr qa = {.qp_type = IBV_QPT_UD,
 				      .cap = {.max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1}};
-	struct rdma_cm_event *ev;
 
 	if (!CHECK(rdma_create_id(ch, &n->id, n, RDMA_PS_UDP) == 0, "%s: UDP id", src))
 		return false;
 	CHECK(rdma_bind_addr(n->id, (struct sockaddr *)&s) == 0, "%s: bind", src);
 	CHECK(rdma_resolve_addr(n->id, (struct sockaddr *)&s, (struct sockaddr *)&g, 2000) == 0,
 	      "%s: resolve the group: %s", src, strerror(errno));
-	if ((ev = wait_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED)))
-		rdma_ack_cm_event(ev);
+	rt_ack_next(ch, RDMA_CM_EVENT_ADDR_RESOLVED);
 	CHECK(rdma_create_qp(n->id, NULL, &qa) == 0, "%s: UD QP: %s", src, strerror(errno));
 	n->mr = ibv_reg_mr(n->id->pd, n->buf, sizeof(n->buf), IBV_ACCESS_LOCAL_WRITE);
 	return CHECK(n->id->qp != NULL && n->mr != NULL, "%s: QP and MR", src);
@@ -79,7 +56,7 @@ static bool node_up(struct node *n, struct rdma_event_channel *ch, const char *s
 
 static void joined(struct node *n, struct rdma_event_channel *ch, void *ctx, int sgid_index, const char *who)
 {
-	struct rdma_cm_event *ev = wait_event(ch, RDMA_CM_EVENT_MULTICAST_JOIN);
+	struct rdma_cm_event *ev = rt_wait_event(ch, RDMA_CM_EVENT_MULTICAST_JOIN);
 	union ibv_gid g;
 
 	if (ev == NULL)
@@ -121,7 +98,7 @@ static void send_seq(struct node *s, int seq)
 
 static void errors(struct node *a)
 {
-	struct sockaddr_in uni = sin4("192.0.2.9", 0), g = sin4("230.0.2.7", 0);
+	struct sockaddr_in uni = rt_sin4("192.0.2.9", 0), g = rt_sin4("230.0.2.7", 0);
 	struct rdma_cm_join_mc_attr_ex x = {.comp_mask = RDMA_CM_JOIN_MC_ATTR_ADDRESS |
 							  RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS,
 					    .join_flags = RDMA_MC_JOIN_FLAG_RESERVED, .addr = (struct sockaddr *)&g};
@@ -133,7 +110,7 @@ static void errors(struct node *a)
 	x.join_flags = RDMA_MC_JOIN_FLAG_FULLMEMBER;
 	CHECK_RET_ERRNO(rdma_join_multicast_ex(a->id, &x, NULL), -1, EINVAL);
 	/* a sync id: rdma_join_multicast returns with the event */
-	struct sockaddr_in s = sin4("192.0.2.1", 0);
+	struct sockaddr_in s = rt_sin4("192.0.2.1", 0);
 	CHECK(rdma_create_id(NULL, &sync, NULL, RDMA_PS_UDP) == 0 && rdma_bind_addr(sync, (struct sockaddr *)&s) == 0,
 	      "sync id bound");
 	CHECK(rdma_join_multicast(sync, (struct sockaddr *)&g, &uni) == 0 && sync->event != NULL &&
@@ -147,7 +124,7 @@ int main(void)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
 	struct node *a = calloc(1, sizeof(*a)), *c = calloc(1, sizeof(*c)), *s = calloc(1, sizeof(*s));
-	struct sockaddr_in g = sin4("230.0.2.1", 0);
+	struct sockaddr_in g = rt_sin4("230.0.2.1", 0);
 	int ctx_a, ctx_c, ctx_s;
 
 	if (!ch || !a || !c || !s || !node_up(a, ch, "192.0.2.1") || !node_up(c, ch, "192.0.2.2") ||

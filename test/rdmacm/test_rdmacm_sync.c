@@ -49,27 +49,7 @@
 #include "dpv_rdmacm.h"
 #include "dpv_rdmacm_cmsvc.h"
 #include "dpvt_verbs.h"
-
-static struct sockaddr_in sin4(const char *ip, uint16_t port)
-{
-	struct sockaddr_in s = {.sin_family = AF_INET, .sin_port = htons(port)};
-
-	inet_pton(AF_INET, ip, &s.sin_addr);
-	return s;
-}
-
-static bool poll_cq(struct ibv_cq *cq, struct ibv_wc *wc)
-{
-	struct timespec t0, t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
-		if (ibv_poll_cq(cq, 1, wc) == 1)
-			return wc->status == IBV_WC_SUCCESS;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (t.tv_sec - t0.tv_sec < 3);
-	return false;
-}
+#include "rdmacm_test.h"
 
 /* ---- 1. endpoints ---- */
 
@@ -97,10 +77,7 @@ static void *server_main(void *arg)
 		s->create_ep = rdma_create_ep(&l, res, NULL, &qa);
 	if (s->create_ep == 0)
 		s->listen = rdma_listen(l, 1);
-	pthread_mutex_lock(&s->lock);
-	s->listening = true;
-	pthread_cond_signal(&s->cond);
-	pthread_mutex_unlock(&s->lock);
+	rt_flag_set(&s->lock, &s->cond, &s->listening);
 	if (s->create_ep != 0 || s->listen != 0)
 		goto out;
 	s->get_request = rdma_get_request(l, &id);
@@ -125,26 +102,8 @@ out_id:
 out:
 	rdma_destroy_ep(l);
 	rdma_freeaddrinfo(res);
-	pthread_mutex_lock(&s->lock);
-	s->done = true;
-	pthread_cond_signal(&s->cond);
-	pthread_mutex_unlock(&s->lock);
+	rt_flag_set(&s->lock, &s->cond, &s->done);
 	return NULL;
-}
-
-/* Waits (5 s) for flag under s->lock. */
-static bool srv_wait(struct srv *s, bool *flag)
-{
-	struct timespec dl;
-
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += 5;
-	pthread_mutex_lock(&s->lock);
-	while (!*flag && pthread_cond_timedwait(&s->cond, &s->lock, &dl) == 0)
-		;
-	bool ok = *flag;
-	pthread_mutex_unlock(&s->lock);
-	return ok;
 }
 
 static void client_ep(void)
@@ -192,9 +151,9 @@ static void endpoints(void)
 
 	if (!CHECK(pthread_create(&t, NULL, server_main, &s) == 0, "server thread"))
 		return;
-	CHECK(srv_wait(&s, &s.listening) && s.create_ep == 0 && s.listen == 0, "passive ep listens");
+	CHECK(rt_flag_wait(&s.lock, &s.cond, &s.listening) && s.create_ep == 0 && s.listen == 0, "passive ep listens");
 	client_ep();
-	if (!CHECK(srv_wait(&s, &s.done), "server thread done")) {
+	if (!CHECK(rt_flag_wait(&s.lock, &s.cond, &s.done), "server thread done")) {
 		pthread_detach(t);
 		return;
 	}
@@ -229,10 +188,7 @@ static void *ud_server_main(void *arg)
 		s->create_ep = rdma_create_ep(&l, res, NULL, &qa);
 	if (s->create_ep == 0)
 		s->listen = rdma_listen(l, 1);
-	pthread_mutex_lock(&s->lock);
-	s->listening = true;
-	pthread_cond_signal(&s->cond);
-	pthread_mutex_unlock(&s->lock);
+	rt_flag_set(&s->lock, &s->cond, &s->listening);
 	if (s->create_ep == 0 && s->listen == 0) {
 		s->get_request = rdma_get_request(l, &id);
 		if (s->get_request == 0) {
@@ -245,25 +201,8 @@ static void *ud_server_main(void *arg)
 	}
 	rdma_destroy_ep(l);
 	rdma_freeaddrinfo(res);
-	pthread_mutex_lock(&s->lock);
-	s->done = true;
-	pthread_cond_signal(&s->cond);
-	pthread_mutex_unlock(&s->lock);
+	rt_flag_set(&s->lock, &s->cond, &s->done);
 	return NULL;
-}
-
-static bool ud_wait(struct udsrv *s, bool *flag)
-{
-	struct timespec dl;
-
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += 5;
-	pthread_mutex_lock(&s->lock);
-	while (!*flag && pthread_cond_timedwait(&s->cond, &s->lock, &dl) == 0)
-		;
-	bool ok = *flag;
-	pthread_mutex_unlock(&s->lock);
-	return ok;
 }
 
 static void ud_endpoints(void)
@@ -277,19 +216,19 @@ static void ud_endpoints(void)
 
 	if (!CHECK(pthread_create(&t, NULL, ud_server_main, &s) == 0, "UD server thread"))
 		return;
-	CHECK(ud_wait(&s, &s.listening) && s.create_ep == 0 && s.listen == 0, "passive UD ep listens");
+	CHECK(rt_flag_wait(&s.lock, &s.cond, &s.listening) && s.create_ep == 0 && s.listen == 0, "passive UD ep listens");
 	if (CHECK(rdma_getaddrinfo("192.0.2.2", "7474", &hints, &res) == 0 && res->ai_qp_type == IBV_QPT_UD,
 		  "UD getaddrinfo") &&
 	    CHECK(rdma_create_ep(&id, res, NULL, &qa) == 0, "UD create_ep: %s", strerror(errno))) {
 		CHECK(rdma_connect(id, NULL) == 0, "sync UD connect: %s", strerror(errno));
 		CHECK(id->event && id->event->event == RDMA_CM_EVENT_ESTABLISHED &&
 		      id->event->param.ud.qkey == RDMA_UDP_QKEY, "id->event ESTABLISHED with param.ud");
-		if (CHECK(ud_wait(&s, &s.done), "UD server done"))
+		if (CHECK(rt_flag_wait(&s.lock, &s.cond, &s.done), "UD server done"))
 			CHECK(id->event && (int)id->event->param.ud.qp_num == s.qpn, "param.ud: the server's QPN");
 		rdma_destroy_ep(id);
 	}
 	rdma_freeaddrinfo(res);
-	if (!ud_wait(&s, &s.done)) {
+	if (!rt_flag_wait(&s.lock, &s.cond, &s.done)) {
 		pthread_detach(t);
 		return;
 	}
@@ -339,28 +278,6 @@ static int xrc_serve(struct xsrv *s, struct rdma_cm_id *l)
 	return ret;
 }
 
-static void xrc_signal(struct xsrv *s, bool *flag)
-{
-	pthread_mutex_lock(&s->lock);
-	*flag = true;
-	pthread_cond_signal(&s->cond);
-	pthread_mutex_unlock(&s->lock);
-}
-
-static bool xrc_wait(struct xsrv *s, bool *flag)
-{
-	struct timespec dl;
-
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += 5;
-	pthread_mutex_lock(&s->lock);
-	while (!*flag && pthread_cond_timedwait(&s->cond, &s->lock, &dl) == 0)
-		;
-	bool ok = *flag;
-	pthread_mutex_unlock(&s->lock);
-	return ok;
-}
-
 static void *xrc_server_main(void *arg)
 {
 	struct xsrv *s = arg;
@@ -374,12 +291,12 @@ static void *xrc_server_main(void *arg)
 	if (rdma_getaddrinfo("192.0.2.2", "7477", &hints, &res) == 0 && rdma_create_ep(&l, res, NULL, &qa) == 0 &&
 	    rdma_listen(l, 0) == 0)
 		s->ret = 0;
-	xrc_signal(s, &s->listening);
+	rt_flag_set(&s->lock, &s->cond, &s->listening);
 	if (s->ret == 0)
 		s->ret = xrc_serve(s, l);
 	rdma_destroy_ep(l);
 	rdma_freeaddrinfo(res);
-	xrc_signal(s, &s->done);
+	rt_flag_set(&s->lock, &s->cond, &s->done);
 	return NULL;
 }
 
@@ -426,9 +343,9 @@ static void xrc_endpoints(void)
 
 	if (!CHECK(pthread_create(&t, NULL, xrc_server_main, &s) == 0, "XRC server thread"))
 		return;
-	CHECK(xrc_wait(&s, &s.listening) && s.ret == 0, "passive XRC ep listens");
+	CHECK(rt_flag_wait(&s.lock, &s.cond, &s.listening) && s.ret == 0, "passive XRC ep listens");
 	xrc_client();
-	if (!CHECK(xrc_wait(&s, &s.done), "XRC server done")) {
+	if (!CHECK(rt_flag_wait(&s.lock, &s.cond, &s.done), "XRC server done")) {
 		pthread_detach(t);
 		return;
 	}
@@ -442,7 +359,7 @@ static void xrc_endpoints(void)
 static void refused(void)
 {
 	struct rdma_cm_id *id = NULL, *l = NULL;
-	struct sockaddr_in dst = sin4("192.0.2.2", 7999), la = sin4("192.0.2.2", 7475);
+	struct sockaddr_in dst = rt_sin4("192.0.2.2", 7999), la = rt_sin4("192.0.2.2", 7475);
 
 	/* a listener makes dpv1's CM run (it answers the REQ to 7999 with REJ 8) */
 	CHECK(rdma_create_id(NULL, &l, NULL, RDMA_PS_TCP) == 0 && rdma_bind_addr(l, (struct sockaddr *)&la) == 0 &&
@@ -463,20 +380,6 @@ static void refused(void)
 }
 
 /* ---- 3. connections without a QP on the id ---- */
-
-static struct rdma_cm_event *wait_event(struct rdma_event_channel *ch, enum rdma_cm_event_type want)
-{
-	struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
-	struct rdma_cm_event *ev = NULL;
-
-	if (poll(&pfd, 1, 3000) != 1 || rdma_get_cm_event(ch, &ev) != 0) {
-		CHECK(0, "no event (wanted %s)", rdma_event_str(want));
-		return NULL;
-	}
-	CHECK(ev->event == want, "event %s (status %d), wanted %s", rdma_event_str(ev->event), ev->status,
-	      rdma_event_str(want));
-	return ev;
-}
 
 static struct ibv_qp *own_qp(struct rdma_cm_id *id, struct ibv_cq **cq)
 {
@@ -508,7 +411,7 @@ struct side {
 
 static void noqp_accept(struct rdma_event_channel *sch, struct side *s)
 {
-	struct rdma_cm_event *ev = wait_event(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	struct rdma_cm_event *ev = rt_wait_event(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	struct ibv_qp_attr a;
 
 	if (ev == NULL)
@@ -555,8 +458,8 @@ static void noqp_send(struct side *c, struct side *s)
 
 	if (CHECK(smr && rmr && ibv_post_recv(s->qp, &rwr, &br) == 0 && ibv_post_send(c->qp, &swr, &bs) == 0,
 		  "posts")) {
-		CHECK(poll_cq(c->cq, &wc), "send completion");
-		CHECK(poll_cq(s->cq, &wc) && strcmp(rbuf, sbuf) == 0, "received over the application's QPs");
+		CHECK(rt_poll_wc(c->cq, &wc, 3), "send completion");
+		CHECK(rt_poll_wc(s->cq, &wc, 3) && strcmp(rbuf, sbuf) == 0, "received over the application's QPs");
 	}
 	if (smr)
 		ibv_dereg_mr(smr);
@@ -567,7 +470,7 @@ static void noqp_send(struct side *c, struct side *s)
 static void without_qp(void)
 {
 	struct rdma_event_channel *cch = rdma_create_event_channel(), *sch = rdma_create_event_channel();
-	struct sockaddr_in sa = sin4("192.0.2.2", 7473);
+	struct sockaddr_in sa = rt_sin4("192.0.2.2", 7473);
 	struct rdma_cm_id *l = NULL;
 	struct side c = {0}, s = {0};
 	struct rdma_cm_event *ev;
@@ -578,11 +481,9 @@ static void without_qp(void)
 	CHECK(rdma_create_id(cch, &c.id, NULL, RDMA_PS_TCP) == 0, "client id");
 	CHECK(rdma_set_option(c.id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t12, 1) == 0, "ack timeout 12");
 	CHECK(rdma_resolve_addr(c.id, NULL, (struct sockaddr *)&sa, 2000) == 0, "resolve_addr");
-	if ((ev = wait_event(cch, RDMA_CM_EVENT_ADDR_RESOLVED)))
-		rdma_ack_cm_event(ev);
+	rt_ack_next(cch, RDMA_CM_EVENT_ADDR_RESOLVED);
 	CHECK(rdma_resolve_route(c.id, 2000) == 0, "resolve_route");
-	if ((ev = wait_event(cch, RDMA_CM_EVENT_ROUTE_RESOLVED)))
-		rdma_ack_cm_event(ev);
+	rt_ack_next(cch, RDMA_CM_EVENT_ROUTE_RESOLVED);
 	c.qp = own_qp(c.id, &c.cq);
 	if (!CHECK(c.qp != NULL, "client's own QP"))
 		return;
@@ -596,7 +497,7 @@ static void without_qp(void)
 	a.qp_state = IBV_QPS_RTR; /* the REQ is out, no REP yet: ib_cm says EINVAL */
 	CHECK_RET_ERRNO(rdma_init_qp_attr(c.id, &a, &(int){0}), -1, EINVAL);
 	noqp_accept(sch, &s);
-	if ((ev = wait_event(cch, RDMA_CM_EVENT_CONNECT_RESPONSE))) {
+	if ((ev = rt_wait_event(cch, RDMA_CM_EVENT_CONNECT_RESPONSE))) {
 		CHECK(ev->param.conn.qp_num == (s.qp ? s.qp->qp_num : 0), "CONNECT_RESPONSE: the peer's QPN");
 		rdma_ack_cm_event(ev);
 	}
@@ -606,8 +507,7 @@ static void without_qp(void)
 		noqp_check(&c, &s);
 	/* the first packet before the RTU: the passive side tells the CM */
 	CHECK(s.id && rdma_notify(s.id, IBV_EVENT_COMM_EST) == 0, "notify COMM_EST");
-	if ((ev = wait_event(sch, RDMA_CM_EVENT_ESTABLISHED)))
-		rdma_ack_cm_event(ev);
+	rt_ack_next(sch, RDMA_CM_EVENT_ESTABLISHED);
 	CHECK_RET_ERRNO(rdma_notify(s.id, IBV_EVENT_COMM_EST), -1, EISCONN);
 	CHECK_RET_ERRNO(rdma_notify(s.id, IBV_EVENT_QP_FATAL), -1, EINVAL);
 	CHECK(rdma_establish(c.id) == 0, "establish: %s", strerror(errno));
@@ -615,11 +515,9 @@ static void without_qp(void)
 	if (s.qp)
 		noqp_send(&c, &s);
 	CHECK(rdma_disconnect(c.id) == 0, "disconnect");
-	if ((ev = wait_event(sch, RDMA_CM_EVENT_DISCONNECTED)))
-		rdma_ack_cm_event(ev);
+	rt_ack_next(sch, RDMA_CM_EVENT_DISCONNECTED);
 	rdma_disconnect(s.id);
-	if ((ev = wait_event(cch, RDMA_CM_EVENT_DISCONNECTED)))
-		rdma_ack_cm_event(ev);
+	rt_ack_next(cch, RDMA_CM_EVENT_DISCONNECTED);
 	ibv_destroy_qp(c.qp);
 	ibv_destroy_cq(c.cq);
 	if (s.qp) {
@@ -646,7 +544,7 @@ static enum dpv_cm_state cm_state(struct rdma_cm_id *id)
 static void slow_accept(void)
 {
 	struct rdma_event_channel *cch = rdma_create_event_channel(), *sch = rdma_create_event_channel();
-	struct sockaddr_in sa = sin4("192.0.2.2", 7476);
+	struct sockaddr_in sa = rt_sin4("192.0.2.2", 7476);
 	struct rdma_cm_id *l = NULL, *c = NULL, *child = NULL;
 	struct rdma_cm_event *ev;
 	struct pollfd pfd = {.fd = cch->fd, .events = POLLIN};
@@ -659,16 +557,14 @@ static void slow_accept(void)
 	      rdma_listen(l, 1) == 0, "listener");
 	CHECK(rdma_create_id(cch, &c, NULL, RDMA_PS_TCP) == 0 &&
 	      rdma_resolve_addr(c, NULL, (struct sockaddr *)&sa, 2000) == 0, "client");
-	if ((ev = wait_event(cch, RDMA_CM_EVENT_ADDR_RESOLVED)))
-		rdma_ack_cm_event(ev);
+	rt_ack_next(cch, RDMA_CM_EVENT_ADDR_RESOLVED);
 	CHECK(rdma_resolve_route(c, 2000) == 0, "resolve_route");
-	if ((ev = wait_event(cch, RDMA_CM_EVENT_ROUTE_RESOLVED)))
-		rdma_ack_cm_event(ev);
+	rt_ack_next(cch, RDMA_CM_EVENT_ROUTE_RESOLVED);
 	struct ibv_qp_init_attr qa = {.qp_type = IBV_QPT_RC, .cap = {.max_send_wr = 2, .max_recv_wr = 2,
 								     .max_send_sge = 1, .max_recv_sge = 1}};
 	CHECK(rdma_create_qp(c, NULL, &qa) == 0, "client QP");
 	CHECK(rdma_connect(c, NULL) == 0, "connect");
-	if ((ev = wait_event(sch, RDMA_CM_EVENT_CONNECT_REQUEST))) {
+	if ((ev = rt_wait_event(sch, RDMA_CM_EVENT_CONNECT_REQUEST))) {
 		child = ev->id;
 		rdma_ack_cm_event(ev);
 	}
@@ -681,10 +577,8 @@ static void slow_accept(void)
 									      .max_send_sge = 1, .max_recv_sge = 1}};
 		CHECK(rdma_create_qp(child, NULL, &sqa) == 0, "server QP");
 		CHECK(rdma_accept(child, NULL) == 0, "late accept: %s", strerror(errno));
-		if ((ev = wait_event(cch, RDMA_CM_EVENT_ESTABLISHED)))
-			rdma_ack_cm_event(ev);
-		if ((ev = wait_event(sch, RDMA_CM_EVENT_ESTABLISHED)))
-			rdma_ack_cm_event(ev);
+		rt_ack_next(cch, RDMA_CM_EVENT_ESTABLISHED);
+		rt_ack_next(sch, RDMA_CM_EVENT_ESTABLISHED);
 		rdma_destroy_qp(child);
 		rdma_destroy_id(child);
 	}

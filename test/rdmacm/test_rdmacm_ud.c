@@ -39,52 +39,10 @@
 #include "dpv_rdmacm.h"
 #include "dpv_rdmacm_cmsvc.h"
 #include "dpvt_verbs.h"
+#include "rdmacm_test.h"
 
 #define PORT 7472
 #define GRH 40
-
-static const char *g_server = "192.0.2.2";
-static bool g_loopback;
-
-static struct sockaddr_in sin4(const char *ip, uint16_t port)
-{
-	struct sockaddr_in s = {.sin_family = AF_INET, .sin_port = htons(port)};
-
-	inet_pton(AF_INET, ip, &s.sin_addr);
-	return s;
-}
-
-/* The next event of type `want` (3 s), or NULL. */
-static struct rdma_cm_event *wait_event(struct rdma_event_channel *ch, enum rdma_cm_event_type want)
-{
-	struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
-	struct rdma_cm_event *ev = NULL;
-
-	if (poll(&pfd, 1, 3000) != 1 || rdma_get_cm_event(ch, &ev) != 0) {
-		CHECK(0, "no event (wanted %s)", rdma_event_str(want));
-		return NULL;
-	}
-	CHECK(ev->event == want, "event %s (status %d), wanted %s", rdma_event_str(ev->event), ev->status,
-	      rdma_event_str(want));
-	return ev;
-}
-
-static struct rdma_cm_id *client_to(struct rdma_event_channel *ch, uint16_t port)
-{
-	struct rdma_cm_id *id = NULL;
-	struct sockaddr_in dst = sin4(g_server, port), src = sin4(g_server, 0);
-	struct rdma_cm_event *ev;
-
-	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_UDP) == 0 && id->qp_type == IBV_QPT_UD, "client UD id");
-	CHECK(rdma_resolve_addr(id, g_loopback ? (struct sockaddr *)&src : NULL, (struct sockaddr *)&dst, 2000) == 0,
-	      "resolve_addr");
-	if ((ev = wait_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED)))
-		rdma_ack_cm_event(ev);
-	CHECK(rdma_resolve_route(id, 2000) == 0, "resolve_route");
-	if ((ev = wait_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED)))
-		rdma_ack_cm_event(ev);
-	return id;
-}
 
 static void make_qp(struct rdma_cm_id *id)
 {
@@ -99,23 +57,6 @@ static void make_qp(struct rdma_cm_id *id)
 		return;
 	CHECK(ibv_query_qp(id->qp, &qa, IBV_QP_STATE | IBV_QP_QKEY, &qi) == 0 && qa.qp_state == IBV_QPS_RTS &&
 	      qa.qkey == RDMA_UDP_QKEY, "UD QP in RTS with RDMA_UDP_QKEY");
-}
-
-/* One completion on cq within 3 s. */
-static bool poll_one(struct ibv_cq *cq, struct ibv_wc *wc, const char *what)
-{
-	struct timespec t0, t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
-		if (ibv_poll_cq(cq, 1, wc) == 1) {
-			CHECK(wc->status == IBV_WC_SUCCESS, "%s: %s", what, ibv_wc_status_str(wc->status));
-			return wc->status == IBV_WC_SUCCESS;
-		}
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (t.tv_sec - t0.tv_sec < 3);
-	CHECK(0, "%s: no completion", what);
-	return false;
 }
 
 static int post_recv(struct rdma_cm_id *id, struct ibv_mr *mr, char *buf, size_t len)
@@ -174,8 +115,8 @@ static void traffic(struct rdma_cm_id *c, struct rdma_cm_id *s, const struct rdm
 	strcpy(cbuf, "hello over SIDR");
 	CHECK(post_recv(s, smr, sbuf, sizeof(sbuf)) == 0, "server post_recv");
 	CHECK(post_send(c, cmr, cbuf, 16, ah, u->qp_num, u->qkey) == 0, "client UD send");
-	poll_one(c->send_cq, &wc, "client send");
-	if (poll_one(s->recv_cq, &wc, "server recv")) {
+	rt_poll_check(c->send_cq, &wc, "client send");
+	if (rt_poll_check(s->recv_cq, &wc, "server recv")) {
 		CHECK((wc.wc_flags & IBV_WC_GRH) && wc.byte_len == GRH + 16 && wc.src_qp == c->qp->qp_num &&
 		      strcmp(sbuf + GRH, "hello over SIDR") == 0, "server got it: GRH, %u bytes, src_qp 0x%x",
 		      wc.byte_len, wc.src_qp);
@@ -187,8 +128,8 @@ static void traffic(struct rdma_cm_id *c, struct rdma_cm_id *s, const struct rdm
 	strcpy(sbuf, "reply");
 	CHECK(post_recv(c, cmr, cbuf, sizeof(cbuf)) == 0, "client post_recv");
 	CHECK(post_send(s, smr, sbuf, 6, rah, c->qp->qp_num, RDMA_UDP_QKEY) == 0, "server UD reply");
-	poll_one(s->send_cq, &wc, "server send");
-	if (poll_one(c->recv_cq, &wc, "client recv"))
+	rt_poll_check(s->send_cq, &wc, "server send");
+	if (rt_poll_check(c->recv_cq, &wc, "client recv"))
 		CHECK(wc.src_qp == s->qp->qp_num && strcmp(cbuf + GRH, "reply") == 0, "client got the reply");
 	ibv_destroy_ah(rah);
 out:
@@ -203,7 +144,7 @@ out:
 /* CONNECT_REQUEST of a UD client on the listener's channel; returns the new id. */
 static struct rdma_cm_id *conn_request(struct rdma_event_channel *sch, struct rdma_cm_id *l, struct rdma_cm_id *c)
 {
-	struct rdma_cm_event *ev = wait_event(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	struct rdma_cm_event *ev = rt_wait_event(sch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	struct rdma_cm_id *child;
 
 	if (ev == NULL)
@@ -225,7 +166,7 @@ static struct rdma_cm_id *conn_request(struct rdma_event_channel *sch, struct rd
 
 static void accept_and_send(struct rdma_event_channel *cch, struct rdma_event_channel *sch, struct rdma_cm_id *l)
 {
-	struct rdma_cm_id *c = client_to(cch, PORT), *child;
+	struct rdma_cm_id *c = rt_client_to(cch, PORT, RDMA_PS_UDP), *child;
 	struct rdma_conn_param cp = {.private_data = "ud-client", .private_data_len = 10};
 	struct rdma_cm_event *ev;
 
@@ -238,7 +179,7 @@ static void accept_and_send(struct rdma_event_channel *cch, struct rdma_event_ch
 				     .qp_num = child->qp ? child->qp->qp_num : 0};
 	CHECK(rdma_accept(child, &sp) == 0, "accept: %s", strerror(errno));
 	CHECK_RET_ERRNO(rdma_accept(child, &sp), -1, EINVAL);
-	if ((ev = wait_event(cch, RDMA_CM_EVENT_ESTABLISHED))) {
+	if ((ev = rt_wait_event(cch, RDMA_CM_EVENT_ESTABLISHED))) {
 		check_established(c, ev, child->qp ? child->qp->qp_num : 0);
 		struct rdma_ud_param u = ev->param.ud;
 		rdma_ack_cm_event(ev);
@@ -256,7 +197,7 @@ static void accept_and_send(struct rdma_event_channel *cch, struct rdma_event_ch
 
 static void rejected(struct rdma_event_channel *cch, struct rdma_event_channel *sch, struct rdma_cm_id *l)
 {
-	struct rdma_cm_id *c = client_to(cch, PORT), *child;
+	struct rdma_cm_id *c = rt_client_to(cch, PORT, RDMA_PS_UDP), *child;
 	struct rdma_conn_param cp = {.private_data = "ud-client", .private_data_len = 10};
 	struct rdma_cm_event *ev;
 
@@ -264,7 +205,7 @@ static void rejected(struct rdma_event_channel *cch, struct rdma_event_channel *
 	if ((child = conn_request(sch, l, c)) == NULL)
 		return;
 	CHECK(rdma_reject(child, "go away", 8) == 0, "reject: %s", strerror(errno));
-	if ((ev = wait_event(cch, RDMA_CM_EVENT_UNREACHABLE))) {
+	if ((ev = rt_wait_event(cch, RDMA_CM_EVENT_UNREACHABLE))) {
 		CHECK(ev->status == 2 && ev->param.ud.private_data_len == 136 &&
 		      memcmp(ev->param.ud.private_data, "go away", 8) == 0,
 		      "rejected: status %d (IB_SIDR_REJECT), private data", ev->status);
@@ -276,7 +217,7 @@ static void rejected(struct rdma_event_channel *cch, struct rdma_event_channel *
 
 static void closed_port(struct rdma_event_channel *cch)
 {
-	struct rdma_cm_id *c = client_to(cch, 7999);
+	struct rdma_cm_id *c = rt_client_to(cch, 7999, RDMA_PS_UDP);
 	struct rdma_cm_event *ev;
 	char big[181] = {0};
 	struct rdma_conn_param cp = {.private_data = big, .private_data_len = sizeof(big)};
@@ -284,7 +225,7 @@ static void closed_port(struct rdma_event_channel *cch)
 	CHECK_RET_ERRNO(rdma_connect(c, &cp), -1, EINVAL);
 	cp.private_data_len = 180;
 	CHECK(rdma_connect(c, &cp) == 0, "connect to 7999 with 180 bytes");
-	if ((ev = wait_event(cch, RDMA_CM_EVENT_UNREACHABLE))) {
+	if ((ev = rt_wait_event(cch, RDMA_CM_EVENT_UNREACHABLE))) {
 		CHECK(ev->status == 1, "UNREACHABLE status %d (IB_SIDR_UNSUPPORTED)", ev->status);
 		rdma_ack_cm_event(ev);
 	}
@@ -294,7 +235,7 @@ static void closed_port(struct rdma_event_channel *cch)
 /* What lib/cm reports when the SIDR_REQ retries run out, as the CM thread delivers it. */
 static void timeout_event(struct rdma_event_channel *cch)
 {
-	struct rdma_cm_id *c = client_to(cch, 7998);
+	struct rdma_cm_id *c = rt_client_to(cch, 7998, RDMA_PS_UDP);
 	struct dpv_cm_id fake = {.ctx = to_did(c)};
 	struct dpv_cm_event cev = {.type = DPV_CM_EV_TIMEOUT, .id = &fake,
 				   .timeout_attr = DPV_CM_ATTR_SIDR_REQ};
@@ -304,7 +245,7 @@ static void timeout_event(struct rdma_event_channel *cch)
 	dpv_rdmacm_cmsvc_lock();
 	dpv_rdmacm_cm_event(NULL, &cev);
 	dpv_rdmacm_cmsvc_unlock();
-	if ((ev = wait_event(cch, RDMA_CM_EVENT_UNREACHABLE))) {
+	if ((ev = rt_wait_event(cch, RDMA_CM_EVENT_UNREACHABLE))) {
 		CHECK(ev->status == -ETIMEDOUT, "SIDR timeout: UNREACHABLE %d", ev->status);
 		rdma_ack_cm_event(ev);
 	}
@@ -314,12 +255,12 @@ static void timeout_event(struct rdma_event_channel *cch)
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "loopback")) {
-		g_loopback = true;
-		g_server = "192.0.2.1";
+		rt_loopback = true;
+		rt_server = "192.0.2.1";
 	}
 	struct rdma_event_channel *cch = rdma_create_event_channel(), *sch = rdma_create_event_channel();
 	struct rdma_cm_id *l = NULL;
-	struct sockaddr_in sa = sin4(g_server, PORT);
+	struct sockaddr_in sa = rt_sin4(rt_server, PORT);
 
 	CHECK(cch && sch, "channels");
 	CHECK(rdma_create_id(sch, &l, NULL, RDMA_PS_UDP) == 0, "listen id");

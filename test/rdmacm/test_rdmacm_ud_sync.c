@@ -27,6 +27,7 @@
 
 #include "dpv_rdmacm.h"
 #include "dpvt_verbs.h"
+#include "rdmacm_test.h"
 
 #define GRH 40
 
@@ -43,20 +44,6 @@ static struct rdma_addrinfo *addr(const char *port, bool passive)
 
 	CHECK(rdma_getaddrinfo("192.0.2.2", port, &hints, &res) == 0 && res != NULL, "rdma_getaddrinfo %s", port);
 	return res;
-}
-
-/* One completion on cq within 5 s. */
-static bool poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
-{
-	struct timespec t0, t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
-		if (ibv_poll_cq(cq, 1, wc) == 1)
-			return wc->status == IBV_WC_SUCCESS;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while (t.tv_sec - t0.tv_sec < 5);
-	return false;
 }
 
 /* The server's findings, checked by the main thread after the join. */
@@ -89,7 +76,7 @@ static void serve(struct server *s)
 	s->accepted = rdma_accept(s->child, NULL) == 0;
 	s->accept_errno = errno;
 	s->acked = s->child->event == NULL;
-	s->got = mr && poll_one(s->child->recv_cq, &wc) && strcmp(s->buf + GRH, "sync ud") == 0;
+	s->got = mr && rt_poll_wc(s->child->recv_cq, &wc, 5) && strcmp(s->buf + GRH, "sync ud") == 0;
 	if (mr)
 		rdma_dereg_mr(mr);
 }
@@ -136,7 +123,7 @@ static void connect_send(void)
 			struct ibv_mr *mr = rdma_reg_msgs(c, msg, sizeof(msg));
 			struct ibv_wc wc;
 			CHECK(ah && mr && rdma_post_ud_send(c, NULL, msg, 8, mr, IBV_SEND_SIGNALED, ah,
-							    ev->param.ud.qp_num) == 0 && poll_one(c->send_cq, &wc),
+							    ev->param.ud.qp_num) == 0 && rt_poll_wc(c->send_cq, &wc, 5),
 			      "UD SEND with the ESTABLISHED AH");
 			if (mr)
 				rdma_dereg_mr(mr);
