@@ -107,13 +107,16 @@ void sw_comp_error(struct sw_qp *qp, uint32_t i, enum ibv_wc_status st)
 /* The oldest outstanding PSN moved from old: more window (additive
  * increase), fresh retry and RNR retry counters (they count the attempts
  * of the message in flight, not of the QP's life: IBA 9.7.5.2.8, as rxe
- * resets both), timers restarted or stopped. */
+ * resets both), timers restarted or stopped, an RNR wait for a PSN now
+ * acknowledged ended (sw_req_run holds back all sending while it lasts). */
 static void comp_progress(struct sw_qp *qp, uint32_t old)
 {
 	struct sw_comp *c = &qp->comp;
 	c->retry_left = qp->attr.retry_cnt;
 	c->rnr_left = qp->attr.rnr_retry;
 	uint32_t acked = (uint32_t)RTE_MAX(dpv_psn_cmp(c->psn, old), 0);
+	if (c->rnr_deadline && dpv_psn_cmp(c->psn, c->rnr_psn) > 0)
+		c->rnr_deadline = 0; /* the RNR NAK'd PSN got through (an earlier copy): no wait */
 	qp->req.cwnd = RTE_MIN(qp->req.cwnd + acked / 8 + 1, (uint32_t)SW_RC_WINDOW);
 	if (dpv_psn_cmp(qp->req.psn, c->psn) > 0) {
 		sw_timer_restart(qp);

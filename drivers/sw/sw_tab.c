@@ -178,19 +178,24 @@ void sw_dereg_mr(void *dev, uint32_t key)
 	if (!key || i >= g_tab.n_mr)
 		return;
 	struct sw_mr *m = &g_tab.mr[i];
-	bool remote = false;
+	bool live = false;
 	rte_spinlock_lock(&g_tab.lock);
 	if (atomic_load_explicit(&m->key, memory_order_relaxed) == key) {
 		atomic_store_explicit(&m->key, 0, memory_order_release);
-		remote = m->pid || m->delta;
-		if (remote)
+		live = true;
+		if (m->pid || m->delta)
 			atomic_fetch_sub(&sw_remote_mrs, 1);
 	}
 	rte_spinlock_unlock(&g_tab.lock);
-	/* memory of another process: after this returns no engine thread is
-	 * still inside an access that resolved the key, nor has a write to it
-	 * waiting in its batch (sw_mem.c flushes before a poll turn ends) */
-	if (remote)
+	/* as an RNIC's deregistration command: once this returns no engine
+	 * thread (the assist thread, an lcore, another application thread in
+	 * its poll turn) is still inside an access that resolved the key, nor
+	 * has a write to it waiting in its batch (sw_mem.c flushes before a
+	 * poll turn ends), so the application may free the memory at once.
+	 * Without it a receive being copied by the assist thread while the
+	 * application deregistered and unmapped its buffer wrote into unmapped
+	 * memory (UCX's ud_verbs teardown: SIGSEGV in sw_ud_rx). */
+	if (live)
 		sw_quiesce();
 }
 

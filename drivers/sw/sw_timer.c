@@ -200,6 +200,7 @@ static void qp_timers(struct sw_qp *qp, uint64_t now, bool local_trouble)
 		c->rnr_deadline = 0;
 		sw_timer_restart(qp);
 		sw_req_retry(qp, c->rnr_psn, true, false);
+		sw_req_run(qp); /* what was posted during the wait, when nothing was to resend */
 		return;
 	}
 	if (c->timer_deadline && now >= c->timer_deadline) {

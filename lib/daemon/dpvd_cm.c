@@ -399,7 +399,7 @@ void dpvd_cm_poll(void)
 				port_cqe(p, &c, now);
 			}
 			/* armed again, then looked at once more: nothing slips between */
-			atomic_store_explicit(&p->cqr->arm, DPV_CQ_ARM_NEXT, memory_order_seq_cst);
+			dpv_cq_ring_arm(p->cqr, DPV_CQ_ARM_NEXT);
 		}
 		if (p->agent_ok)
 			dpv_cm_timer(&p->agent, now);

@@ -262,8 +262,7 @@ int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 int dpv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct dpv_cq *cq = to_dcq(ibcq);
-	atomic_store_explicit(&cq->ring->arm, solicited_only ? DPV_CQ_ARM_SOL : DPV_CQ_ARM_NEXT,
-			      memory_order_release);
+	dpv_cq_ring_arm(cq->ring, solicited_only ? DPV_CQ_ARM_SOL : DPV_CQ_ARM_NEXT);
 	return 0;
 }
 

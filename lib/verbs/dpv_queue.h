@@ -246,10 +246,27 @@ static inline int dpv_cq_ring_put_ci(struct dpv_ring_hdr *r, uint32_t size, uint
 	*e = *cqe;
 	e->ts = ts;
 	atomic_store_explicit(&r->pi, pi + 1, memory_order_release);
+	/* Dekker with dpv_req_notify_cq (store arm, fence, load pi): without
+	 * the fence the load of arm may pass the store of pi (x86 store
+	 * buffer), both sides see the old values and the consumer sleeps on a
+	 * CQE that signals nobody (a lost completion event) */
+	atomic_thread_fence(memory_order_seq_cst);
 	uint32_t arm = atomic_load_explicit(&r->arm, memory_order_acquire);
 	if (arm && (arm == DPV_CQ_ARM_NEXT || (cqe->flags & DPV_CQE_F_SOLICITED) || cqe->status != 0))
 		return atomic_exchange_explicit(&r->arm, 0, memory_order_acq_rel) != 0;
 	return 0;
+}
+
+/**
+ * Consumer: arm the CQ (DPV_CQ_ARM_*). The fence orders the arm before the
+ * consumer's next read of the producer index (Dekker with
+ * dpv_cq_ring_put_ci): a CQE published meanwhile is either seen by that
+ * poll or signals the completion channel, never neither.
+ */
+static inline void dpv_cq_ring_arm(struct dpv_ring_hdr *r, uint32_t how)
+{
+	atomic_store_explicit(&r->arm, how, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
 }
 
 /** dpv_cq_ring_put_ci without a cached consumer index. */

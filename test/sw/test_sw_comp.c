@@ -192,6 +192,35 @@ static void rnr_nak(void)
 	sw_h_qp_destroy(&h);
 }
 
+/* An RNR NAK whose PSN is then acknowledged before the RNR wait ends (a
+ * copy sent earlier, by the tail-loss probe, found the receive WQE the
+ * peer posted meanwhile): a SEND posted after that, with nothing else
+ * outstanding, must go out by the time the wait (655 ms, min_rnr_timer 0 as
+ * rdma_init_qp_attr gives) is over, not stall for ever. */
+static void rnr_acked_meanwhile(void)
+{
+	struct sw_h_qp h;
+	struct ibv_wc wc[4];
+
+	if (new_qp(&h, 7, 7))
+		return;
+	CHECK(post(&h, 40, IBV_WR_SEND, 0, 64, 0) == 0, "post SEND 40");
+	sw_h_clear();
+	respond(&h, DPV_OPC_ACK, SQ_PSN, DPV_AETH_RNR_NAK | 0, 0, NULL, 0); /* 655.36 ms */
+	respond(&h, DPV_OPC_ACK, SQ_PSN, DPV_AETH_CREDIT_INVALID, 1, NULL, 0);
+	CHECK(poll_n(&h, wc, 4) == 1 && wc[0].wr_id == 40 && wc[0].status == IBV_WC_SUCCESS,
+	      "SEND 40 completes with the late ACK");
+	CHECK(post(&h, 41, IBV_WR_SEND, 0, 64, 0) == 0, "post SEND 41");
+	sw_h_expire_timers(&h);
+	sw_h_poll();
+	CHECK(count(DPV_OPC_SEND_ONLY, SQ_PSN + 1) >= 1, "SEND 41 sent (sent %u frames)", sw_h_nsent());
+	respond(&h, DPV_OPC_ACK, SQ_PSN + 1, DPV_AETH_CREDIT_INVALID, 2, NULL, 0);
+	CHECK(poll_n(&h, wc, 4) == 1 && wc[0].wr_id == 41 && wc[0].status == IBV_WC_SUCCESS,
+	      "SEND 41 completes");
+	CHECK(count(DPV_OPC_SEND_ONLY, SQ_PSN) == 0, "the acknowledged SEND 40 not resent");
+	sw_h_qp_destroy(&h);
+}
+
 /* IBA 9.7.5.2.5: remote access error NAK: the WQE it names completes with
  * REM_ACCESS_ERR (and an invalid request NAK with REM_INV_REQ_ERR), the QP
  * goes to ERR, the rest is flushed. */
@@ -358,6 +387,7 @@ int main(int argc, char **argv)
 	send_and_ack();
 	nak_seq();
 	rnr_nak();
+	rnr_acked_meanwhile();
 	nak_fatal();
 	read_and_atomic();
 	implied_nak();
