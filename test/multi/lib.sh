@@ -321,3 +321,26 @@ on_exit() {
 	trap "$1" EXIT
 	trap 'exit 130' INT TERM
 }
+
+# pair_mode_vars memif|veth: SOCK, LOCKF, CONF_S, CONF_C, RUNDIRS of the
+# memif pair (pair-a/b.json, server 192.0.2.1) or of the veth pair
+# (veth-a/b.json in NS_A/NS_B, server 198.51.100.1).
+pair_mode_vars() {
+	if [ "$1" = memif ]; then
+		SOCK=/tmp/dpverbs-pair.sock LOCKF=/tmp/dpverbs-pair.lock
+		CONF_S=$SRC/config/pair-a.json CONF_C=$SRC/config/pair-b.json
+		RUNDIRS="/var/run/dpdk/dpv-pair-a /var/run/dpdk/dpv-pair-b"
+	else
+		SOCK="" LOCKF=/tmp/dpverbs-veth.lock
+		CONF_S=$SRC/config/veth-a.json CONF_C=$SRC/config/veth-b.json
+		RUNDIRS="/var/run/dpdk/dpv-veth-a /var/run/dpdk/dpv-veth-b"
+	fi
+}
+
+# pair_cleanup: kill_own, the namespaces (veth), the memif socket, $WORK.
+pair_cleanup() {
+	kill_own
+	veth_teardown
+	if [ -n "$SOCK" ]; then rm -f "$SOCK"; fi
+	rm -rf "$WORK"
+}

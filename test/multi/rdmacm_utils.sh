@@ -48,28 +48,20 @@ TMO=${DPV_TIMEOUT:-30}
 TRIES=${DPV_CLIENT_TRIES:-5}
 WORK=$(mktemp -d /tmp/dpv-multi-rdmacm.XXXXXX)
 case "$MODE" in
-memif)
-	LOCKF=/tmp/dpverbs-pair.lock; SOCK=/tmp/dpverbs-pair.sock
-	CONF_S=$SRC/config/pair-a.json; CONF_C=$SRC/config/pair-b.json
-	ADDR=192.0.2.1
-	RUNDIRS="/var/run/dpdk/dpv-pair-a /var/run/dpdk/dpv-pair-b" ;;
+memif) ADDR=192.0.2.1 ;;
 veth)
 	command -v ip >/dev/null || skip "iproute2 (ip) not installed"
-	LOCKF=/tmp/dpverbs-veth.lock; SOCK=""
-	CONF_S=$SRC/config/veth-a.json; CONF_C=$SRC/config/veth-b.json
-	ADDR=198.51.100.1
-	RUNDIRS="/var/run/dpdk/dpv-veth-a /var/run/dpdk/dpv-veth-b" ;;
+	ADDR=198.51.100.1 ;;
 *) log "unknown mode $MODE (memif or veth)"; exit 2 ;;
 esac
+pair_mode_vars "$MODE"
 cleanup() {
 	kill_own
 	if [ -n "${CAP_PID:-}" ]; then
 		kill -INT "$CAP_PID" 2>/dev/null
 		wait "$CAP_PID" 2>/dev/null
 	fi
-	[ "$MODE" = veth ] && veth_teardown
-	[ -n "$SOCK" ] && rm -f "$SOCK"
-	rm -rf "$WORK"
+	pair_cleanup
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

@@ -44,23 +44,9 @@ export DPVERBS_DROPIN=$COMPAT
 unset DPVERBS_CONFIG UCX_TLS UCX_NET_DEVICES
 TMO=${DPV_TIMEOUT:-60}
 WORK=$(mktemp -d /tmp/dpv-multi-ucp.XXXXXX)
-if [ "$MODE" = memif ]; then
-	SOCK=/tmp/dpverbs-pair.sock LOCKF=/tmp/dpverbs-pair.lock
-	CONF_S=$SRC/config/pair-a.json CONF_C=$SRC/config/pair-b.json ADDR_S=192.0.2.1 ADDR_C=192.0.2.2
-	RUNDIRS="/var/run/dpdk/dpv-pair-a /var/run/dpdk/dpv-pair-b"
-else
-	SOCK="" LOCKF=/tmp/dpverbs-veth.lock
-	CONF_S=$SRC/config/veth-a.json CONF_C=$SRC/config/veth-b.json ADDR_S=198.51.100.1 ADDR_C=198.51.100.2
-	RUNDIRS="/var/run/dpdk/dpv-veth-a /var/run/dpdk/dpv-veth-b"
-fi
-cleanup() {
-	kill_own
-	[ "$MODE" = veth ] && veth_teardown
-	[ -n "$SOCK" ] && rm -f "$SOCK"
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+pair_mode_vars "$MODE"
+if [ "$MODE" = memif ]; then ADDR_S=192.0.2.1 ADDR_C=192.0.2.2; else ADDR_S=198.51.100.1 ADDR_C=198.51.100.2; fi
+on_exit pair_cleanup
 pair_prepare
 timeout -k 5 "$TMO" sh "$RUN" --view true 2>"$WORK/probe" ||
 	skip "dpverbs-run --view: no private mount namespace here ($(cat "$WORK/probe"))"
