@@ -43,7 +43,13 @@ grep -q "RDMA_CM_EVENT_REJECTED, error 8" "$WORK/client" ||
 STAT=$BUILD/apps/dpv_stat
 if [ -x "$STAT" ]; then
 	pp=$(pgrep -f -P "$srv" "ibv_rc_pingpong" | head -n 1) # the pingpong under timeout
-	"$STAT" -p "${pp:-$srv}" -a >"$WORK/stat" 2>&1
+	# the counters are published every 100 ms (DPV_STATS_PERIOD_MS): the
+	# client can end before the next snapshot; read again for up to 3 s
+	for _ in $(seq 30); do
+		"$STAT" -p "${pp:-$srv}" -a >"$WORK/stat" 2>&1
+		grep -Eq "^ *cm_fallback_reply +[1-9]" "$WORK/stat" && break
+		sleep 0.1
+	done
 	grep -Eq "^ *cm_fallback_reply +[1-9]" "$WORK/stat" ||
 		fail "dpv_stat -p ${pp:-$srv}: no cm_fallback_reply ($(head -c 300 "$WORK/stat"))"
 fi
