@@ -66,7 +66,7 @@ def num(s):
 def rows(tshark, pcap):
     # the RC payloads are rping's, not RPC over RDMA: Wireshark 4.0's
     # heuristic rpcordma dissector flags short ones as malformed (it does so
-    # in Linux's own ../shared/wire/rdma_cm_send.pcap too)
+    # in Linux rxe's own capture, test/data/wire/rdma_cm_send.pcap, too)
     cmd = [tshark, "-r", pcap, "-n", "--disable-protocol", "rpcordma", "-o", "ip.check_checksum:TRUE",
            "-o", "udp.check_checksum:TRUE", "-T", "fields", "-E", "separator=\t",
            "-E", "occurrence=a", "-E", "aggregator=,"]
