@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The port layer's telemetry commands and the pdump server (dpv_telemetry.h).
+ * The port layer's telemetry commands (dpv_telemetry.h); the capture server
+ * is started from here (dpv_pdump.c).
  *
  * The callbacks run on a telemetry client thread of EAL, concurrently with
  * the engine: they read the counters with relaxed atomic loads (as the
@@ -21,10 +22,10 @@
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_log.h>
-#include <rte_pdump.h>
 #include <rte_telemetry.h>
 
 #include "dpv_fault.h"
+#include "dpv_pdump.h"
 #include "dpv_port.h"
 #include "dpv_telemetry.h"
 
@@ -301,10 +302,8 @@ void dpv_telemetry_init(struct dpv_runtime *rt)
 	if (done)
 		return;
 	done = true;
-	/* dpdk-dumpcap asks the primary to copy its ports' packets; a
-	 * secondary process or an application's own pdump server has it */
-	if (rte_eal_process_type() == RTE_PROC_PRIMARY && rte_pdump_init() != 0)
-		TEL_LOG(INFO, "pdump server not started: %s", rte_strerror(rte_errno));
+	/* dpdk-dumpcap asks the primary to copy its ports' packets */
+	dpv_pdump_init(rt);
 	if (rt->eal_ours && rt->conf.huge && rte_eal_process_type() == RTE_PROC_PRIMARY)
 		atexit(huge_files_remove);
 	if (!dpv_telemetry_enabled(rt))

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * DPDK's own tools on a dpverbs process: the pdump server that
- * dpdk-dumpcap (a secondary process) talks to, and the port layer's
- * telemetry commands read with dpdk-telemetry.py:
+ * DPDK's own tools on a dpverbs process: the port layer's telemetry
+ * commands read with dpdk-telemetry.py (and the start of the capture server
+ * dpdk-dumpcap talks to, dpv_pdump.h):
  *
  *   /dpverbs/info          process, configuration, driver, EAL file prefix
  *   /dpverbs/ports         the port names
@@ -23,8 +23,8 @@
 struct dpv_runtime;
 
 /*
- * Once per process, after EAL is up: start the pdump server (a primary
- * only; an error is logged and ignored) and, unless the configuration's
+ * Once per process, after EAL is up: start the capture server
+ * (dpv_pdump_init; an error is logged and ignored) and, unless the configuration's
  * eal.telemetry is false, register the commands above. Idempotent.
  */
 void dpv_telemetry_init(struct dpv_runtime *rt);

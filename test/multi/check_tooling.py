@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """check_tooling.py telemetry TEL1 TEL2 SERVER_OUT CONFIG
-   check_tooling.py capture PCAP MIN_FRAMES SERVER_OUT CLIENT_OUT
+   check_tooling.py capture PCAP MIN_FRAMES SERVER_OUT CLIENT_OUT [ONLY_SRC]
 
 Checks for tooling.sh (DPDK's own tools on a running ibv_rc_pingpong server).
 
@@ -29,6 +29,8 @@ header checksum, UDP checksum good or absent, an RC opcode (SEND
 FIRST/MIDDLE/LAST/ONLY, ACK), a destination QP of one of the two
 processes, frames in both directions, and an ICRC that this script
 recomputes (IBA A17.3.3, independently of dpverbs and of tshark).
+With ONLY_SRC (a capture made with the filter "src host ONLY_SRC"): every
+frame comes from ONLY_SRC instead of both directions.
 Exit 77 if tshark is missing.
 """
 import json
@@ -175,7 +177,7 @@ def num(s):
     return int(s, 0) if s else None
 
 
-def check_capture(pcap, min_frames, server_out, client_out):
+def check_capture(pcap, min_frames, server_out, client_out, only_src=None):
     tshark = shutil.which("tshark")
     if not tshark:
         print("SKIP: tshark not installed")
@@ -239,7 +241,10 @@ def check_capture(pcap, min_frames, server_out, client_out):
                 fails.append(f"frame {v['frame.number']}: " + "; ".join(problems))
     if bad > 10:
         fails.append(f"... {bad} bad frames in all")
-    check(len(srcs) == 2, f"frames from {srcs}, expected both directions")
+    if only_src:
+        check(list(srcs) == [only_src], f"frames from {srcs}, expected only {only_src} (filter)")
+    else:
+        check(len(srcs) == 2, f"frames from {srcs}, expected both directions")
     print(f"{pcap}: {len(rows)} frames, {len(rows) - bad} valid RoCEv2; per source {srcs}; "
           "opcodes " + ", ".join(f"{k:#04x}: {c}" for k, c in sorted(ops.items(),
                                                                  key=lambda x: x[0] or 0)))
@@ -249,8 +254,9 @@ def check_capture(pcap, min_frames, server_out, client_out):
 def main():
     if len(sys.argv) == 6 and sys.argv[1] == "telemetry":
         check_telemetry(*sys.argv[2:6])
-    elif len(sys.argv) == 6 and sys.argv[1] == "capture":
-        if check_capture(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]) == 77:
+    elif len(sys.argv) in (6, 7) and sys.argv[1] == "capture":
+        if check_capture(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5],
+                         sys.argv[6] if len(sys.argv) == 7 else None) == 77:
             return 77
     else:
         print(__doc__)

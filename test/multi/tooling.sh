@@ -15,7 +15,13 @@
 #   2. dpdk-dumpcap --file-prefix=<server prefix> -i <server port> -c N
 #      captures the server's RoCEv2 frames into a pcapng file (a DPDK
 #      secondary process: retried up to 3 times if it cannot attach);
-#      check_tooling.py capture checks every frame with tshark and the ICRC.
+#      check_tooling.py capture checks every frame with tshark and the ICRC;
+#   3. DPV_RECAPTURES (default 6) more short captures (30 frames) while the
+#      traffic goes on, every other one with the BPF filter "src host <the
+#      server's address>" (only the server's frames): each dumpcap ends
+#      while the server sends and receives, which is when DPDK 22.11's own
+#      pdump server let a poll run into freed client memory
+#      (lib/port/dpv_pdump.c); the server must live through all of them.
 # Then both processes are stopped (TERM, then KILL) and what a killed
 # process leaves is removed: its EAL runtime directory, its hugepage files
 # (only those no process holds locked, as EAL does), the memif socket.
@@ -51,17 +57,18 @@ PY=/usr/bin/python3
 
 TMO=${DPV_TIMEOUT:-120}
 FRAMES=${DPV_FRAMES:-200}
+RECAPTURES=${DPV_RECAPTURES:-6}
 ITERS=100000000   # never reached: the processes are stopped after the checks
 SOCK=/tmp/dpverbs-pair.sock
 if [ "$TRANSPORT" = memif ]; then
 	PFX_A=dpv-pair-a PFX_B=dpv-pair-b
 	CFG_A=$SRC/config/pair-a.json CFG_B=$SRC/config/pair-b.json
-	IFACE=net_memif0 HOST=127.0.0.1 LOCK=/tmp/dpverbs-pair.lock
+	IFACE=net_memif0 HOST=127.0.0.1 LOCK=/tmp/dpverbs-pair.lock SRV_IP=192.0.2.1
 else
 	command -v ip >/dev/null || skip "iproute2 (ip) not installed"
 	PFX_A=dpv-veth-a PFX_B=dpv-veth-b
 	CFG_A=$SRC/config/veth-a.json CFG_B=$SRC/config/veth-b.json
-	IFACE=net_af_packet0 HOST=198.51.100.11 LOCK=/tmp/dpverbs-veth.lock
+	IFACE=net_af_packet0 HOST=198.51.100.11 LOCK=/tmp/dpverbs-veth.lock SRV_IP=198.51.100.1
 fi
 RUNDIRS="/var/run/dpdk/$PFX_A /var/run/dpdk/$PFX_B"
 HUGEDIRS=$(awk '$3 == "hugetlbfs" { print $2 }' /proc/mounts)
@@ -202,6 +209,22 @@ for try in 1 2 3; do
 done
 [ "$rc" = 0 ] || fail "dpdk-dumpcap failed ($rc)"
 
+# captures that start and end while the traffic goes on
+for n in $(seq 1 "$RECAPTURES"); do
+	alive || { fail "ibv_rc_pingpong ended before recapture $n"; break; }
+	filt=()
+	[ $((n % 2)) = 0 ] && filt=(-f "src host $SRV_IP")
+	timeout -k 5 60 "$DUMPCAP" --file-prefix="$PFX_A" -i "$IFACE" -c 30 "${filt[@]}" \
+		-a duration:30 -w "$WORK/re$n.pcapng" >"$WORK/re$n.out" 2>&1
+	rc=$?
+	if [ "$rc" != 0 ] || [ ! -s "$WORK/re$n.pcapng" ]; then
+		sed "s/^/    [recapture $n] /" "$WORK/re$n.out"
+		fail "recapture $n: dpdk-dumpcap failed ($rc)"
+	fi
+done
+alive || fail "ibv_rc_pingpong did not live through $RECAPTURES captures ending during traffic"
+log "$RECAPTURES more captures started and ended during traffic, the server alive"
+
 sleep 0.5
 telemetry "$WORK/tel2.json" "/dpverbs/qp,$QPN" /dpverbs/port,dpv0 /dpverbs/qp,0 \
 	/dpverbs/port,nosuch
@@ -218,6 +241,11 @@ if [ -s "$WORK/capture.pcapng" ]; then
 	log "=== check_tooling.py capture"
 	"$PY" "$SRC/test/multi/check_tooling.py" capture "$WORK/capture.pcapng" "$FRAMES" \
 		"$WORK/live.server" "$WORK/live.client" || fail "capture check failed"
+fi
+if [ "$RECAPTURES" -ge 2 ] && [ -s "$WORK/re2.pcapng" ]; then
+	log "=== check_tooling.py capture (filter \"src host $SRV_IP\")"
+	"$PY" "$SRC/test/multi/check_tooling.py" capture "$WORK/re2.pcapng" 30 \
+		"$WORK/live.server" "$WORK/live.client" "$SRV_IP" || fail "filtered capture check failed"
 fi
 
 # a run that ends by itself leaves neither runtime dirs nor hugepage files
