@@ -9,7 +9,7 @@
  * round (dpv_rdmacm_neigh_poll). When the answer comes: ADDR_RESOLVED; when
  * timeout_ms passes first: ADDR_ERROR with status -ETIMEDOUT and the id is
  * ADDR_BOUND again (Linux's addr_handler). A driver without a neighbour
- * table (EOPNOTSUPP: null driver, shared mode) and a multicast destination
+ * table (EOPNOTSUPP: null driver) and a multicast destination
  * resolve at once.
  *
  * Locking: g_lock protects the pending list and is held while an entry's

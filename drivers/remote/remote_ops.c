@@ -388,6 +388,17 @@ static void rm_xrcd_close(void *dev, uint32_t num)
 	rm_call(DPV_SHM_XRCD_CLOSE, &x, NULL, 0, NULL);
 }
 
+/* dpv_query_neigh: the daemon's table (its ports send the ARP / ND). */
+static int rm_neigh_query(void *dev, const uint8_t ip[16], uint8_t mac[6])
+{
+	struct dpv_shm_neigh n = {.dev = dev_index(dev)};
+	memcpy(n.ip, ip, 16);
+	int e = rm_call(DPV_SHM_NEIGH, &n, NULL, 0, NULL);
+	if (!e)
+		memcpy(mac, n.mac, 6);
+	return e;
+}
+
 static int rm_open_qp(void *dev, uint32_t xrcd, uint32_t qpn)
 {
 	struct dpv_shm_open_qp o = {.dev = dev_index(dev), .xrcd = xrcd, .qpn = qpn};
@@ -427,4 +438,5 @@ const struct dpv_driver_ops rm_ops = {
 	.xrcd_open = rm_xrcd_open,
 	.xrcd_close = rm_xrcd_close,
 	.open_qp = rm_open_qp,
+	.neigh_query = rm_neigh_query,
 };

@@ -29,6 +29,18 @@ static int query_port(struct dpv_shm_port *p)
 	return dpv_ops(d)->query_port(d->drv_dev, &p->attr);
 }
 
+/* dpv_query_neigh of an application: the port's own ARP / ND table (any
+ * application may ask, as any Linux process may read the neighbour table
+ * and make the kernel resolve an address by sending to it). */
+static int neigh_query(struct dpv_shm_neigh *n)
+{
+	struct dpv_device *d = dpvd_dev(n->dev);
+	if (!d)
+		return -EINVAL;
+	memset(n->mac, 0, sizeof(n->mac));
+	return dpv_ops(d)->neigh_query(d->drv_dev, n->ip, n->mac);
+}
+
 /* A context's command descriptor: a memfd nobody writes, whose inode
  * names the context (ibv_import_device hands it back). */
 static int ctx_token(struct dpvd_ctx *x, int *out_fd)
@@ -602,6 +614,7 @@ int dpvd_dispatch(struct dpvd_client *c, struct dpv_shm_msg *m, int fds[DPV_SHM_
 	case DPV_SHM_OPEN_QP: return dpvd_open_qp(c, &m->u.oqp);
 	case DPV_SHM_GSI_LISTEN: return dpvd_gsi_listen(c, &m->u.gsil);
 	case DPV_SHM_MCAST: return dpvd_qp_mcast(c, &m->u.mcast);
+	case DPV_SHM_NEIGH: return neigh_query(&m->u.neigh);
 	default: return -EOPNOTSUPP;
 	}
 }

@@ -53,6 +53,7 @@ size_t dpv_shm_body_len(uint16_t op)
 		[DPV_SHM_OPEN_QP] = BODY(oqp),
 		[DPV_SHM_GSI_LISTEN] = BODY(gsil),
 		[DPV_SHM_MCAST] = BODY(mcast),
+		[DPV_SHM_NEIGH] = BODY(neigh),
 	};
 	return op < DPV_SHM_OP_NR ? len[op] : 0;
 }

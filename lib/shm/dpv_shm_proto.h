@@ -69,6 +69,7 @@ enum dpv_shm_op {
 	DPV_SHM_OPEN_QP,          /* ibv_open_qp */
 	DPV_SHM_GSI_LISTEN,       /* dpv_gsi_listen: REQs for a service ID to a GSI QP */
 	DPV_SHM_MCAST,            /* ibv_attach_mcast / ibv_detach_mcast */
+	DPV_SHM_NEIGH,            /* dpv_query_neigh: the daemon's ARP / ND table */
 	DPV_SHM_OP_NR,
 };
 
@@ -215,6 +216,16 @@ struct dpv_shm_mcast {
 	uint8_t gid[16];          /**< the group (a multicast GID) */
 };
 
+/** dpv_query_neigh through the daemon: status 0 with mac, -EAGAIN while
+ *  the port resolves ip (a request goes out if none is outstanding). */
+struct dpv_shm_neigh {
+	uint32_t dev;             /**< device index from the welcome */
+	uint32_t rsvd;
+	uint8_t ip[16];           /**< IPv6 or IPv4-mapped (a GID) */
+	uint8_t mac[6];           /**< answer */
+	uint8_t rsvd2[2];
+};
+
 struct dpv_shm_qp_modify {
 	uint32_t qpn;
 	int32_t mask;
@@ -283,6 +294,7 @@ struct dpv_shm_msg {
 		struct dpv_shm_open_qp oqp;
 		struct dpv_shm_gsi_listen gsil;
 		struct dpv_shm_mcast mcast;
+		struct dpv_shm_neigh neigh;
 		uint8_t raw[DPV_SHM_MAX_MSG - sizeof(struct dpv_shm_hdr)];
 	} u;
 };

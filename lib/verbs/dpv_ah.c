@@ -182,8 +182,8 @@ DPV_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc
  * ARP / IPv6 neighbour discovery, without blocking (dpv_query_neigh(3)).
  * RETURN VALUE: 0 with mac set; EAGAIN while it is being resolved (a
  * request is sent if none was outstanding); EINVAL (NULL argument,
- * port_num != 1); EOPNOTSUPP (the driver keeps no neighbours: null driver,
- * shared mode). errno is not set.
+ * port_num != 1); EIO (shared mode: the daemon is gone); EOPNOTSUPP (the
+ * driver keeps no neighbours: null driver). errno is not set.
  */
 DPV_EXPORT int dpv_query_neigh(struct ibv_context *context, uint8_t port_num, const union ibv_gid *gid,
 			       uint8_t mac[6])

@@ -177,8 +177,9 @@ struct ibv_qp *dpv_create_gsi_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *att
  * RETURN VALUE: 0 with @p mac set (a local address carried by software
  * loopback: that port's MAC); EAGAIN while the neighbour is being resolved
  * (a request is sent when none is outstanding; one that never answers stays
- * EAGAIN); EINVAL (NULL argument, port_num != 1); EOPNOTSUPP (the driver
- * keeps no neighbours: null driver, shared mode). errno is not set.
+ * EAGAIN); EINVAL (NULL argument, port_num != 1); EIO (shared mode: the
+ * daemon is gone); EOPNOTSUPP (the driver keeps no neighbours: null driver).
+ * errno is not set.
  */
 int dpv_query_neigh(struct ibv_context *context, uint8_t port_num, const union ibv_gid *gid,
 		    uint8_t mac[6]);

@@ -1617,6 +1617,7 @@ static const struct field f_oqp[] = {FLD(dpv_shm_open_qp, dev, K_DEV, 0), FLD(dp
 
 static const struct field f_mcast[] = {FLD(dpv_shm_mcast, qpn, K_NUM, DPV_OBJ_QP),
 				       FLD(dpv_shm_mcast, attach, K_BOOL, 0)};
+static const struct field f_neigh[] = {FLD(dpv_shm_neigh, dev, K_DEV, 0)};
 static const struct field f_gsil[] = {FLD(dpv_shm_gsi_listen, qpn, K_NUM, DPV_OBJ_QP),
 				      FLD(dpv_shm_gsi_listen, on, K_BOOL, 0),
 				      FLD(dpv_shm_gsi_listen, service_id, K_ANY64, 0)};
@@ -1662,6 +1663,7 @@ static const struct field *op_fields(uint16_t op, unsigned int *n)
 	case DPV_SHM_OPEN_QP: R(f_oqp);
 	case DPV_SHM_GSI_LISTEN: R(f_gsil);
 	case DPV_SHM_MCAST: R(f_mcast);
+	case DPV_SHM_NEIGH: R(f_neigh);
 	default:
 		*n = 0;
 		return NULL;

@@ -169,6 +169,7 @@ static size_t body_len(uint16_t op)
 	case DPV_SHM_OPEN_QP: return BODY(oqp);
 	case DPV_SHM_GSI_LISTEN: return BODY(gsil);
 	case DPV_SHM_MCAST: return BODY(mcast);
+	case DPV_SHM_NEIGH: return BODY(neigh);
 	default: return 0;
 	}
 }
