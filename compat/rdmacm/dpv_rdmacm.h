@@ -8,13 +8,13 @@
  * as the verbs façade does (dpv_obj.h). Nothing here is exported: the
  * version script (librdmacm.map) ends with "local: *".
  *
- * What a future connection manager (issue 11) plugs into:
+ * What the address resolution (dpv_rdmacm_addr.c) and the connection
+ * manager (dpv_rdmacm_conn*.c, dpv_rdmacm_cmsvc.c, dpv_rdmacm_ud.c) share:
  *  - dpv_rdmacm_event_post() queues an event for the application;
  *  - dpv_rdmacm_id_set_device() gives an id its device, port and shared PD
  *    (what rdma_bind_addr / rdma_resolve_addr do in rdma-core);
  *  - struct dpv_rdmacm_id keeps the options rdma_set_option stored and the
- *    id's state (IDLE, ADDR_BOUND, ADDR_RESOLVED, ROUTE_RESOLVED are
- *    reached today: dpv_rdmacm_addr.c).
+ *    id's state.
  *
  * Locking: a channel's lock protects its queue, the eventfd counter and the
  * events_reported counters of the ids whose events it holds; an id's lock
@@ -247,6 +247,11 @@ void dpv_rdmacm_mc_release(struct dpv_rdmacm_id *p);
  * @return 0, or -1 with errno.
  */
 int dpv_rdmacm_complete(struct dpv_rdmacm_id *p);
+
+/* rdma_set_option(RDMA_OPTION_IB, RDMA_OPTION_IB_PATH): the route from a
+ * path record (dpv_rdmacm_addr.c); ROUTE_RESOLVED posted, and waited for on
+ * a synchronous id. 0, or -1 with errno EINVAL / ENOMEM. */
+int dpv_rdmacm_set_ib_path(struct dpv_rdmacm_id *p, const void *optval, size_t optlen);
 
 /* ---- dpv_rdmacm_qpattr.c ---- */
 

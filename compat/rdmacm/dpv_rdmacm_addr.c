@@ -29,6 +29,7 @@
  * An id of a NULL channel waits for its event, as rdma-core's
  * ucma_complete: the event stays in id->event until the next call.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -578,6 +579,54 @@ int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 	}
 	id->route.path_rec = pr;
 	id->route.num_paths = 1;
+	p->state = DPV_RDMACM_ROUTE_RESOLVED;
+	return post_event(p, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+}
+
+/* RDMA_OPTION_IB_PATH: the route from a path record the caller got
+ * elsewhere (ibacm, an SA), as Linux's ucma_set_ib_path and
+ * rdma_set_ib_path: the first record flagged GMP | PRIMARY | BIDIRECTIONAL,
+ * in the SA's wire layout, becomes id->route.path_rec (LIDs 0, as Linux
+ * reports them on RoCE) on an id whose address is resolved; then
+ * ROUTE_RESOLVED, as rdma_resolve_route. A path MTU that is no IB MTU
+ * (1..5) is refused here rather than at rdma_connect. */
+int dpv_rdmacm_set_ib_path(struct dpv_rdmacm_id *p, const void *optval, size_t optlen)
+{
+	const uint32_t want = IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_PRIMARY | IBV_PATH_FLAG_BIDIRECTIONAL;
+	const struct ibv_path_data *d = optval;
+	const struct ibv_path_record *r = NULL;
+
+	if (optlen == 0 || optlen % sizeof(*d) != 0)
+		return dpv_rdmacm_err(EINVAL);
+	for (size_t i = 0; i < optlen / sizeof(*d) && r == NULL; i++)
+		if (d[i].flags == want)
+			r = &d[i].path;
+	if (r == NULL || p->state != DPV_RDMACM_ADDR_RESOLVED || (r->mtu & 0x3f) < IBV_MTU_256 ||
+	    (r->mtu & 0x3f) > IBV_MTU_4096)
+		return dpv_rdmacm_err(EINVAL);
+	struct ibv_sa_path_rec *pr = p->id.route.path_rec != NULL ? p->id.route.path_rec : calloc(1, sizeof(*pr));
+	if (pr == NULL)
+		return dpv_rdmacm_err(ENOMEM);
+	uint32_t fh = be32toh(r->flowlabel_hoplimit);
+	memset(pr, 0, sizeof(*pr));
+	pr->dgid = r->dgid;
+	pr->sgid = r->sgid;
+	pr->flow_label = htobe32((fh >> 8) & 0xfffff);
+	pr->hop_limit = (uint8_t)fh;
+	pr->traffic_class = r->tclass;
+	pr->reversible = r->reversible_numpath >> 7;
+	pr->numb_path = r->reversible_numpath & 0x7f;
+	pr->pkey = r->pkey;
+	pr->sl = be16toh(r->qosclass_sl) & 0xf;
+	pr->mtu_selector = r->mtu >> 6;
+	pr->mtu = r->mtu & 0x3f;
+	pr->rate_selector = r->rate >> 6;
+	pr->rate = r->rate & 0x3f;
+	pr->packet_life_time_selector = r->packetlifetime >> 6;
+	pr->packet_life_time = r->packetlifetime & 0x3f;
+	pr->preference = r->preference;
+	p->id.route.path_rec = pr;
+	p->id.route.num_paths = 1;
 	p->state = DPV_RDMACM_ROUTE_RESOLVED;
 	return post_event(p, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
 }

@@ -11,8 +11,8 @@
  *    listener's PD;
  *  - otherwise: rdma_resolve_addr(ai_src_addr, ai_dst_addr, 2000 ms) and
  *    rdma_resolve_route(2000 ms), waiting for each (a path in ai_route
- *    goes through rdma_set_option(RDMA_OPTION_IB_PATH), which dpverbs does
- *    not support: ENOSYS); with qp_init_attr a QP on pd (NULL: the id's
+ *    goes through rdma_set_option(RDMA_OPTION_IB_PATH) instead of
+ *    rdma_resolve_route); with qp_init_attr a QP on pd (NULL: the id's
  *    PD) with CQs made for it; ai_connect is kept and put before the
  *    private data of rdma_connect's REQ;
  *  - any failure destroys what was made (rdma_destroy_ep) and returns -1
@@ -54,9 +54,8 @@ static int active_ep(struct rdma_cm_id *id, struct rdma_addrinfo *res, struct ib
 	if (rdma_resolve_addr(id, res->ai_src_addr, res->ai_dst_addr, 2000) != 0)
 		return -1;
 	if (res->ai_route_len != 0) {
+		/* on this synchronous id the option waits for its ROUTE_RESOLVED */
 		ret = rdma_set_option(id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, res->ai_route, res->ai_route_len);
-		if (ret == 0)
-			ret = dpv_rdmacm_complete(p);
 	} else {
 		ret = rdma_resolve_route(id, 2000);
 	}

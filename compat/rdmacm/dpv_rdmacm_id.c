@@ -274,10 +274,8 @@ int rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval,
 	case RDMA_OPTION_IB:
 		if (optname != RDMA_OPTION_IB_PATH)
 			ret = ENOSYS;
-		else if (optlen % sizeof(struct ibv_path_data) != 0)
-			ret = EINVAL;
 		else
-			ret = ENOSYS; /* CM: not yet (issue 11): a path record resolves the route */
+			return dpv_rdmacm_set_ib_path(p, optval, optlen);
 		break;
 	default:
 		ret = ENOSYS;

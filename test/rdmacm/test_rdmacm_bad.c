@@ -25,6 +25,15 @@
  *    7471: RDMA_CM_EVENT_REJECTED, status 8 (IB_CM_REJ_INVALID_SERVICE_ID,
  *    the reason as Linux's cma_ib_handler reports it), private_data_len 148
  *    (IB_CM_REJ_PRIVATE_DATA_SIZE).
+ *  - RDMA_OPTION_IB_PATH (as Linux's ucma_set_ib_path / rdma_set_ib_path):
+ *    EINVAL on an id whose address is not resolved, for a length that is
+ *    not a whole number of struct ibv_path_data, for records none of which
+ *    is flagged GMP | PRIMARY | BIDIRECTIONAL; a good record (MTU 512, hop
+ *    limit 7, flow label 0x12345, traffic class 0x20, SL 3, packet lifetime
+ *    14) gives ROUTE_RESOLVED and id->route.path_rec with those values; a
+ *    second one EINVAL (route resolved); rdma_connect on that route to a
+ *    listener on 192.0.2.2:7490 is established with path MTU 512 on both
+ *    QPs and hop limit 7 on the client's.
  *  - with the argument "fork" (test rdmacm-fork-exit): a listener on
  *    192.0.2.2:7480 (the CM thread runs), then fork(); the child calls
  *    exit(0), which runs the atexit handlers it inherited: it must end at
@@ -34,6 +43,7 @@
  * Every wait ends after 5 s. Prints "N passed, N failed".
  */
 #include <arpa/inet.h>
+#include <endian.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -152,6 +162,98 @@ static void rejected(struct rdma_event_channel *ch)
 	rdma_destroy_id(l);
 }
 
+static void ib_path(struct rdma_event_channel *ch)
+{
+	struct rdma_event_channel *sch = rdma_create_event_channel();
+	struct rdma_cm_id *l = NULL, *c = NULL, *child = NULL;
+	struct sockaddr_in sa = rt_sin4("192.0.2.2", 7490);
+	struct ibv_path_data pd[2];
+	struct rdma_cm_event *ev;
+	struct ibv_qp_init_attr a = {.qp_type = IBV_QPT_RC, .cap = {.max_send_wr = 4, .max_recv_wr = 4,
+					.max_send_sge = 1, .max_recv_sge = 1}};
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qi;
+
+	CHECK(sch != NULL, "server channel");
+	if (sch == NULL)
+		return;
+	CHECK(rdma_create_id(sch, &l, NULL, RDMA_PS_TCP) == 0 && rdma_bind_addr(l, (struct sockaddr *)&sa) == 0 &&
+	      rdma_listen(l, 4) == 0, "listener on 7490: %s", strerror(errno));
+	CHECK(rdma_create_id(ch, &c, NULL, RDMA_PS_TCP) == 0, "client id");
+	memset(pd, 0, sizeof(pd));
+	pd[0].flags = IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_PRIMARY; /* not bidirectional */
+	pd[1].flags = IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_PRIMARY | IBV_PATH_FLAG_BIDIRECTIONAL;
+	struct ibv_path_record *r = &pd[1].path;
+	r->flowlabel_hoplimit = htobe32(0x12345u << 8 | 7);
+	r->tclass = 0x20;
+	r->reversible_numpath = 0x81;
+	r->pkey = htobe16(0xffff);
+	r->qosclass_sl = htobe16(3);
+	r->mtu = 2 << 6 | IBV_MTU_512;
+	r->rate = 2 << 6 | 3;
+	r->packetlifetime = 2 << 6 | 14;
+	errno = 0;
+	CHECK(rdma_set_option(c, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, pd, sizeof(pd)) == -1 && errno == EINVAL,
+	      "IB_PATH before the address is resolved: errno %d, want EINVAL", errno);
+	struct sockaddr_in dst = rt_sin4("192.0.2.2", 7490);
+	CHECK(rdma_resolve_addr(c, NULL, (struct sockaddr *)&dst, 2000) == 0, "resolve_addr");
+	rt_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	r->sgid = c->route.addr.addr.ibaddr.sgid;
+	r->dgid = c->route.addr.addr.ibaddr.dgid;
+	errno = 0;
+	CHECK(rdma_set_option(c, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, pd, sizeof(pd) - 1) == -1 && errno == EINVAL,
+	      "IB_PATH of %zu bytes: errno %d, want EINVAL", sizeof(pd) - 1, errno);
+	errno = 0;
+	CHECK(rdma_set_option(c, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, pd, sizeof(pd[0])) == -1 && errno == EINVAL,
+	      "IB_PATH without a bidirectional primary record: errno %d, want EINVAL", errno);
+	CHECK(rdma_set_option(c, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, pd, sizeof(pd)) == 0, "IB_PATH: %s",
+	      strerror(errno));
+	rt_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	const struct ibv_sa_path_rec *pr = c->route.path_rec;
+	CHECK(c->route.num_paths == 1 && pr != NULL, "num_paths %d", c->route.num_paths);
+	if (pr != NULL) {
+		CHECK(pr->mtu == IBV_MTU_512 && pr->mtu_selector == 2, "path MTU %u selector %u", pr->mtu,
+		      pr->mtu_selector);
+		CHECK(pr->hop_limit == 7 && be32toh(pr->flow_label) == 0x12345 && pr->traffic_class == 0x20,
+		      "hop limit %u, flow label %#x, traffic class %#x", pr->hop_limit, be32toh(pr->flow_label),
+		      pr->traffic_class);
+		CHECK(pr->sl == 3 && pr->packet_life_time == 14 && pr->reversible == 1 && pr->numb_path == 1 &&
+		      pr->rate == 3 && be16toh(pr->pkey) == 0xffff, "SL %u, packet lifetime %u, reversible %d, "
+		      "numb_path %u, rate %u", pr->sl, pr->packet_life_time, pr->reversible, pr->numb_path, pr->rate);
+		CHECK(memcmp(&pr->dgid, &r->dgid, 16) == 0, "dgid as given");
+	}
+	errno = 0;
+	CHECK(rdma_set_option(c, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, pd, sizeof(pd)) == -1 && errno == EINVAL,
+	      "a second IB_PATH: errno %d, want EINVAL", errno);
+	struct ibv_qp_init_attr a2 = a; /* rdma_create_qp fills in the CQs it made */
+	CHECK(rdma_create_qp(c, NULL, &a) == 0, "client QP: %s", strerror(errno));
+	CHECK(rdma_connect(c, NULL) == 0, "connect on the given route: %s", strerror(errno));
+	if ((ev = rt_wait_event(sch, RDMA_CM_EVENT_CONNECT_REQUEST)) != NULL) {
+		child = ev->id;
+		rdma_ack_cm_event(ev);
+		CHECK(rdma_create_qp(child, NULL, &a2) == 0, "server QP: %s", strerror(errno));
+		CHECK(rdma_accept(child, NULL) == 0, "accept: %s", strerror(errno));
+	}
+	rt_expect(ch, RDMA_CM_EVENT_ESTABLISHED, 0);
+	rt_expect(sch, RDMA_CM_EVENT_ESTABLISHED, 0);
+	CHECK(c->qp && ibv_query_qp(c->qp, &qa, IBV_QP_PATH_MTU | IBV_QP_AV, &qi) == 0 &&
+	      qa.path_mtu == IBV_MTU_512 && qa.ah_attr.grh.hop_limit == 7,
+	      "client QP: path MTU %d, hop limit %u, want 2 and 7", qa.path_mtu, qa.ah_attr.grh.hop_limit);
+	CHECK(child && child->qp && ibv_query_qp(child->qp, &qa, IBV_QP_PATH_MTU, &qi) == 0 &&
+	      qa.path_mtu == IBV_MTU_512, "server QP: path MTU %d, want 2 (the REQ's)", qa.path_mtu);
+	rdma_disconnect(c);
+	rt_expect(ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	rt_expect(sch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	if (child) {
+		rdma_destroy_qp(child);
+		rdma_destroy_id(child);
+	}
+	rdma_destroy_qp(c);
+	rdma_destroy_id(c);
+	rdma_destroy_id(l);
+	rdma_destroy_event_channel(sch);
+}
+
 /* LeakSanitizer's hook (read only in the ASan build): its exit-time check
  * in a child of fork() of this multi-threaded process can wait for ever on
  * an allocator lock another thread of the parent held at the fork (LSan's
@@ -224,6 +326,7 @@ int main(int argc, char **argv)
 		unknown_onlink(ch);
 		no_route(ch);
 		rejected(ch);
+		ib_path(ch);
 	}
 	rdma_destroy_event_channel(ch);
 	return dpvt_finish();
