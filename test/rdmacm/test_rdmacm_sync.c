@@ -9,7 +9,8 @@
  *     rdma_get_request gives an id with a QP and the CONNECT_REQUEST in
  *     id->event; an active endpoint (rdma_create_ep, QP made) connects
  *     with private data: rdma_connect and rdma_accept return once
- *     ESTABLISHED (id->event); ai_connect goes before the private data; a
+ *     ESTABLISHED (id->event); ai_connect goes before the private data,
+ *     ai_route resolves the route (path MTU 512 on the QP); a
  *     SEND; rdma_disconnect on both sides returns with DISCONNECTED in
  *     id->event;
  *  1b. the same with UD endpoints (RDMA_PS_UDP, SIDR): the synchronous
@@ -38,6 +39,7 @@
  * Every wait ends after 3 s (the server thread's after 5 s). Prints
  * "N passed, N failed".
  */
+#include <endian.h>
 #include <arpa/inet.h>
 #include <poll.h>
 #include <pthread.h>
@@ -124,14 +126,33 @@ static void client_ep(void)
 		memcpy(res->ai_connect, "AC", 2);
 		res->ai_connect_len = 2;
 	}
+	/* ai_route (as ibacm would give): the route through
+	 * RDMA_OPTION_IB_PATH instead of rdma_resolve_route; path MTU 512 */
+	struct ibv_path_data *pd = calloc(1, sizeof(*pd));
+	if (pd) {
+		pd->flags = IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_PRIMARY | IBV_PATH_FLAG_BIDIRECTIONAL;
+		pd->path.flowlabel_hoplimit = htobe32(64);
+		pd->path.reversible_numpath = 0x81;
+		pd->path.pkey = htobe16(0xffff);
+		pd->path.mtu = 2 << 6 | IBV_MTU_512;
+		pd->path.packetlifetime = 2 << 6 | 18;
+		res->ai_route = pd;
+		res->ai_route_len = sizeof(*pd);
+	}
 	if (!CHECK(rdma_create_ep(&id, res, NULL, &qa) == 0, "create_ep: %s", strerror(errno)))
 		goto out;
 	CHECK(id->qp && id->send_cq && id->recv_cq && id->qp_type == IBV_QPT_RC, "active ep: QP and CQs");
 	CHECK(id->event && id->event->event == RDMA_CM_EVENT_ROUTE_RESOLVED, "id->event ROUTE_RESOLVED");
+	CHECK(!pd || (id->route.path_rec && id->route.path_rec->mtu == IBV_MTU_512), "route from ai_route: MTU %d",
+	      id->route.path_rec ? id->route.path_rec->mtu : -1);
 	struct rdma_conn_param cp = {.private_data = "ep-pd", .private_data_len = 6, .retry_count = 7,
 				     .rnr_retry_count = 7, .responder_resources = 1, .initiator_depth = 1};
 	CHECK(rdma_connect(id, &cp) == 0, "sync connect: %s", strerror(errno));
 	CHECK(id->event && id->event->event == RDMA_CM_EVENT_ESTABLISHED, "id->event ESTABLISHED");
+	struct ibv_qp_attr qpa;
+	struct ibv_qp_init_attr qpi;
+	CHECK(!pd || (ibv_query_qp(id->qp, &qpa, IBV_QP_PATH_MTU, &qpi) == 0 && qpa.path_mtu == IBV_MTU_512),
+	      "QP path MTU %d, want 2 (ai_route's)", qpa.path_mtu);
 	struct ibv_mr *mr = rdma_reg_msgs(id, msg, sizeof(msg));
 	CHECK(mr && rdma_post_send(id, NULL, msg, sizeof(msg), mr, 0) == 0, "post_send");
 	CHECK(rdma_get_send_comp(id, &wc) == 1 && wc.status == IBV_WC_SUCCESS, "send completion");
