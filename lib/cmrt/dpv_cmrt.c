@@ -326,9 +326,9 @@ struct dpv_cmrt *dpv_cmrt_open(struct ibv_context *ctx, const struct dpv_cmrt_cf
 	if (!rt->cfg.port_num)
 		rt->cfg.port_num = 1;
 	if (!rt->cfg.recv_bufs)
-		rt->cfg.recv_bufs = 64;
+		rt->cfg.recv_bufs = 512;
 	if (!rt->cfg.send_depth)
-		rt->cfg.send_depth = 64;
+		rt->cfg.send_depth = 128;
 	int rc = find_gids(rt);
 	rc = rc ? rc : open_verbs(rt);
 	rc = rc ? rc : open_agent(rt);

@@ -32,8 +32,12 @@ extern "C" {
 /** Configuration of a runtime; zeroed fields take the defaults. */
 struct dpv_cmrt_cfg {
 	uint8_t port_num;           /**< 0: 1 */
-	uint32_t recv_bufs;         /**< receive buffers posted; 0: 64 */
-	uint32_t send_depth;        /**< send queue depth; 0: 64 (signalled every depth/2) */
+	uint32_t recv_bufs;         /**< receive buffers posted; 0: 512 (Linux's
+				         mad_recvq_size: a burst of 100 SIDR_REPs
+				         to udaddy -c 100 must not find the queue
+				         empty while the CM thread is off the CPU) */
+	uint32_t send_depth;        /**< send queue depth; 0: 128 (Linux's
+				         mad_sendq_size; signalled every depth/2) */
 	uint32_t max_ids;           /**< of the agent; 0: its default */
 	uint64_t timewait_ns;       /**< of the agent; 0: its default */
 	uint64_t seed;              /**< of the agent's comm IDs; 0: from the clock */
