@@ -286,22 +286,22 @@ static int pd_handle(const struct pd_request *req)
 		PD_LOG(ERR, "%s: queue %u, the port has %u", p->name, req->queue, p->n_qctx);
 		return -EINVAL;
 	}
-	for (int dir = PD_RX; dir <= PD_TX; dir++) {
-		if (!(req->flags & (dir == PD_RX ? RTE_PDUMP_FLAG_RX : RTE_PDUMP_FLAG_TX)))
-			continue;
-		for (uint16_t q = q0; q < q1; q++) {
-			if (req->op == PD_DISABLE) {
-				int e = cap_stop(p, q, dir);
-				r = r ? r : e; /* stop what can be stopped */
-				continue;
-			}
-			if ((r = cap_start(p, q, dir, req)) == 0)
-				continue;
-			/* all or nothing: undo what this request started */
-			for (int d = PD_RX; d <= dir; d++)
-				for (uint16_t u = q0; u < (d == dir ? q : q1); u++)
-					if (req->flags & (d == PD_RX ? RTE_PDUMP_FLAG_RX : RTE_PDUMP_FLAG_TX))
-						cap_stop(p, u, d);
+	/* the (direction, queue) pairs of the request, in order */
+	int dirs[2], nd = 0;
+	if (req->flags & RTE_PDUMP_FLAG_RX)
+		dirs[nd++] = PD_RX;
+	if (req->flags & RTE_PDUMP_FLAG_TX)
+		dirs[nd++] = PD_TX;
+	unsigned int nq = (unsigned int)(q1 - q0), n = (unsigned int)nd * nq;
+	for (unsigned int k = 0; k < n; k++) {
+		int dir = dirs[k / nq];
+		uint16_t q = (uint16_t)(q0 + k % nq);
+		if (req->op == PD_DISABLE) {
+			int e = cap_stop(p, q, dir);
+			r = r ? r : e; /* stop what can be stopped */
+		} else if ((r = cap_start(p, q, dir, req)) != 0) {
+			while (k-- > 0) /* all or nothing: undo what this request started */
+				cap_stop(p, (uint16_t)(q0 + k % nq), dirs[k / nq]);
 			return r;
 		}
 	}

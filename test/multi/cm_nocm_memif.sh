@@ -20,21 +20,19 @@ PP=$(command -v ibv_rc_pingpong || true)
 [ -n "$PP" ] || skip "ibv_rc_pingpong (Debian ibverbs-utils) not installed"
 [ -e "$COMPAT/librdmacm.so.1" ] || skip "$COMPAT/librdmacm.so.1 not built"
 TMO=${DPV_TIMEOUT:-30}
-SOCK=/tmp/dpverbs-pair.sock
-LOCKF=/tmp/dpverbs-pair.lock
+MODE=memif
+pair_mode_vars memif
 WORK=$(mktemp -d /tmp/dpv-multi-nocm.XXXXXX)
 on_exit memif_cleanup
-take_lock "$LOCKF"
-claim_rundirs /var/run/dpdk/dpv-pair-a /var/run/dpdk/dpv-pair-b
-[ -e "$SOCK" ] && rm -f "$SOCK"
+pair_prepare
 
 PORT=$(pick_port)
-DPVERBS_CONFIG=$SRC/config/pair-a.json LD_LIBRARY_PATH=$COMPAT \
+DPVERBS_CONFIG=$CONF_S LD_LIBRARY_PATH=$COMPAT \
 	timeout -k 5 "$TMO" "$PP" -d dpv0 -g 1 -p "$PORT" >"$WORK/server" 2>&1 &
 srv=$!
 MULTI_PIDS="$srv"
 wait_listen "$srv" "$PORT" || { cat "$WORK/server"; fail "ibv_rc_pingpong: no TCP listen on $PORT"; exit 1; }
-DPVERBS_CONFIG=$SRC/config/pair-b.json LD_LIBRARY_PATH=$COMPAT \
+DPVERBS_CONFIG=$CONF_C LD_LIBRARY_PATH=$COMPAT \
 	timeout -k 5 "$TMO" rping -c -a 192.0.2.1 -p 7999 -C 1 >"$WORK/client" 2>&1
 rc=$?
 grep -q "RDMA_CM_EVENT_REJECTED, error 8" "$WORK/client" ||

@@ -20,22 +20,20 @@ command -v rping >/dev/null || skip "rping (Debian rdmacm-utils) not installed"
 [ -e "$COMPAT/librdmacm.so.1" ] || skip "$COMPAT/librdmacm.so.1 not built"
 TMO=${DPV_TIMEOUT:-30}
 COUNT=100
-SOCK=/tmp/dpverbs-pair.sock
-LOCKF=/tmp/dpverbs-pair.lock
+MODE=memif
+pair_mode_vars memif
 WORK=$(mktemp -d /tmp/dpv-multi-rping.XXXXXX)
 on_exit memif_cleanup
-take_lock "$LOCKF"
-claim_rundirs /var/run/dpdk/dpv-pair-a /var/run/dpdk/dpv-pair-b
-[ -e "$SOCK" ] && rm -f "$SOCK"
+pair_prepare
 
-DPVERBS_CONFIG=$SRC/config/pair-a.json LD_LIBRARY_PATH=$COMPAT \
+DPVERBS_CONFIG=$CONF_S LD_LIBRARY_PATH=$COMPAT \
 	timeout -k 5 "$TMO" rping -s -a 192.0.2.1 -v -C "$COUNT" >"$WORK/server" 2>"$WORK/server.err" &
 srv=$!
 MULTI_PIDS="$srv"
 # listening once its CM thread runs (rdma_listen opens the CM)
 wait_cm_thread "$srv" || fail "rping -s: no dpverbs CM thread (dpv-cm) within 30 s"
 sleep "${DPV_RPING_WAIT:-0.2}"
-DPVERBS_CONFIG=$SRC/config/pair-b.json LD_LIBRARY_PATH=$COMPAT \
+DPVERBS_CONFIG=$CONF_C LD_LIBRARY_PATH=$COMPAT \
 	timeout -k 5 "$TMO" rping -c -a 192.0.2.1 -v -C "$COUNT" >"$WORK/client" 2>"$WORK/client.err"
 rc_c=$?
 wait "$srv"; rc_s=$?
