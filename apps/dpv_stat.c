@@ -91,6 +91,14 @@ static void print_text(const struct dpv_stats_shm *s, bool all)
 		       (unsigned long long)p->rx_loopback, (unsigned long long)p->tx_loopback,
 		       (unsigned long long)p->arp_rx, (unsigned long long)p->arp_tx, (unsigned long long)p->nd_rx,
 		       (unsigned long long)p->nd_tx);
+		if (p->xdp_mode[0])
+			printf("    af_xdp on %s: XDP %s; to dpverbs %llu, to the kernel %llu, no socket %llu\n",
+			       p->kernel_iface, p->xdp_mode, (unsigned long long)p->xdp_roce,
+			       (unsigned long long)p->xdp_pass, (unsigned long long)p->xdp_no_xsk);
+		else if (p->kernel_iface[0])
+			printf("    kernel interface %s: to the kernel %llu, from the kernel %llu, dropped %llu\n",
+			       p->kernel_iface, (unsigned long long)p->exc_to_kernel,
+			       (unsigned long long)p->exc_from_kernel, (unsigned long long)p->exc_drops);
 		for (uint32_t k = 0; k < s->n_drop && k < DPV_STATS_MAX_CNT; k++)
 			if (all || p->drop[k])
 				printf("    drop.%-24s %llu\n", s->drop_names[k], (unsigned long long)p->drop[k]);
@@ -137,6 +145,14 @@ static json_t *to_json(const struct dpv_stats_shm *s)
 		json_object_set_new(jp, "arp_tx", json_integer((json_int_t)p->arp_tx));
 		json_object_set_new(jp, "nd_rx", json_integer((json_int_t)p->nd_rx));
 		json_object_set_new(jp, "nd_tx", json_integer((json_int_t)p->nd_tx));
+		json_object_set_new(jp, "kernel_iface", json_string(p->kernel_iface));
+		json_object_set_new(jp, "xdp_mode", json_string(p->xdp_mode));
+		json_object_set_new(jp, "xdp_roce", json_integer((json_int_t)p->xdp_roce));
+		json_object_set_new(jp, "xdp_pass", json_integer((json_int_t)p->xdp_pass));
+		json_object_set_new(jp, "xdp_no_xsk", json_integer((json_int_t)p->xdp_no_xsk));
+		json_object_set_new(jp, "exc_to_kernel", json_integer((json_int_t)p->exc_to_kernel));
+		json_object_set_new(jp, "exc_from_kernel", json_integer((json_int_t)p->exc_from_kernel));
+		json_object_set_new(jp, "exc_drops", json_integer((json_int_t)p->exc_drops));
 		json_t *d = json_object(), *c = json_object();
 		for (uint32_t k = 0; k < s->n_drop && k < DPV_STATS_MAX_CNT; k++)
 			json_object_set_new(d, s->drop_names[k], json_integer((json_int_t)p->drop[k]));

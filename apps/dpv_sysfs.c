@@ -124,12 +124,15 @@ static void print_view(const struct dpv_view_dev *devs, unsigned int n)
 }
 
 /* NAME MAC ADDR/PREFIX...: what an interface holding the port's addresses
- * needs (dpverbs-run --netns-iface); MAC "-" when none is configured. */
+ * needs (dpverbs-run --netns-iface); MAC "-" when none is configured. A
+ * port beside a kernel interface ("af_xdp", "kernel_iface") has one. */
 static void print_ifaces(const struct dpv_conf *c)
 {
 	char a[INET6_ADDRSTRLEN];
 	for (unsigned int i = 0; i < c->n_ports; i++) {
 		const struct dpv_conf_port *p = &c->ports[i];
+		if (dpv_conf_port_netdev(p))
+			continue;
 		printf("%s", p->name);
 		if (p->mac_set)
 			printf(" %02x:%02x:%02x:%02x:%02x:%02x", p->mac[0], p->mac[1], p->mac[2], p->mac[3],

@@ -27,8 +27,13 @@ static void view_of(struct dpv_device *d, struct dpv_view_dev *v)
 	struct ibv_port_attr pa;
 	struct dpv_gid g;
 
+	const struct dpv_conf *conf = dpv_core_conf();
+	const struct dpv_conf_port *cp = conf ? dpv_conf_port_by_name(conf, d->ibdev.name) : NULL;
+	const char *nd = cp ? dpv_conf_port_netdev(cp) : NULL;
+
 	memset(v, 0, sizeof(*v));
 	snprintf(v->name, sizeof(v->name), "%s", d->ibdev.name);
+	snprintf(v->netdev, sizeof(v->netdev), "%s", nd ? nd : d->ibdev.name);
 	v->index = d->index;
 	memcpy(v->mac, d->mac, 6);
 	v->mac_known = true;

@@ -19,7 +19,10 @@
  *  - resolve_addr: the source is the port whose configured IPv4 subnet or
  *    IPv6 prefix holds the destination (dpverbs has no gateways: no such
  *    port is Linux's "no route", rdma_resolve_addr fails at once with
- *    ENETUNREACH as ip_route_output_key); then the neighbour (ARP/ND, by
+ *    ENETUNREACH as ip_route_output_key); a port beside a kernel interface
+ *    ("af_xdp", "kernel_iface") is the source when the kernel's route to
+ *    the destination leaves through that interface (RTM_GETROUTE, as Linux
+ *    itself decides); then the neighbour (ARP/ND, by
  *    dpverbs' own table: dpv_query_neigh) as Linux's rdma_resolve_ip:
  *    RDMA_CM_EVENT_ADDR_RESOLVED once it answered, RDMA_CM_EVENT_ADDR_ERROR
  *    with status -ETIMEDOUT when it did not within timeout_ms
@@ -35,9 +38,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <net/if.h>
+
 #include <infiniband/ib.h>
 
 #include "dpv_conf.h"
+#include "dpv_nl.h"
 #include "dpv_rdmacm.h"
 
 #define EPHEMERAL_LO 32768u /* Linux's default net.ipv4.ip_local_port_range */
@@ -253,6 +259,22 @@ static bool prefix_match(const uint8_t *a, const uint8_t *b, unsigned int bits)
 	return rest == 0 || ((a[bytes] ^ b[bytes]) & (uint8_t)(0xff << (8 - rest))) == 0;
 }
 
+/* Does the kernel route dst through interface netdev (a port beside the
+ * kernel: the kernel owns its addresses and routes)? */
+static bool kernel_reaches(const char *netdev, const struct sockaddr *dst)
+{
+	uint8_t a[16] = {0};
+	int oif = 0;
+
+	if (dst->sa_family == AF_INET) {
+		a[10] = a[11] = 0xff;
+		memcpy(a + 12, &((const struct sockaddr_in *)dst)->sin_addr, 4);
+	} else {
+		memcpy(a, &((const struct sockaddr_in6 *)dst)->sin6_addr, 16);
+	}
+	return dpv_nl_route_get(a, &oif, NULL) == 0 && oif > 0 && (unsigned int)oif == if_nametoindex(netdev);
+}
+
 /* Does the configured port (by device name) have dst in one of its subnets? */
 static bool conf_reaches(const struct dpv_conf *conf, const char *name, const struct sockaddr *dst)
 {
@@ -265,6 +287,12 @@ static bool conf_reaches(const struct dpv_conf *conf, const char *name, const st
 	if (dst->sa_family == AF_INET ? IN_MULTICAST(ntohl(((const struct sockaddr_in *)dst)->sin_addr.s_addr))
 				      : IN6_IS_ADDR_MULTICAST(&((const struct sockaddr_in6 *)dst)->sin6_addr))
 		return true;
+	const char *netdev = dpv_conf_port_netdev(cp);
+
+	if (dst->sa_family == AF_INET6 && IN6_IS_ADDR_LINKLOCAL(&((const struct sockaddr_in6 *)dst)->sin6_addr))
+		return true; /* fe80::/64: every port's link */
+	if (netdev != NULL)
+		return kernel_reaches(netdev, dst);
 	if (dst->sa_family == AF_INET) {
 		const struct sockaddr_in *s4 = (const struct sockaddr_in *)dst;
 

@@ -28,6 +28,14 @@ static void sw_link_changed(struct dpv_port *p, bool up)
 		dpv_event_async(&g_devs[p->index], up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR, 0);
 }
 
+/* The port layer's GID hook (EAL interrupt thread): the port's GID table
+ * changed (an address of its kernel interface came or went). */
+static void sw_gid_changed(struct dpv_port *p)
+{
+	if (p->index < DPV_MAX_PORTS && g_devs[p->index].port == p)
+		dpv_event_async(&g_devs[p->index], IBV_EVENT_GID_CHANGE, 0);
+}
+
 static int sw_probe(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsigned int max)
 {
 	struct dpv_runtime *rt = dpv_runtime_start(conf);
@@ -47,6 +55,7 @@ static int sw_probe(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsi
 	dpv_port_set_rx_handler(sw_rx);
 	dpv_port_set_poll_handler(sw_poll);
 	dpv_port_set_link_handler(sw_link_changed);
+	dpv_port_set_gid_handler(sw_gid_changed);
 	sw_debug_on = rte_log_can_log(sw_logtype, RTE_LOG_DEBUG);
 	sw_us_cycles = RTE_MAX(rte_get_tsc_hz() / 1000000, (uint64_t)1);
 	sw_telemetry_init(rt);
@@ -70,11 +79,12 @@ static int sw_query_port(void *d, struct ibv_port_attr *a)
 static int sw_query_gid(void *d, uint32_t index, struct dpv_gid *g)
 {
 	struct dpv_port *p = ((struct sw_dev *)d)->port;
-	if (index >= DPV_GID_TABLE_LEN)
+	struct dpv_gid_entry e;
+	if (!dpv_port_gid_get(p, index, &e))
 		return -EINVAL;
-	memcpy(g->raw, p->gids[index].gid, DPV_GID_LEN);
-	g->valid = p->gids[index].valid;
-	g->ip_ver = p->gids[index].ip_ver;
+	memcpy(g->raw, e.gid, DPV_GID_LEN);
+	g->valid = e.valid;
+	g->ip_ver = e.ip_ver;
 	return 0;
 }
 

@@ -29,9 +29,11 @@ void sw_build_init(struct sw_qp *qp, struct dpv_pkt_build *b, uint8_t opcode, ui
 {
 	struct dpv_port *p = qp->port;
 	const struct ibv_ah_attr *av = &qp->attr.ah_attr;
+	struct dpv_gid_entry sg;
 	memset(b, 0, sizeof(*b));
 	memcpy(b->src_mac, p->mac, DPV_MAC_LEN);
-	memcpy(b->sgid, p->gids[av->grh.sgid_index].gid, DPV_GID_LEN);
+	if (dpv_port_gid_get(p, av->grh.sgid_index, &sg))
+		memcpy(b->sgid, sg.gid, DPV_GID_LEN);
 	memcpy(b->dgid, av->grh.dgid.raw, DPV_GID_LEN);
 	b->ip_ver = dpv_gid_is_v4mapped(b->dgid) ? 4 : 6;
 	b->tclass = av->grh.traffic_class;

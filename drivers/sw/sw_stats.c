@@ -129,6 +129,16 @@ void sw_stats_publish(uint64_t now)
 			o->drop[k] = DPV_STAT_READ(p, drop[k]);
 		for (unsigned int k = 0; k < DPV_CNT_NR; k++)
 			o->cnt[k] = DPV_STAT_READ(p, cnt[k]);
+		struct dpv_kif_info ki;
+		dpv_kif_info(p, &ki);
+		snprintf(o->kernel_iface, sizeof(o->kernel_iface), "%s", ki.iface);
+		snprintf(o->xdp_mode, sizeof(o->xdp_mode), "%s", ki.xdp_mode);
+		o->xdp_roce = ki.xdp[DPV_XDP_ST_ROCE];
+		o->xdp_pass = ki.xdp[DPV_XDP_ST_PASS];
+		o->xdp_no_xsk = ki.xdp[DPV_XDP_ST_NO_XSK];
+		o->exc_to_kernel = ki.exc_to_kernel;
+		o->exc_from_kernel = ki.exc_from_kernel;
+		o->exc_drops = ki.exc_drops;
 	}
 	uint32_t n = 0, first, last;
 	dpv_pool_range(DPV_OBJ_QP, &first, &last);

@@ -496,6 +496,18 @@ void dpv_conf_free(struct dpv_conf *conf)
 	conf->n_eal_args = 0;
 }
 
+const char *dpv_conf_port_netdev(const struct dpv_conf_port *cp)
+{
+	if (cp->type == DPV_DEV_AF_XDP)
+		return cp->iface;
+	return cp->kernel_iface[0] ? cp->kernel_iface : NULL;
+}
+
+bool dpv_conf_port_follows_kernel(const struct dpv_conf_port *cp)
+{
+	return cp->type == DPV_DEV_AF_XDP && !cp->ipv4.s_addr && !cp->n_ipv6;
+}
+
 const struct dpv_conf_port *dpv_conf_port_by_name(const struct dpv_conf *conf, const char *name)
 {
 	unsigned int i;

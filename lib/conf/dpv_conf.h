@@ -58,7 +58,18 @@ enum dpv_dev_type {
 	DPV_DEV_RING = 1,   /* software pair: "peer" names the other port */
 	DPV_DEV_VDEV,       /* any DPDK vdev string, e.g. "net_memif0,role=server,..." */
 	DPV_DEV_PCI,        /* a PCI address "0000:03:00.0" (+ optional devargs) */
+	DPV_DEV_AF_XDP,     /* AF_XDP on a kernel interface, beside the kernel ("iface") */
 };
+
+/* device.xdp_mode of an "af_xdp" port: how its XDP program is attached. */
+enum dpv_xdp_mode {
+	DPV_XDP_AUTO = 1,   /* the driver's (native) XDP where it has it, else generic */
+	DPV_XDP_NATIVE,     /* the driver's XDP, or an error */
+	DPV_XDP_GENERIC,    /* generic (skb) XDP, copy mode */
+};
+
+/* Interface names: IFNAMSIZ - 1 characters. */
+#define DPV_IFNAME_MAX 16
 
 enum dpv_progress {
 	DPV_PROGRESS_INLINE = 1, /* run to completion on the caller's thread */
@@ -100,6 +111,15 @@ struct dpv_conf_port {
 	unsigned int n_lcores;
 	uint32_t mbufs;                  /* mbufs in the port's pool */
 	enum dpv_flow_mode flow;         /* rte_flow steering ("auto" by default) */
+	bool mtu_set;                    /* "mtu" given (else the default, or the interface's) */
+	/* "af_xdp": the kernel interface and how the XDP program is attached;
+	 * without "ipv4"/"ipv6"/"mtu" the port follows the interface's */
+	char iface[DPV_IFNAME_MAX];
+	enum dpv_xdp_mode xdp_mode;
+	/* exception path: a kernel interface of this name (net_tap) holding the
+	 * port's MAC, addresses and MTU, fed every frame that is not RoCEv2
+	 * for the port ("" : none) */
+	char kernel_iface[DPV_IFNAME_MAX];
 };
 
 struct dpv_conf_fault {
@@ -163,6 +183,19 @@ void dpv_mac_eui64(const uint8_t mac[6], uint8_t out[8]);
 void dpv_conf_gid_table(const struct dpv_conf_port *cp, const uint8_t mac[6],
 			struct dpv_gid_entry tbl[DPV_GID_TABLE_LEN]);
 
+struct dpv_nl_addr;
+/*
+ * The GID table of a port that follows its kernel interface's addresses a
+ * (n of them, as lib/nl's dpv_nl_addrs lists them): 0 the link-local GID of
+ * mac (Linux's default RoCE GID), 1 the first IPv4 address (also into *v4
+ * and *v4_prefix), 2 .. 1 + DPV_MAX_IPV6_PER_PORT the global and
+ * unique-local IPv6 addresses that passed DAD, in the kernel's order.
+ * Returns how many addresses found no entry.
+ */
+unsigned int dpv_conf_gid_table_addrs(const uint8_t mac[6], const struct dpv_nl_addr *a, int n,
+				      struct dpv_gid_entry tbl[DPV_GID_TABLE_LEN], struct in_addr *v4,
+				      uint8_t *v4_prefix);
+
 /*
  * Load a configuration: from path if not NULL, else from $DPVERBS_CONFIG if
  * set, else the built-in default. On error returns -1 and writes a message
@@ -179,6 +212,13 @@ int dpv_conf_parse_string(const char *json, const char *source, struct dpv_conf 
 const char *dpv_conf_default_json(void);
 /* Free what dpv_conf_load allocated (EAL argument strings). */
 void dpv_conf_free(struct dpv_conf *conf);
+/* The kernel interface a port lives beside: "iface" of an "af_xdp" port,
+ * its "kernel_iface", or NULL (a port dpverbs owns alone). */
+const char *dpv_conf_port_netdev(const struct dpv_conf_port *cp);
+/* Does the port follow its kernel interface's addresses and MTU (an
+ * "af_xdp" port without "ipv4"/"ipv6")? */
+bool dpv_conf_port_follows_kernel(const struct dpv_conf_port *cp);
+
 /* Find a port by name; NULL if none. */
 const struct dpv_conf_port *dpv_conf_port_by_name(const struct dpv_conf *conf, const char *name);
 

@@ -7,8 +7,12 @@
  * no EAL and touches no device.
  */
 #include <string.h>
+#include <sys/socket.h>
+#include <linux/if_addr.h>
+#include <linux/rtnetlink.h>
 
 #include "dpv_conf.h"
+#include "dpv_nl.h"
 
 void dpv_mac_eui64(const uint8_t mac[6], uint8_t out[8])
 {
@@ -60,4 +64,36 @@ void dpv_conf_gid_table(const struct dpv_conf_port *cp, const uint8_t mac[6],
 		gid_v4(&tbl[1], cp->ipv4);
 	for (unsigned int i = 0; i < cp->n_ipv6 && i < DPV_MAX_IPV6_PER_PORT && 2 + i < DPV_GID_TABLE_LEN; i++)
 		gid_v6(&tbl[2 + i], &cp->ipv6[i].addr);
+}
+
+unsigned int dpv_conf_gid_table_addrs(const uint8_t mac[6], const struct dpv_nl_addr *a, int n,
+				      struct dpv_gid_entry tbl[DPV_GID_TABLE_LEN], struct in_addr *v4,
+				      uint8_t *v4_prefix)
+{
+	unsigned int next = 2, ignored = 0;
+
+	memset(tbl, 0, sizeof(*tbl) * DPV_GID_TABLE_LEN);
+	gid_linklocal(&tbl[0], mac);
+	v4->s_addr = 0;
+	*v4_prefix = 0;
+	for (int i = 0; i < n; i++) {
+		if (a[i].flags & (IFA_F_TENTATIVE | IFA_F_DADFAILED) || a[i].scope == RT_SCOPE_HOST)
+			continue;
+		if (a[i].family == AF_INET) {
+			if (v4->s_addr) {
+				ignored++;
+				continue;
+			}
+			memcpy(&v4->s_addr, a[i].addr + 12, 4);
+			*v4_prefix = a[i].prefix;
+			gid_v4(&tbl[1], *v4);
+		} else if (a[i].scope == RT_SCOPE_UNIVERSE) {
+			if (next >= 2 + DPV_MAX_IPV6_PER_PORT) {
+				ignored++;
+				continue;
+			}
+			gid_v6(&tbl[next++], (const struct in6_addr *)a[i].addr);
+		}
+	}
+	return ignored;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Configuration loader, ports[]: the device of each port (ring, vdev, pci),
- * its addresses (MAC, IPv4, IPv6), lcores and limits, then the checks that
- * span ports (unique names, MACs, addresses and devices; ring peers).
+ * Configuration loader, ports[]: the device of each port (ring, vdev, pci,
+ * af_xdp), its addresses (MAC, IPv4, IPv6), lcores and limits, the kernel
+ * interface of the exception path, then the checks that span ports (unique
+ * names, MACs, addresses, devices and kernel interfaces; ring peers).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,8 +22,56 @@
 
 /* Per-port facts kept for the cross-port checks. */
 struct port_aux {
-	char dev_id[DPV_DEVARGS_MAX + 8]; /* "vdev:NAME", "pci:DDDD:BB:DD.F", "ring:NAME" */
+	char dev_id[DPV_DEVARGS_MAX + 8]; /* "vdev:NAME", "pci:DDDD:BB:DD.F", "ring:NAME", "af_xdp:IFACE" */
+	bool dev_queues;                  /* device.queues was given (af_xdp) */
 };
+
+/* A Linux interface name: 1 to IFNAMSIZ - 1 characters, not "." or "..",
+ * no '/', ':' or white space (dev_valid_name()); ours: [A-Za-z0-9_.-]. */
+static bool ifname_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n >= DPV_IFNAME_MAX || !strcmp(s, ".") || !strcmp(s, ".."))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '.' || s[i] == '-'))
+			return false;
+	return true;
+}
+
+/* "type": "af_xdp": AF_XDP sockets on a kernel interface, beside the kernel */
+static int device_af_xdp(struct ctx *x, json_t *dev, const char *path,
+			 struct dpv_conf_port *p, struct port_aux *aux)
+{
+	static const char *const modes[] = { "auto", "native", "generic", NULL };
+	char fp[CONF_PATH_LEN];
+	const char *s;
+	int m = 0, r;
+
+	p->type = DPV_DEV_AF_XDP;
+	r = conf_get_str(x, dev, path, "iface", &s);
+	if (r < 0)
+		return -1;
+	if (r == 0)
+		return conf_missing(x, path, "iface");
+	conf_pjoin(fp, path, "iface");
+	if (!ifname_ok(s))
+		return conf_fail(x, fp, "must be a network interface name, 1 to %d characters from "
+				 "[A-Za-z0-9_.-] (got %s)", DPV_IFNAME_MAX - 1,
+				 REPR(json_object_get(dev, "iface")));
+	snprintf(p->iface, sizeof(p->iface), "%s", s);
+	r = conf_get_u16(x, dev, path, "queues", 1, DPV_MAX_QUEUES, false, &p->n_queues);
+	if (r < 0)
+		return -1;
+	aux->dev_queues = r == 1;
+	if (conf_get_enum(x, dev, path, "xdp_mode", modes, &m) < 0)
+		return -1;
+	p->xdp_mode = (enum dpv_xdp_mode)(DPV_XDP_AUTO + m);
+	snprintf(aux->dev_id, sizeof(aux->dev_id), "af_xdp:%s", s);
+	return 0;
+}
 
 /* "type": "ring": a peer port of this process */
 static int device_ring(struct ctx *x, json_t *dev, const char *path,
@@ -136,10 +185,12 @@ static int device_pci(struct ctx *x, json_t *dev, const char *path,
 static int parse_device(struct ctx *x, json_t *dev, const char *path,
 			struct dpv_conf_port *p, struct port_aux *aux)
 {
-	static const char *const types[] = { "ring", "vdev", "pci", NULL };
+	static const char *const types[] = { "ring", "vdev", "pci", "af_xdp", NULL };
 	static const char *const k_ring[] = { "type", "peer", NULL };
 	static const char *const k_vdev[] = { "type", "args", NULL };
 	static const char *const k_pci[] = { "type", "address", "args", NULL };
+	static const char *const k_xdp[] = { "type", "iface", "queues", "xdp_mode", NULL };
+	static const char *const *const keys[] = { k_ring, k_vdev, k_pci, k_xdp };
 	char q[64];
 	int t, r;
 
@@ -149,12 +200,14 @@ static int parse_device(struct ctx *x, json_t *dev, const char *path,
 	if (r == 0)
 		return conf_missing(x, path, "type");
 	snprintf(q, sizeof(q), " for device type \"%s\"", types[t]);
-	if (conf_check_keys(x, dev, path, t == 0 ? k_ring : t == 1 ? k_vdev : k_pci, q))
+	if (conf_check_keys(x, dev, path, keys[t], q))
 		return -1;
 	if (t == 0)
 		return device_ring(x, dev, path, p, aux);
 	if (t == 1)
 		return device_vdev(x, dev, path, p, aux);
+	if (t == 3)
+		return device_af_xdp(x, dev, path, p, aux);
 	return device_pci(x, dev, path, p, aux);
 }
 
@@ -323,9 +376,18 @@ static int check_unique(struct ctx *x, unsigned int i, const char *path, struct 
 	}
 	for (j = 0; j < i; j++) {
 		if (strcmp(aux[i].dev_id, aux[j].dev_id) == 0) {
-			conf_pjoin(fp, path, p->type == DPV_DEV_PCI ? "device.address" : "device.args");
+			conf_pjoin(fp, path, p->type == DPV_DEV_PCI ? "device.address" :
+					     p->type == DPV_DEV_AF_XDP ? "device.iface" : "device.args");
 			return conf_fail(x, fp, "device %s is already used by ports[%u]",
 					 strchr(aux[i].dev_id, ':') + 1, j);
+		}
+	}
+	for (j = 0; j < i; j++) {
+		const char *mine = dpv_conf_port_netdev(p), *other = dpv_conf_port_netdev(&x->c->ports[j]);
+
+		if (mine && other && strcmp(mine, other) == 0) {
+			conf_pjoin(fp, path, p->type == DPV_DEV_AF_XDP ? "device.iface" : "kernel_iface");
+			return conf_fail(x, fp, "interface %s is already used by ports[%u]", mine, j);
 		}
 	}
 	for (j = 0; j < i; j++) {
@@ -434,11 +496,80 @@ static int parse_flow(struct ctx *x, json_t *pj, const char *path, struct dpv_co
 	return 0;
 }
 
+/* queues: ports[].queues, or device.queues of an af_xdp port (not both
+ * with different values) */
+static int parse_queues(struct ctx *x, json_t *pj, const char *path, struct dpv_conf_port *p,
+			const struct port_aux *aux)
+{
+	uint16_t dq = p->n_queues, n = p->n_queues;
+	char fp[CONF_PATH_LEN];
+	int r;
+
+	r = conf_get_u16(x, pj, path, "queues", 1, DPV_MAX_QUEUES, false, &n);
+	if (r < 0)
+		return -1;
+	if (r == 1 && aux->dev_queues && n != dq) {
+		conf_pjoin(fp, path, "queues");
+		return conf_fail(x, fp, "%u differs from device.queues %u: give the number once",
+				 (unsigned int)n, (unsigned int)dq);
+	}
+	p->n_queues = n;
+	return 0;
+}
+
+/* kernel_iface: the exception path's kernel interface, for ports dpverbs
+ * owns whole (vdev, pci); an af_xdp port is beside the kernel already */
+static int parse_kernel_iface(struct ctx *x, json_t *pj, const char *path, struct dpv_conf_port *p)
+{
+	char fp[CONF_PATH_LEN];
+	const char *s;
+	int r;
+
+	r = conf_get_str(x, pj, path, "kernel_iface", &s);
+	if (r <= 0)
+		return r;
+	conf_pjoin(fp, path, "kernel_iface");
+	if (!ifname_ok(s))
+		return conf_fail(x, fp, "must be a network interface name, 1 to %d characters from "
+				 "[A-Za-z0-9_.-] (got %s)", DPV_IFNAME_MAX - 1,
+				 REPR(json_object_get(pj, "kernel_iface")));
+	if (p->type == DPV_DEV_AF_XDP)
+		return conf_fail(x, fp, "an \"af_xdp\" port shares its interface (%s) with the "
+				 "kernel already: no exception path is needed", p->iface);
+	if (p->type == DPV_DEV_RING)
+		return conf_fail(x, fp, "a \"ring\" device has no wire for the kernel's frames: "
+				 "use it with vdev or pci devices");
+	snprintf(p->kernel_iface, sizeof(p->kernel_iface), "%s", s);
+	return 0;
+}
+
+/* af_xdp: the interface's MAC is the port's; rte_flow isolation has no
+ * meaning (the XDP program steers) */
+static int check_af_xdp(struct ctx *x, json_t *pj, const char *path, const struct dpv_conf_port *p)
+{
+	char fp[CONF_PATH_LEN];
+
+	if (p->type != DPV_DEV_AF_XDP)
+		return 0;
+	if (p->mac_set) {
+		conf_pjoin(fp, path, "mac");
+		return conf_fail(x, fp, "an \"af_xdp\" port has the MAC of its interface %s: "
+				 "remove \"mac\" (or change the interface's: ip link set dev %s address ...)",
+				 p->iface, p->iface);
+	}
+	if (p->flow == DPV_FLOW_ISOLATE) {
+		conf_pjoin(fp, path, "flow");
+		return conf_fail(x, fp, "\"isolate\" is for bifurcated PCI NICs: an \"af_xdp\" port "
+				 "takes only RoCEv2 through its XDP program already (use \"auto\" or \"off\")");
+	}
+	return 0;
+}
+
 static int parse_port(struct ctx *x, json_t *pj, unsigned int i, struct port_aux *aux)
 {
 	static const char *const keys[] = { "name", "device", "mac", "ipv4", "ipv6",
 					    "mtu", "rx_desc", "tx_desc", "queues", "lcores",
-					    "mbufs", "flow", NULL };
+					    "mbufs", "flow", "kernel_iface", NULL };
 	struct dpv_conf_port *p = &x->c->ports[i];
 	char path[CONF_PATH_LEN], fp[CONF_PATH_LEN], dpath[CONF_PATH_LEN];
 	const char *s;
@@ -484,20 +615,21 @@ static int parse_port(struct ctx *x, json_t *pj, unsigned int i, struct port_aux
 		return -1;
 	if (parse_ipv4(x, pj, path, p) < 0 || parse_ipv6(x, pj, path, p) < 0)
 		return -1;
-	if (conf_get_u16(x, pj, path, "mtu", DPV_CONF_MIN_MTU, DPV_CONF_MAX_MTU, false, &p->mtu) < 0)
+	r = conf_get_u16(x, pj, path, "mtu", DPV_CONF_MIN_MTU, DPV_CONF_MAX_MTU, false, &p->mtu);
+	if (r < 0)
 		return -1;
+	p->mtu_set = r == 1;
 	if (conf_get_u16(x, pj, path, "rx_desc", DPV_CONF_MIN_DESC, DPV_CONF_MAX_DESC, true,
 			 &p->rx_desc) < 0)
 		return -1;
 	if (conf_get_u16(x, pj, path, "tx_desc", DPV_CONF_MIN_DESC, DPV_CONF_MAX_DESC, true,
 			 &p->tx_desc) < 0)
 		return -1;
-	if (conf_get_u16(x, pj, path, "queues", 1, DPV_MAX_QUEUES, false, &p->n_queues) < 0)
-		return -1;
-	if (parse_lcores(x, pj, path, p) < 0)
+	if (parse_queues(x, pj, path, p, &aux[i]) < 0 || parse_lcores(x, pj, path, p) < 0)
 		return -1;
 
-	if (parse_mbufs(x, pj, path, p) < 0 || parse_flow(x, pj, path, p) < 0)
+	if (parse_mbufs(x, pj, path, p) < 0 || parse_flow(x, pj, path, p) < 0 ||
+	    parse_kernel_iface(x, pj, path, p) < 0 || check_af_xdp(x, pj, path, p) < 0)
 		return -1;
 	return check_unique(x, i, path, aux);
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dpv_nl.h"
 #include "dpv_view.h"
 
 #define VIEW_STR_(x) #x
@@ -34,13 +35,38 @@ uint8_t dpv_view_speed(uint64_t mbps, uint8_t *width)
 	return 1; /* SDR */
 }
 
+/* An "af_xdp" port: the interface's MAC, and its addresses' GIDs when the
+ * port follows them (as the running port does, dpv_kif.c). */
+static void view_kernel(const struct dpv_conf_port *cp, struct dpv_view_dev *d)
+{
+	struct dpv_nl_link l;
+	struct dpv_nl_addr a[2 * DPV_GID_TABLE_LEN];
+	struct in_addr v4;
+	uint8_t v4p;
+
+	if (dpv_nl_link_by_name(cp->iface, &l) != 0)
+		return;
+	memcpy(d->mac, l.mac, 6);
+	d->mac_known = true;
+	if (!dpv_conf_port_follows_kernel(cp)) {
+		dpv_conf_gid_table(cp, d->mac, d->gids);
+		return;
+	}
+	int n = dpv_nl_addrs(l.ifindex, a, 2 * DPV_GID_TABLE_LEN);
+	if (n > 2 * DPV_GID_TABLE_LEN)
+		n = 2 * DPV_GID_TABLE_LEN;
+	dpv_conf_gid_table_addrs(d->mac, a, n > 0 ? n : 0, d->gids, &v4, &v4p);
+}
+
 int dpv_view_from_conf(const struct dpv_conf *c, unsigned int i, struct dpv_view_dev *d)
 {
 	if (!c || !d || i >= c->n_ports)
 		return -EINVAL;
 	const struct dpv_conf_port *cp = &c->ports[i];
+	const char *nd = dpv_conf_port_netdev(cp);
 	memset(d, 0, sizeof(*d));
 	snprintf(d->name, sizeof(d->name), "%s", cp->name);
+	snprintf(d->netdev, sizeof(d->netdev), "%s", nd ? nd : cp->name);
 	d->index = i;
 	d->mac_known = cp->mac_set;
 	if (cp->mac_set)
@@ -48,6 +74,8 @@ int dpv_view_from_conf(const struct dpv_conf *c, unsigned int i, struct dpv_view
 	dpv_conf_gid_table(cp, d->mac, d->gids);
 	if (!cp->mac_set)
 		memset(&d->gids[0], 0, sizeof(d->gids[0])); /* the PMD's MAC: not known */
+	if (cp->type == DPV_DEV_AF_XDP)
+		view_kernel(cp, d);
 	d->state = 4;      /* IBV_PORT_ACTIVE */
 	d->phys_state = 5; /* LinkUp */
 	d->active_speed = dpv_view_speed(DPV_NOMINAL_SPEED_MBPS, &d->active_width);
@@ -146,7 +174,7 @@ static void walk_device(const struct dpv_view_dev *d, struct emit *e)
 	put(e, DPV_BOARD_ID, "class/infiniband/%s/board_id", n);
 	put(e, desc, "class/infiniband/%s/node_desc", n);
 	/* the network interface of the port (pyverbs lists device/net/) */
-	put(e, NULL, "class/infiniband/%s/device/net/%s", n, n);
+	put(e, NULL, "class/infiniband/%s/device/net/%s", n, d->netdev);
 }
 
 static void walk_port(const struct dpv_view_dev *d, struct emit *e)
@@ -180,7 +208,7 @@ static void walk_port(const struct dpv_view_dev *d, struct emit *e)
 		if (!d->gids[i].valid)
 			continue;
 		put(e, "RoCE v2", "class/infiniband/%s/ports/%d/gid_attrs/types/%u", n, p, i);
-		put(e, n, "class/infiniband/%s/ports/%d/gid_attrs/ndevs/%u", n, p, i);
+		put(e, d->netdev, "class/infiniband/%s/ports/%d/gid_attrs/ndevs/%u", n, p, i);
 	}
 }
 

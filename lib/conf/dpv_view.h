@@ -41,6 +41,9 @@ extern "C" {
 /* What the view shows of one device. */
 struct dpv_view_dev {
 	char name[DPV_NAME_MAX];     /* verbs device name: the port's "name" */
+	char netdev[DPV_NAME_MAX];   /* its network interface: the kernel interface of an
+				      * "af_xdp" port or of "kernel_iface", else the port's
+				      * name (dpverbs-run --netns-iface makes one of it) */
 	unsigned int index;          /* configuration order: uverbs<index> */
 	uint8_t mac[6];
 	bool mac_known;              /* false: no "mac" configured, the PMD's is not known */
@@ -63,7 +66,9 @@ typedef int (*dpv_view_fn)(void *arg, const char *path, const char *val);
 uint8_t dpv_view_speed(uint64_t mbps, uint8_t *width);
 /* Port i of the configuration as the view shows it before any start: ACTIVE
  * at DPV_NOMINAL_SPEED_MBPS. Returns 0, or -EINVAL for a bad index. Without
- * a configured "mac" (mac_known false) the node GUID and GID 0 are zero. */
+ * a configured "mac" (mac_known false) the node GUID and GID 0 are zero. An
+ * "af_xdp" port that follows its interface shows the interface's MAC and
+ * the GIDs of its addresses (read from the kernel now). */
 int dpv_view_from_conf(const struct dpv_conf *c, unsigned int i, struct dpv_view_dev *d);
 /* Every file of the device: class/infiniband/<name>/... (device attributes,
  * ports/1/..., gids, gid_attrs/types and ndevs of the valid GIDs, pkeys,

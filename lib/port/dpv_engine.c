@@ -73,6 +73,11 @@ static int tx_one(struct dpv_qctx *qc, struct rte_mbuf *m)
 	return 0;
 }
 
+int dpv_port_tx_frame(struct dpv_qctx *qc, struct rte_mbuf *m)
+{
+	return tx_one(qc, m);
+}
+
 int dpv_port_tx_raw(struct dpv_qctx *qc, struct rte_mbuf *m)
 {
 	struct rte_mbuf *dup;
@@ -195,6 +200,11 @@ static void rx_one(struct dpv_qctx *qc, struct rte_mbuf *m, bool from_lo)
 		frame = rte_pktmbuf_mtod(m, const uint8_t *);
 		len = rte_pktmbuf_data_len(m);
 	}
+	/* a port with an exception path: what is not RoCEv2 is the kernel's */
+	if (p->exc.on && !from_lo && !dpv_pkt_is_roce(frame, len)) {
+		dpv_exc_to_kernel(p, m);
+		return;
+	}
 	if (!from_lo && dpv_neigh_rx(qc, m))
 		return;
 	int r = from_lo && (m->ol_flags & dpv_lo_trusted_flag)
@@ -262,6 +272,8 @@ static int qctx_poll_locked(struct dpv_qctx *qc, uint64_t now)
 			rx_one(qc, held, false);
 	}
 	dpv_neigh_timer(qc, now);
+	if (unlikely(p->exc.on))
+		total += dpv_exc_poll(qc);
 	if (g_poll_fn)
 		total += g_poll_fn(qc, now);
 	return total;

@@ -189,6 +189,8 @@ const char *dpv_flow_mode_name(enum dpv_flow_mode m)
 
 const char *dpv_flow_steering_name(const struct dpv_port *p)
 {
+	if (p->conf->type == DPV_DEV_AF_XDP)
+		return "xdp";
 	return p->flow.steering ? "rte_flow" : "software";
 }
 
@@ -314,6 +316,11 @@ int dpv_flow_port_setup(struct dpv_port *p, char *msg, size_t len)
 	fs->reason[0] = 0;
 	if (mode == DPV_FLOW_OFF) {
 		snprintf(fs->reason, sizeof(fs->reason), "flow \"off\" in the configuration");
+		return 0;
+	}
+	if (p->conf->type == DPV_DEV_AF_XDP) {
+		/* dpverbs' XDP program takes RoCEv2 for the port's addresses */
+		snprintf(fs->reason, sizeof(fs->reason), "af_xdp: steered by dpverbs' XDP program");
 		return 0;
 	}
 	unsigned int n = dpv_flow_build(p, fs->isolated, rules, DPV_FLOW_MAX_RULES);

@@ -66,7 +66,9 @@ static void link_check(struct dpv_port *p, uint64_t now, uint64_t hz)
 	memset(&l, 0, sizeof(l));
 	if (rte_eth_link_get_nowait(p->eth_port, &l) != 0)
 		return;
-	bool up = l.link_status == RTE_ETH_LINK_UP;
+	/* an AF_XDP port's link is its kernel interface's (dpv_kif.c): the
+	 * PMD reports up for as long as it runs */
+	bool up = p->kif.follow_link ? atomic_load(&p->kif.link_up) : l.link_status == RTE_ETH_LINK_UP;
 	bool was = atomic_load(&p->link_up);
 	if (up != was) {
 		bool reported = dpv_port_link_up(p);
@@ -111,8 +113,10 @@ int dpv_link_start(struct dpv_runtime *rt)
 		struct rte_eth_link l;
 		memset(&l, 0, sizeof(l));
 		rte_eth_link_get_nowait(p->eth_port, &l);
-		atomic_store(&p->link_up, l.link_status == RTE_ETH_LINK_UP);
-		p->link_seen = l.link_status == RTE_ETH_LINK_UP;
+		bool up = p->kif.follow_link ? atomic_load(&p->kif.link_up) : l.link_status == RTE_ETH_LINK_UP;
+		atomic_store(&p->link_up, up);
+		/* an interface the kernel reports down is down from the start */
+		p->link_seen = up || p->kif.follow_link;
 		p->link_restart_tsc = now;
 	}
 	atomic_store(&g_link_running, true);

@@ -4,6 +4,13 @@
  * behind it): ARP (RFC 826) for IPv4-mapped GIDs, IPv6 neighbour discovery
  * (RFC 4861) for IPv6 GIDs. Answers requests for the port's addresses, asks
  * for unknown neighbours and holds frames until the answer arrives.
+ *
+ * A port beside the kernel (an "af_xdp" port, or one with "kernel_iface")
+ * leaves ARP/ND to the kernel, which owns the addresses: the table below
+ * is then filled from the kernel's (dpv_kif_neigh_ask, and its
+ * notifications through dpv_neigh_kernel_learn), and nothing is answered
+ * or asked on the wire by dpverbs itself, so that every request gets one
+ * answer.
  */
 #include <errno.h>
 #include <string.h>
@@ -89,15 +96,19 @@ static uint16_t icmp6_cksum(const uint8_t *ip6, const uint8_t *icmp, uint32_t le
 	return (uint16_t)~sum;
 }
 
-static const uint8_t *port_src_v6(const struct dpv_port *p, const uint8_t *target)
+static void port_src_v6(const struct dpv_port *p, const uint8_t *target, uint8_t src[16])
 {
 	/* same-scope source: link-local for fe80::/10 targets, else the first
 	 * configured global address */
+	struct dpv_gid_entry g;
 	if (!(target[0] == 0xfe && (target[1] & 0xc0) == 0x80))
 		for (unsigned int i = 2; i < DPV_GID_TABLE_LEN; i++)
-			if (p->gids[i].valid && p->gids[i].ip_ver == 6)
-				return p->gids[i].gid;
-	return p->gids[0].gid;
+			if (dpv_port_gid_get(p, i, &g) && g.valid && g.ip_ver == 6) {
+				memcpy(src, g.gid, 16);
+				return;
+			}
+	dpv_port_gid_get(p, 0, &g);
+	memcpy(src, g.gid, 16);
 }
 
 static void nd_send(struct dpv_qctx *qc, uint8_t type, const uint8_t *dmac, const uint8_t *dip,
@@ -134,8 +145,16 @@ static void nd_send(struct dpv_qctx *qc, uint8_t type, const uint8_t *dmac, cons
 	dpv_port_tx_raw(qc, m);
 }
 
+static void neigh_learn(struct dpv_qctx *qc, const uint8_t ip[16], const uint8_t mac[6], bool create);
+
 static void send_request(struct dpv_qctx *qc, const uint8_t ip[16])
 {
+	if (qc->port->kif.kernel_neigh) {
+		uint8_t mac[6];
+		if (dpv_kif_neigh_ask(qc->port, ip, mac) == 1)
+			neigh_learn(qc, ip, mac, false);
+		return;
+	}
 	if (dpv_gid_is_v4mapped(ip)) {
 		static const uint8_t zero[6];
 		arp_send(qc, 1, bcast, zero, ip + 12);
@@ -143,7 +162,9 @@ static void send_request(struct dpv_qctx *qc, const uint8_t ip[16])
 		/* solicited-node multicast ff02::1:ffXX:XXXX */
 		uint8_t dip[16] = {0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, ip[13], ip[14], ip[15]};
 		uint8_t dmac[6] = {0x33, 0x33, 0xff, ip[13], ip[14], ip[15]};
-		nd_send(qc, ICMP6_NS, dmac, dip, ip, port_src_v6(qc->port, ip));
+		uint8_t src[16];
+		port_src_v6(qc->port, ip, src);
+		nd_send(qc, ICMP6_NS, dmac, dip, ip, src);
 	}
 }
 
@@ -195,6 +216,11 @@ static void neigh_learn(struct dpv_qctx *qc, const uint8_t ip[16], const uint8_t
 		memcpy(rte_pktmbuf_mtod(out[i], uint8_t *), mac, 6);
 		dpv_port_tx_raw(qc, out[i]);
 	}
+}
+
+void dpv_neigh_kernel_learn(struct dpv_qctx *qc, const uint8_t ip[16], const uint8_t mac[6])
+{
+	neigh_learn(qc, ip, mac, false);
 }
 
 int dpv_neigh_resolve_or_queue(struct dpv_qctx *qc, const uint8_t ip[16], struct rte_mbuf *m,
@@ -353,8 +379,7 @@ void dpv_neigh_link_up(struct dpv_port *p)
 
 static bool is_our_v6(const struct dpv_port *p, const uint8_t *ip)
 {
-	int idx = dpv_port_gid_find(p, ip);
-	return idx >= 0 && p->gids[idx].ip_ver == 6;
+	return !dpv_gid_is_v4mapped(ip) && dpv_port_gid_find(p, ip) >= 0;
 }
 
 /* Returns 1 if the frame was ARP/ND (consumed), 0 otherwise. */
@@ -363,8 +388,8 @@ int dpv_neigh_rx(struct dpv_qctx *qc, struct rte_mbuf *m)
 	struct dpv_port *p = qc->port;
 	const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
 	uint32_t len = rte_pktmbuf_data_len(m);
-	if (len < 14)
-		return 0;
+	if (len < 14 || p->kif.kernel_neigh)
+		return 0; /* the kernel's (dpv_kif.c) */
 	uint16_t et = get16(f + 12);
 
 	if (et == ETH_P_ARP) {

@@ -24,6 +24,7 @@
 #include "dpv_engine.h"
 #include "dpv_fault.h"
 #include "dpv_telemetry.h"
+#include "dpv_nl.h"
 
 const char *const dpv_drop_reason_names[DPV_DROP_NR] = {
 	[DPV_DROP_NOT_ROCE] = "not_roce",
@@ -103,24 +104,85 @@ uint8_t dpv_eth_mtu_to_ib(uint16_t eth_mtu, uint8_t ip_ver)
 }
 
 /* The table is derived from the configuration and the MAC in lib/conf
- * (dpv_conf_gid.c), the same code the sysfs view (apps/dpv_sysfs) uses. */
+ * (dpv_conf_gid.c), the same code the sysfs view (apps/dpv_sysfs) uses;
+ * a port that follows its kernel interface's addresses builds it from
+ * them instead (dpv_kif_sync). */
 static void build_gid_table(struct dpv_port *p)
 {
-	dpv_conf_gid_table(p->conf, p->mac, p->gids);
+	struct dpv_gid_entry tbl[DPV_GID_TABLE_LEN];
+	dpv_conf_gid_table(p->conf, p->mac, tbl);
+	dpv_port_gid_set(p, tbl, p->conf->ipv4, p->conf->ipv4_prefix, p->mac);
 	/* rxe exposes a fixed-size table; empty entries read back as zero GIDs */
 	p->n_gids = DPV_GID_TABLE_LEN;
 }
 
-int dpv_port_gid_find(const struct dpv_port *port, const uint8_t gid[16])
+/* Readers of the table retry while a writer is inside (odd sequence) or
+ * has been since they started; writers are serialised by the caller. */
+static inline uint32_t gid_read_begin(const struct dpv_port *p)
+{
+	uint32_t s;
+	while ((s = atomic_load_explicit(&p->gid_seq, memory_order_acquire)) & 1)
+		rte_pause();
+	return s;
+}
+
+static inline bool gid_read_retry(const struct dpv_port *p, uint32_t s)
+{
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&p->gid_seq, memory_order_relaxed) != s;
+}
+
+bool dpv_port_gid_set(struct dpv_port *p, const struct dpv_gid_entry tbl[DPV_GID_TABLE_LEN],
+		      struct in_addr ipv4, uint8_t ipv4_prefix, const uint8_t mac[6])
+{
+	bool same = !memcmp(p->gids, tbl, sizeof(p->gids)) && p->ipv4.s_addr == ipv4.s_addr &&
+		    p->ipv4_prefix == ipv4_prefix && !memcmp(p->mac, mac, 6);
+	if (same)
+		return false;
+	uint32_t s = atomic_load_explicit(&p->gid_seq, memory_order_relaxed);
+	atomic_store_explicit(&p->gid_seq, s + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	memcpy(p->gids, tbl, sizeof(p->gids));
+	p->ipv4 = ipv4;
+	p->ipv4_prefix = ipv4_prefix;
+	memmove(p->mac, mac, 6);
+	atomic_store_explicit(&p->gid_seq, s + 2, memory_order_release);
+	return true;
+}
+
+bool dpv_port_gid_get(const struct dpv_port *p, unsigned int idx, struct dpv_gid_entry *out)
+{
+	if (idx >= DPV_GID_TABLE_LEN)
+		return false;
+	uint32_t s;
+	do {
+		s = gid_read_begin(p);
+		*out = p->gids[idx];
+	} while (gid_read_retry(p, s));
+	return true;
+}
+
+static int gid_find_once(const struct dpv_port *port, const uint8_t gid[16])
 {
 	/* an IPv4-mapped GID can only be entry 1, the port's IPv4 address
-	 * (build_gid_table: the others are link-local and IPv6) */
+	 * (the others are link-local and IPv6) */
 	if (dpv_gid_is_v4mapped(gid))
 		return port->ipv4.s_addr && port->gids[1].valid && !memcmp(gid + 12, &port->ipv4, 4) ? 1 : -1;
 	for (unsigned int i = 0; i < DPV_GID_TABLE_LEN; i++)
 		if (port->gids[i].valid && !memcmp(port->gids[i].gid, gid, 16))
 			return (int)i;
 	return -1;
+}
+
+int dpv_port_gid_find(const struct dpv_port *port, const uint8_t gid[16])
+{
+	uint32_t s;
+	int r;
+	do {
+		s = gid_read_begin(port);
+		r = gid_find_once(port, gid);
+	} while (gid_read_retry(port, s));
+	return r;
 }
 
 struct dpv_port *dpv_port_find_local_gid(const uint8_t gid[16])
@@ -150,14 +212,35 @@ struct rte_mbuf *dpv_port_alloc_mbuf(struct dpv_port *port)
 	return rte_pktmbuf_alloc(port->pool);
 }
 
+/* Stop and close a port's ethdev. An AF_XDP port's program is held by our
+ * bpf_link: net_af_xdp's own detach at close fails on it (quietly), and
+ * the program leaves with the link (dpv_xdp_release). */
+static void port_close(struct dpv_port *p)
+{
+	if (p->conf->type != DPV_DEV_AF_XDP) {
+		rte_eth_dev_stop(p->eth_port);
+		rte_eth_dev_close(p->eth_port);
+		return;
+	}
+	int lvl = rte_log_get_level(rte_log_register("pmd.net.af_xdp"));
+	rte_log_set_level_pattern("pmd.net.af_xdp", RTE_LOG_CRIT);
+	rte_eth_dev_stop(p->eth_port);
+	rte_eth_dev_close(p->eth_port);
+	if (lvl > 0)
+		rte_log_set_level_pattern("pmd.net.af_xdp", (uint32_t)lvl);
+	dpv_xdp_release(p);
+}
+
 void dpv_runtime_shutdown(void)
 {
 	struct dpv_runtime *rt = atomic_exchange(&g_rt_ready, NULL);
 	if (!rt)
 		return;
 	dpv_link_stop(rt);
+	dpv_kif_monitor_stop();
 	for (unsigned int i = 0; i < rt->n_ports; i++) {
 		const struct dpv_conf_port *cp = rt->ports[i].conf;
+		dpv_exc_stop(&rt->ports[i]);
 		char sock[DPV_DEVARGS_MAX];
 		if (cp->type == DPV_DEV_VDEV && !strncmp(cp->devargs, "net_memif", 9)) {
 			/* DPDK 22.11's memif tears its state down from the EAL
@@ -169,8 +252,7 @@ void dpv_runtime_shutdown(void)
 			continue;
 		}
 		dpv_flow_port_teardown(&rt->ports[i]);
-		rte_eth_dev_stop(rt->ports[i].eth_port);
-		rte_eth_dev_close(rt->ports[i].eth_port);
+		port_close(&rt->ports[i]);
 	}
 	/* no rte_eal_cleanup(): other EAL threads (interrupts, memif) may still
 	 * run at exit; the process' memory goes with it. Remove our runtime
@@ -256,6 +338,17 @@ static int make_ring_pair(struct dpv_runtime *rt, unsigned int pi)
 	return 0;
 }
 
+/* The MTU the port starts with: the configured one, or an AF_XDP port's
+ * interface's when "mtu" is not given. */
+static uint32_t port_target_mtu(const struct dpv_port *p)
+{
+	const struct dpv_conf_port *cp = p->conf;
+	struct dpv_nl_link l;
+	if (p->kif.follow_mtu && dpv_nl_link_by_index(p->kif.ifindex, &l) == 0 && l.mtu >= DPV_CONF_MIN_MTU)
+		return RTE_MIN(l.mtu, (uint32_t)DPV_CONF_MAX_MTU);
+	return cp->mtu;
+}
+
 /* Queues, offloads and the mbuf pool of one port. */
 static int port_configure(struct dpv_runtime *rt, struct dpv_port *p)
 {
@@ -303,8 +396,14 @@ static int port_configure(struct dpv_runtime *rt, struct dpv_port *p)
 	uint16_t nrx = cp->rx_desc, ntx = cp->tx_desc;
 	rte_eth_dev_adjust_nb_rx_tx_desc(p->eth_port, &nrx, &ntx);
 
-	/* mbufs sized for one frame of the port MTU */
-	uint32_t room = RTE_PKTMBUF_HEADROOM + RTE_MAX((uint32_t)cp->mtu + 64u, 2048u);
+	/* mbufs sized for one frame of the port MTU (an AF_XDP port's may
+	 * follow its interface: sized for that one now) */
+	uint32_t mtu = port_target_mtu(p);
+	uint32_t room = RTE_PKTMBUF_HEADROOM + RTE_MAX(mtu + 64u, 2048u);
+	p->mtu_cap = (uint16_t)RTE_MIN(room - RTE_PKTMBUF_HEADROOM - 64u, (uint32_t)DPV_CONF_MAX_MTU);
+	if (info.max_rx_pktlen > RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN &&
+	    info.max_rx_pktlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN < p->mtu_cap)
+		p->mtu_cap = (uint16_t)(info.max_rx_pktlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN);
 	int socket = rte_eth_dev_socket_id(p->eth_port) < 0 ? (int)rte_socket_id()
 							     : rte_eth_dev_socket_id(p->eth_port);
 	snprintf(name, sizeof(name), "dpv_pool_%s", p->name);
@@ -333,6 +432,13 @@ static int port_set_addr(struct dpv_runtime *rt, struct dpv_port *p)
 	struct rte_ether_addr ea;
 	int r;
 
+	if (cp->type == DPV_DEV_AF_XDP) {
+		/* the kernel's interface: its MAC, its MTU, never promiscuous */
+		rte_eth_macaddr_get(p->eth_port, &ea);
+		memcpy(p->mac, ea.addr_bytes, 6);
+		p->mtu = (uint16_t)RTE_MIN(port_target_mtu(p), (uint32_t)p->mtu_cap);
+		return 0;
+	}
 	if (cp->mac_set) {
 		memcpy(ea.addr_bytes, cp->mac, 6);
 		r = rte_eth_dev_default_mac_addr_set(p->eth_port, &ea);
@@ -410,15 +516,20 @@ static int port_contexts(struct dpv_runtime *rt, struct dpv_port *p)
 
 static int port_start(struct dpv_runtime *rt, struct dpv_port *p)
 {
-	const struct dpv_conf_port *cp = p->conf;
 	if (port_configure(rt, p) || port_set_addr(rt, p) || port_dev_start(rt, p))
 		return -1;
 	p->active_mtu = dpv_eth_mtu_to_ib(p->mtu, 6);
 	p->path_mtu_bytes = 128u << p->active_mtu;
-	p->ipv4 = cp->ipv4;
-	p->ipv4_prefix = cp->ipv4_prefix;
 	build_gid_table(p);
 	rte_spinlock_init(&p->neigh_lock);
+	/* an AF_XDP port: the interface's addresses, link and MTU, then the
+	 * program's address map and the link that holds it */
+	if (p->kif.ifindex && dpv_kif_sync(p, true) != 0) {
+		dpv_runtime_fail(rt, ENODEV, "port %s: cannot read interface %s", p->name, p->kif.name);
+		return -1;
+	}
+	if (p->conf->type == DPV_DEV_AF_XDP && dpv_xdp_attach(rt, p))
+		return -1;
 	/* the rules match the GIDs: after the table, once the port runs */
 	char msg[sizeof(rt->init_msg)];
 	int r = dpv_flow_port_setup(p, msg, sizeof(msg));
@@ -426,7 +537,9 @@ static int port_start(struct dpv_runtime *rt, struct dpv_port *p)
 		dpv_runtime_fail(rt, -r, "%s", msg);
 		return -1;
 	}
-	return port_contexts(rt, p);
+	if (port_contexts(rt, p))
+		return -1;
+	return p->conf->kernel_iface[0] ? dpv_exc_start(rt, p) : 0;
 }
 
 /* A memif client's connection is made by its start and completed by EAL's
@@ -449,6 +562,17 @@ static void links_wait(struct dpv_runtime *rt)
 
 static const struct dpv_conf *g_start_conf;
 
+/* A child of fork() does not run the ports (dpv_core.c refuses it the
+ * devices): it lets go of what would keep them alive after the parent, the
+ * bpf_link holding an AF_XDP port's program. */
+static void port_atfork_child(void)
+{
+	struct dpv_runtime *rt = atomic_load(&g_rt_ready);
+	for (unsigned int i = 0; rt && i < rt->n_ports; i++)
+		if (rt->ports[i].conf->type == DPV_DEV_AF_XDP)
+			dpv_xdp_forget(&rt->ports[i]);
+}
+
 static void runtime_init(void)
 {
 	struct dpv_runtime *rt = &g_rt;
@@ -466,6 +590,7 @@ static void runtime_init(void)
 		rt->conf.huge = false;
 	if (dpv_eal_up(rt))
 		return;
+	pthread_atfork(NULL, NULL, port_atfork_child);
 	dpv_telemetry_init(rt);
 	rt->tsc_hz = rte_get_tsc_hz();
 	rt->n_ports = rt->conf.n_ports;
@@ -477,8 +602,10 @@ static void runtime_init(void)
 	}
 	for (unsigned int i = 0; i < rt->n_ports; i++) {
 		const struct dpv_conf_port *cp = &rt->conf.ports[i];
+		struct dpv_port *p = &rt->ports[i];
 		int r = cp->type == DPV_DEV_RING ? make_ring_pair(rt, i)
-						 : find_eth_port(rt, cp, &rt->ports[i].eth_port);
+			: cp->type == DPV_DEV_AF_XDP ? (dpv_kif_init(rt, p, cp->iface, i) || dpv_xdp_prepare(rt, p))
+			: find_eth_port(rt, cp, &p->eth_port);
 		if (r)
 			return;
 	}
@@ -487,6 +614,11 @@ static void runtime_init(void)
 			return;
 	if (dpv_link_start(rt)) {
 		dpv_runtime_fail(rt, EIO, "cannot start the link monitor (EAL alarm)");
+		return;
+	}
+	int r = dpv_kif_monitor_start(rt);
+	if (r) {
+		dpv_runtime_fail(rt, -r, "cannot follow the kernel interfaces (rtnetlink): %s", strerror(-r));
 		return;
 	}
 	links_wait(rt);

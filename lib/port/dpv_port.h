@@ -25,6 +25,7 @@
 #include "dpv_counters.h"
 #include "dpv_wire.h"
 #include "dpv_flow.h"
+#include "dpv_kif.h"
 
 struct dpv_port;
 
@@ -101,10 +102,20 @@ struct dpv_port {
 	uint16_t mtu;             /* Ethernet MTU */
 	uint8_t active_mtu;       /* enum ibv_mtu from the Ethernet MTU */
 	uint32_t path_mtu_bytes;  /* IB path MTU in bytes */
+	uint16_t mtu_cap;         /* the largest MTU the port's buffers and PMD carry */
+	/* The GID table, the IPv4 address and the MAC may change while the
+	 * port runs (a port that follows its kernel interface, dpv_kif.c):
+	 * read them with dpv_port_gid_get / dpv_port_gid_find, which retry
+	 * while gid_seq is odd or moved (a writer, EAL's interrupt thread, is
+	 * between its two increments). */
+	_Atomic uint32_t gid_seq;
 	struct in_addr ipv4;
 	uint8_t ipv4_prefix;
 	struct dpv_gid_entry gids[DPV_GID_TABLE_LEN];
 	unsigned int n_gids;      /* table length reported (gid_tbl_len) */
+	struct dpv_kif kif;       /* the kernel interface beside the port (ifindex 0: none) */
+	struct dpv_xdp xdp;       /* "af_xdp": the XDP program */
+	struct dpv_exc exc;       /* "kernel_iface": the exception path */
 	_Atomic bool link_up;      /* the link as last read (dpv_link.c) */
 	bool link_seen;           /* it has been up since the port started */
 	uint64_t link_restart_tsc; /* last (re)start of a memif client */
@@ -163,6 +174,13 @@ struct dpv_port *dpv_port_by_name(const char *name);
 
 /* GID helpers. Returns the GID table index or -1. */
 int dpv_port_gid_find(const struct dpv_port *port, const uint8_t gid[16]);
+/* Entry idx of the GID table, read consistently. false for a bad index. */
+bool dpv_port_gid_get(const struct dpv_port *port, unsigned int idx, struct dpv_gid_entry *out);
+/* Replace the GID table, the IPv4 address and the MAC (one writer at a
+ * time: EAL's interrupt thread, or bring-up). Returns whether anything
+ * changed. */
+bool dpv_port_gid_set(struct dpv_port *port, const struct dpv_gid_entry tbl[DPV_GID_TABLE_LEN],
+		      struct in_addr ipv4, uint8_t ipv4_prefix, const uint8_t mac[6]);
 /* Is this GID (IPv4-mapped or IPv6) one of a local port? Returns it or NULL. */
 struct dpv_port *dpv_port_find_local_gid(const uint8_t gid[16]);
 /*
@@ -259,12 +277,18 @@ int dpv_neigh_resolve_or_queue(struct dpv_qctx *qc, const uint8_t ip[16], struct
 			       uint8_t mac_out[6]); /* 1: mac_out valid, 0: queued, <0 dropped */
 void dpv_neigh_timer(struct dpv_qctx *qc, uint64_t now);
 void dpv_neigh_prefetch(struct dpv_qctx *qc, const uint8_t ip[16]);
+/* The kernel told ip's MAC (a port whose kernel owns ARP/ND, dpv_kif.c):
+ * an entry being resolved becomes reachable and its frames leave; a known
+ * one takes the new MAC. */
+void dpv_neigh_kernel_learn(struct dpv_qctx *qc, const uint8_t ip[16], const uint8_t mac[6]);
 /* The link came up: ask again at once for every unresolved neighbour. */
 void dpv_neigh_link_up(struct dpv_port *p);
 bool dpv_neigh_ready(struct dpv_qctx *qc, const uint8_t ip[16]);
 /* 0 with ip's MAC, -EAGAIN while resolving it (asked if nobody was). */
 int dpv_neigh_lookup(struct dpv_qctx *qc, const uint8_t ip[16], uint8_t mac[6]);
 int dpv_port_tx_raw(struct dpv_qctx *qc, struct rte_mbuf *m); /* send as is, consumes; 0 or -ENOBUFS */
+/* The same without fault injection (the kernel's frames of an exception path). */
+int dpv_port_tx_frame(struct dpv_qctx *qc, struct rte_mbuf *m);
 
 /* Map an Ethernet MTU to the IB MTU enum (1..5) the port can carry. */
 uint8_t dpv_eth_mtu_to_ib(uint16_t eth_mtu, uint8_t ip_ver);

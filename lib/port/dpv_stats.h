@@ -14,7 +14,7 @@
 #include "dpv_limits.h"
 
 #define DPV_STATS_MAGIC "DPVSTAT1"
-#define DPV_STATS_VERSION 1
+#define DPV_STATS_VERSION 2
 #define DPV_STATS_PREFIX "/dev/shm/dpverbs-stats."
 #define DPV_STATS_PERIOD_MS 100
 #define DPV_STATS_MAX_QPS 1024
@@ -27,6 +27,13 @@ struct dpv_stats_port {
 	uint64_t arp_rx, arp_tx, nd_rx, nd_tx;
 	uint64_t drop[DPV_STATS_MAX_CNT];
 	uint64_t cnt[DPV_STATS_MAX_CNT];
+	/* a port beside the kernel (dpv_kif.h): its interface ("" if none),
+	 * for "af_xdp" how the program and sockets run ("native zero-copy
+	 * busy-poll"), what the XDP program did, and the exception path */
+	char kernel_iface[16];
+	char xdp_mode[48];
+	uint64_t xdp_roce, xdp_pass, xdp_no_xsk;
+	uint64_t exc_to_kernel, exc_from_kernel, exc_drops;
 };
 
 struct dpv_stats_qp {

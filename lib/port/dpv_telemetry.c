@@ -102,6 +102,7 @@ static void add_port_identity(struct rte_tel_data *d, const struct dpv_port *p)
 	rte_tel_data_add_dict_int(d, "index", (int)p->index);
 	rte_tel_data_add_dict_int(d, "ethdev_port", p->eth_port);
 	rte_tel_data_add_dict_string(d, "device", p->conf->type == DPV_DEV_RING ? "net_ring"
+						  : p->conf->type == DPV_DEV_AF_XDP ? "net_af_xdp"
 						  : p->conf->devargs);
 	rte_tel_data_add_dict_int(d, "link_up", dpv_port_link_up(p)); /* the state reported */
 	rte_tel_data_add_dict_int(d, "link_status", atomic_load(&p->link_up)); /* the link as read */
@@ -118,6 +119,21 @@ static void add_port_identity(struct rte_tel_data *d, const struct dpv_port *p)
 	rte_tel_data_add_dict_string(d, "flow", dpv_flow_mode_name(p->conf->flow));
 	rte_tel_data_add_dict_int(d, "flow_isolated", p->flow.isolated);
 	rte_tel_data_add_dict_string(d, "steering", dpv_flow_steering_name(p));
+	struct dpv_kif_info ki;
+	dpv_kif_info(p, &ki);
+	if (!ki.iface[0])
+		return;
+	rte_tel_data_add_dict_string(d, "kernel_iface", ki.iface);
+	if (ki.xdp_mode[0]) {
+		rte_tel_data_add_dict_string(d, "xdp_mode", ki.xdp_mode);
+		rte_tel_data_add_dict_u64(d, "xdp_roce", ki.xdp[DPV_XDP_ST_ROCE]);
+		rte_tel_data_add_dict_u64(d, "xdp_pass", ki.xdp[DPV_XDP_ST_PASS]);
+		rte_tel_data_add_dict_u64(d, "xdp_no_xsk", ki.xdp[DPV_XDP_ST_NO_XSK]);
+	} else {
+		rte_tel_data_add_dict_u64(d, "exc_to_kernel", ki.exc_to_kernel);
+		rte_tel_data_add_dict_u64(d, "exc_from_kernel", ki.exc_from_kernel);
+		rte_tel_data_add_dict_u64(d, "exc_drops", ki.exc_drops);
+	}
 }
 
 static void add_port_counters(struct rte_tel_data *d, struct dpv_port *p)

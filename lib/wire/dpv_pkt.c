@@ -159,6 +159,30 @@ static int parse_l2(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi)
 	return etype;
 }
 
+bool dpv_pkt_is_roce(const uint8_t *frame, uint32_t len)
+{
+	uint32_t l3 = DPV_ETH_HLEN;
+	if (len < DPV_ETH_HLEN)
+		return false;
+	uint16_t etype = ld16(frame + 12);
+	if (etype == ETH_P_8021Q) {
+		if (len < DPV_ETH_HLEN + DPV_VLAN_HLEN)
+			return false;
+		etype = ld16(frame + 16);
+		l3 += DPV_VLAN_HLEN;
+	}
+	const uint8_t *ip = frame + l3;
+	if (etype == ETH_P_IPV4 && len >= l3 + DPV_IPV4_HLEN) {
+		uint32_t ihl = (uint32_t)(ip[0] & 0xf) * 4;
+		return ihl >= DPV_IPV4_HLEN && ip[9] == IPPROTO_UDP_ &&
+		       !(ld16(ip + 6) & (IPV4_MF | IPV4_FRAG_OFF)) && len >= l3 + ihl + 4 &&
+		       ld16(ip + ihl + 2) == DPV_ROCEV2_UDP_PORT;
+	}
+	if (etype == ETH_P_IPV6 && len >= l3 + DPV_IPV6_HLEN + 4)
+		return ip[6] == IPPROTO_UDP_ && ld16(ip + DPV_IPV6_HLEN + 2) == DPV_ROCEV2_UDP_PORT;
+	return false;
+}
+
 /* IPv4 header at pi->l3_off: sets l4_off and frame_len (end of the IP
  * packet: Ethernet padding beyond it is ignored). */
 static int parse_ipv4(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi, bool csum)

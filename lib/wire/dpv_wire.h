@@ -286,6 +286,14 @@ int dpv_pkt_parse(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi);
  * header checksum: for frames this process built that never left it
  * (software loopback), or frames already checked. */
 int dpv_pkt_parse_trusted(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi);
+/*
+ * Is the frame a RoCEv2 candidate: IPv4 (not a fragment) or IPv6 (UDP as
+ * the next header) carrying UDP to port 4791, after at most one 802.1Q tag?
+ * Cheap, no checksum: what an exception path asks before it hands a frame
+ * to the kernel (everything else is the kernel's); candidates are then
+ * parsed and checked in full.
+ */
+bool dpv_pkt_is_roce(const uint8_t *frame, uint32_t len);
 /* Parse and verify the ICRC. */
 int dpv_pkt_parse_check(const uint8_t *frame, uint32_t len, struct dpv_pkt_info *pi);
 

@@ -12,6 +12,9 @@ Includes (source tree):
     the null driver runs without them);
   * lib/wire, lib/conf and lib/port include no header of lib/verbs;
   * lib/wire includes no other layer's header;
+  * lib/nl (the rtnetlink client) includes no other layer's header: libc
+    and the kernel's UAPI only, and no other layer's header includes its
+    private one;
   * lib/cm (the CM MAD codec) includes no other layer's header, and no
     other lib/ layer includes lib/cm's but lib/cmrt and lib/daemon (in
     shared mode the daemon owns QP 1: it reads the CM MADs it hands out
@@ -62,7 +65,7 @@ def includes(top, rel):
 def check_includes(top):
     drv_hdr = headers_under(top, 'drivers')
     layer_hdr = {d: headers_under(top, 'lib/' + d)
-                 for d in ('wire', 'conf', 'port', 'verbs', 'cm', 'shm', 'daemon', 'cmrt')}
+                 for d in ('wire', 'nl', 'conf', 'port', 'verbs', 'cm', 'shm', 'daemon', 'cmrt')}
     not_cm = dict(layer_hdr['verbs'], **layer_hdr['port'], **layer_hdr['conf'], **layer_hdr['wire'])
     rules = [  # (directory, forbidden header set, why)
         ('lib', drv_hdr, 'a driver header'),
@@ -74,7 +77,9 @@ def check_includes(top):
         ('lib/port', layer_hdr['verbs'], 'a verbs-façade header'),
         ('lib/conf', dict(layer_hdr['verbs'], **layer_hdr['port']), 'a header of an upper layer'),
         ('lib/wire', dict(layer_hdr['verbs'], **layer_hdr['port'], **layer_hdr['conf'],
-                          **layer_hdr['cm']), 'a header of another layer'),
+                          **layer_hdr['cm'], **layer_hdr['nl']), 'a header of another layer'),
+        ('lib/nl', {k: v for d, h in layer_hdr.items() if d != 'nl' for k, v in h.items()},
+         'a header of another layer (lib/nl is libc and the kernel\'s UAPI only)'),
         ('lib/cm', dict(not_cm, **layer_hdr['cmrt']), 'a header of another layer (lib/cm is libc only)'),
         ('lib/cmrt', {k: v for k, v in dict(not_cm, **layer_hdr['shm'], **layer_hdr['daemon']).items()
                       if k != 'dpverbs.h'},
@@ -83,6 +88,10 @@ def check_includes(top):
     for d in ('verbs', 'port', 'conf', 'shm'):
         rules.append(('lib/' + d, dict(layer_hdr['cm'], **layer_hdr['cmrt']), 'a lib/cm or lib/cmrt header'))
     rules.append(('lib/daemon', layer_hdr['cmrt'], 'a lib/cmrt header (the daemon uses lib/cm directly)'))
+    nl_priv = {k: v for k, v in layer_hdr['nl'].items() if k != 'dpv_nl.h'}
+    for d in [d for d in layer_hdr if d != 'nl'] + ['compat']:
+        rules.append((d if d == 'compat' else 'lib/' + d, nl_priv,
+                      "lib/nl's private header (use dpv_nl.h)"))
     for d in sorted(os.listdir(os.path.join(top, 'drivers'))):
         if os.path.isdir(os.path.join(top, 'drivers', d)):
             others = {k: v for k, v in drv_hdr.items() if not v.startswith('drivers/%s/' % d)}

@@ -111,7 +111,7 @@ static const struct bad bad_table[] = {
 	/* port fields */
 	{ P(",'mtus':1500"),
 	  "t: ports[0].mtus: unknown field (expected one of: name, device, mac, ipv4, ipv6, "
-	  "mtu, rx_desc, tx_desc, queues, lcores, mbufs, flow)" },
+	  "mtu, rx_desc, tx_desc, queues, lcores, mbufs, flow, kernel_iface)" },
 	{ "{'ports':[{" DEV "}]}", "t: ports[0].name: required field is missing" },
 	{ "{'ports':[{'name':5," DEV "}]}", "t: ports[0].name: must be a string (got 5)" },
 	{ "{'ports':[{'name':'Dpv0'," DEV "}]}",
@@ -131,7 +131,7 @@ static const struct bad bad_table[] = {
 	{ "{'ports':[{'name':'dpv0','device':{'peer':'dpv1'}}]}",
 	  "t: ports[0].device.type: required field is missing" },
 	{ "{'ports':[{'name':'dpv0','device':{'type':'tap'}}]}",
-	  "t: ports[0].device.type: must be \"ring\", \"vdev\" or \"pci\" (got \"tap\")" },
+	  "t: ports[0].device.type: must be \"ring\", \"vdev\", \"pci\" or \"af_xdp\" (got \"tap\")" },
 	{ "{'ports':[{'name':'dpv0','device':{'type':'ring'}}]}",
 	  "t: ports[0].device.peer: required field is missing" },
 	{ "{'ports':[{'name':'dpv0','device':{'type':'ring','peer':'dpv1','args':'x'}}]}",
@@ -187,6 +187,52 @@ static const struct bad bad_table[] = {
 	{ "{'ports':[{'name':'dpv0','device':{'type':'vdev','args':'net_null0','peer':'x'}}]}",
 	  "t: ports[0].device.peer: unknown field for device type \"vdev\" (expected one of: "
 	  "type, args)" },
+	/* af_xdp and the exception path */
+	{ "{'ports':[{'name':'dpv0','device':{'type':'af_xdp'}}]}",
+	  "t: ports[0].device.iface: required field is missing" },
+	{ "{'ports':[{'name':'dpv0','device':{'type':'af_xdp','iface':'eth0/x'}}]}",
+	  "t: ports[0].device.iface: must be a network interface name, 1 to 15 characters from "
+	  "[A-Za-z0-9_.-] (got \"eth0/x\")" },
+	{ "{'ports':[{'name':'dpv0','device':{'type':'af_xdp','iface':'abcdefghijklmnop'}}]}",
+	  "t: ports[0].device.iface: must be a network interface name, 1 to 15 characters from "
+	  "[A-Za-z0-9_.-] (got \"abcdefghijklmnop\")" },
+	{ "{'ports':[{'name':'dpv0','device':{'type':'af_xdp','iface':'..'}}]}",
+	  "t: ports[0].device.iface: must be a network interface name, 1 to 15 characters from "
+	  "[A-Za-z0-9_.-] (got \"..\")" },
+	{ "{'ports':[{'name':'dpv0','device':{'type':'af_xdp','iface':'eth0','args':'x'}}]}",
+	  "t: ports[0].device.args: unknown field for device type \"af_xdp\" (expected one of: "
+	  "type, iface, queues, xdp_mode)" },
+	{ "{'ports':[{'name':'dpv0','device':{'type':'af_xdp','iface':'eth0','queues':9}}]}",
+	  "t: ports[0].device.queues: must be an integer between 1 and 8 (got 9)" },
+	{ "{'ports':[{'name':'dpv0','device':{'type':'af_xdp','iface':'eth0','xdp_mode':'drv'}}]}",
+	  "t: ports[0].device.xdp_mode: must be \"auto\", \"native\" or \"generic\" (got \"drv\")" },
+	{ "{'ports':[{'name':'dpv0','device':{'type':'af_xdp','iface':'eth0','queues':2},'queues':4}]}",
+	  "t: ports[0].queues: 4 differs from device.queues 2: give the number once" },
+	{ "{'ports':[{'name':'dpv0','device':{'type':'af_xdp','iface':'eth0'},'mac':'02:00:00:00:00:01'}]}",
+	  "t: ports[0].mac: an \"af_xdp\" port has the MAC of its interface eth0: remove \"mac\" (or "
+	  "change the interface's: ip link set dev eth0 address ...)" },
+	{ "{'ports':[{'name':'dpv0','device':{'type':'af_xdp','iface':'eth0'},'flow':'isolate'}]}",
+	  "t: ports[0].flow: \"isolate\" is for bifurcated PCI NICs: an \"af_xdp\" port takes only "
+	  "RoCEv2 through its XDP program already (use \"auto\" or \"off\")" },
+	{ "{'ports':[{'name':'dpv0','device':{'type':'af_xdp','iface':'eth0'},'kernel_iface':'k0'}]}",
+	  "t: ports[0].kernel_iface: an \"af_xdp\" port shares its interface (eth0) with the kernel "
+	  "already: no exception path is needed" },
+	{ P(",'kernel_iface':''"),
+	  "t: ports[0].kernel_iface: must be a network interface name, 1 to 15 characters from "
+	  "[A-Za-z0-9_.-] (got \"\")" },
+	{ P(",'kernel_iface':7"), "t: ports[0].kernel_iface: must be a string (got 7)" },
+	{ "{'ports':[{'name':'dpv0','device':{'type':'ring','peer':'dpv1'},'kernel_iface':'k0'},"
+	  "{'name':'dpv1','device':{'type':'ring','peer':'dpv0'}}]}",
+	  "t: ports[0].kernel_iface: a \"ring\" device has no wire for the kernel's frames: use it "
+	  "with vdev or pci devices" },
+	{ "{'ports':[{'name':'dpv0','device':{'type':'af_xdp','iface':'eth0'}},"
+	  "{'name':'dpv1','device':{'type':'af_xdp','iface':'eth0'}}]}",
+	  "t: ports[1].device.iface: device eth0 is already used by ports[0]" },
+	{ "{'ports':[{'name':'dpv0','device':{'type':'af_xdp','iface':'eth0'}},"
+	  "{'name':'dpv1'," DEV1 ",'kernel_iface':'eth0'}]}",
+	  "t: ports[1].kernel_iface: interface eth0 is already used by ports[0]" },
+	{ P2(",'kernel_iface':'k0'", ",'kernel_iface':'k0'"),
+	  "t: ports[1].kernel_iface: interface k0 is already used by ports[0]" },
 	/* MAC */
 	{ P(",'mac':'02:64:70:76:00'"),
 	  "t: ports[0].mac: must be a MAC address xx:xx:xx:xx:xx:xx (got \"02:64:70:76:00\")" },
@@ -695,6 +741,50 @@ static void check_pci(const struct dpv_conf *c, const char *file)
 	CHECK(p->flow == DPV_FLOW_AUTO, "%s: flow %d", file, (int)p->flow);
 }
 
+static void check_xdp_example(const struct dpv_conf *c, const char *file)
+{
+	const struct dpv_conf_port *p = &c->ports[0];
+
+	CHECK(c->n_ports == 1 && p->type == DPV_DEV_AF_XDP && strcmp(p->iface, "eth0") == 0,
+	      "%s: af_xdp on eth0", file);
+	CHECK(p->n_queues == 1 && p->xdp_mode == DPV_XDP_AUTO && !p->mtu_set && !p->mac_set,
+	      "%s: queues %u mode %d", file, p->n_queues, (int)p->xdp_mode);
+	CHECK(dpv_conf_port_follows_kernel(p) && strcmp(dpv_conf_port_netdev(p), "eth0") == 0,
+	      "%s: follows eth0", file);
+}
+
+/* af_xdp and kernel_iface fields that parse, and what they become. */
+static void test_kernel_ports(void)
+{
+	static const char *js =
+		"{'ports':[{'name':'dpv0','device':{'type':'af_xdp','iface':'veth-x.1','queues':2,"
+		"'xdp_mode':'native'},'queues':2,'mtu':1400},"
+		"{'name':'dpv1','device':{'type':'af_xdp','iface':'eth1','xdp_mode':'generic'},"
+		"'ipv4':'192.0.2.9/24'},"
+		"{'name':'dpv2','device':{'type':'vdev','args':'net_memif0'},'kernel_iface':'dpvk0',"
+		"'ipv4':'198.51.100.7/24'}]}";
+	char *json = dq(js);
+	struct dpv_conf c;
+	char err[1024];
+	int r = dpv_conf_parse_string(json, "t", &c, err, sizeof(err));
+
+	CHECK(r == 0, "kernel ports: %s", err);
+	if (r == 0) {
+		const struct dpv_conf_port *a = &c.ports[0], *b = &c.ports[1], *k = &c.ports[2];
+		CHECK(a->type == DPV_DEV_AF_XDP && a->n_queues == 2 && a->xdp_mode == DPV_XDP_NATIVE &&
+		      a->mtu_set && a->mtu == 1400, "af_xdp port 0");
+		CHECK(dpv_conf_port_follows_kernel(a) && !dpv_conf_port_follows_kernel(b),
+		      "ports without addresses follow the kernel");
+		CHECK(b->xdp_mode == DPV_XDP_GENERIC && !b->mtu_set && b->mtu == DPV_CONF_DEF_MTU,
+		      "af_xdp port 1");
+		CHECK(strcmp(dpv_conf_port_netdev(k), "dpvk0") == 0 && !dpv_conf_port_follows_kernel(k),
+		      "kernel_iface: %s", k->kernel_iface);
+		CHECK(dpv_conf_port_netdev(&c.ports[0]) == c.ports[0].iface, "netdev of af_xdp");
+		dpv_conf_free(&c);
+	}
+	free(json);
+}
+
 static void test_file(const char *path)
 {
 	const char *base = basename_of(path);
@@ -717,6 +807,8 @@ static void test_file(const char *path)
 		check_veth(&c, base, 'b');
 	else if (strcmp(base, "pci-example.json") == 0)
 		check_pci(&c, base);
+	else if (strcmp(base, "xdp-example.json") == 0)
+		check_xdp_example(&c, base);
 	else if (strcmp(base, "default.json") == 0)
 		check_default_values(&c, base);
 	dpv_conf_free(&c);
@@ -738,6 +830,7 @@ int main(int argc, char **argv)
 	test_default(default_path);
 	test_env(pair_a);
 	test_kitchen_sink();
+	test_kernel_ports();
 	test_files_errors();
 	test_bad_table();
 

@@ -89,6 +89,25 @@ struct dpv_port *dpv_port_loopback_dst(const uint8_t dgid[16])
 	return NULL;
 }
 
+bool dpv_port_gid_get(const struct dpv_port *port, unsigned int idx, struct dpv_gid_entry *out)
+{
+	if (idx >= DPV_GID_TABLE_LEN)
+		return false;
+	*out = port->gids[idx];
+	return true;
+}
+
+void dpv_kif_info(const struct dpv_port *p, struct dpv_kif_info *out)
+{
+	(void)p; /* the harness' port has no kernel interface */
+	memset(out, 0, sizeof(*out));
+}
+
+void dpv_port_set_gid_handler(dpv_gid_fn fn)
+{
+	(void)fn;
+}
+
 void dpv_port_set_link_handler(dpv_link_fn fn)
 {
 	(void)fn; /* the harness' link never changes */
