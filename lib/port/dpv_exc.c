@@ -31,6 +31,8 @@
 #include "dpv_nl.h"
 
 #define DPV_EXC_IDLE_US 20
+#define DPV_EXC_DRAIN_MS 300 /* at exit, forward the kernel's last frames for at most this */
+#define DPV_EXC_QUIET_MS 40  /* ... and until nothing moved for this long */
 
 /* The net_tap device and its queues, on the port's mbuf pool. */
 static int tap_create(struct dpv_runtime *rt, struct dpv_port *p, const char *ifname)
@@ -40,7 +42,14 @@ static int tap_create(struct dpv_runtime *rt, struct dpv_port *p, const char *if
 	snprintf(name, sizeof(name), "net_tap_%s", p->name);
 	snprintf(args, sizeof(args), "%s,iface=%s,mac=%02x:%02x:%02x:%02x:%02x:%02x", name, ifname,
 		 p->mac[0], p->mac[1], p->mac[2], p->mac[3], p->mac[4], p->mac[5]);
+	/* net_tap's rte_flow needs the multiq qdisc, which kernels without
+	 * sch_multiq lack; its complaints at creation are about rte_flow,
+	 * which the exception path does not use: quiet while it is made */
+	int lvl = rte_log_get_level(rte_log_register("pmd.net.tap"));
+	rte_log_set_level_pattern("pmd.net.tap", RTE_LOG_CRIT);
 	int r = rte_dev_probe(args);
+	if (lvl > 0)
+		rte_log_set_level_pattern("pmd.net.tap", (uint32_t)lvl);
 	if (r == 0)
 		r = rte_eth_dev_get_port_by_name(name, &p->exc.eth_port);
 	p->exc.created = r == 0;
@@ -154,6 +163,35 @@ int dpv_exc_poll(struct dpv_qctx *qc)
 			atomic_fetch_add_explicit(&p->exc.from_kernel, 1, memory_order_relaxed);
 	}
 	return n;
+}
+
+void dpv_exc_drain(struct dpv_runtime *rt)
+{
+	uint64_t hz = rte_get_tsc_hz(), start = rte_get_tsc_cycles(), quiet_since = start;
+	uint64_t seen = 0;
+	bool any = false;
+	for (unsigned int i = 0; i < rt->n_ports; i++)
+		any |= rt->ports[i].exc.on;
+	if (!any)
+		return;
+	/* what the kernel sent before the process exits (the last TCP data of
+	 * this very process) must leave before the interface goes, and the
+	 * peer's acknowledgements come in through the port */
+	for (uint64_t now = start; now - start < hz / 1000 * DPV_EXC_DRAIN_MS &&
+				   now - quiet_since < hz / 1000 * DPV_EXC_QUIET_MS;
+	     now = rte_get_tsc_cycles()) {
+		uint64_t n = 0;
+		for (unsigned int i = 0; i < rt->n_ports; i++) {
+			struct dpv_port *p = &rt->ports[i];
+			for (uint16_t q = 0; q < p->n_qctx; q++)
+				dpv_qctx_poll(&p->qctx[q]);
+			n += atomic_load(&p->exc.from_kernel) + atomic_load(&p->exc.to_kernel);
+		}
+		if (n != seen)
+			quiet_since = now;
+		seen = n;
+		rte_delay_us_sleep(DPV_EXC_IDLE_US);
+	}
 }
 
 void dpv_exc_stop(struct dpv_port *p)

@@ -17,6 +17,10 @@
  * applied at once: GID table (IBV_EVENT_GID_CHANGE through the driver's
  * hook), the XDP program's address map, MTU, link (dpv_link.c).
  */
+/* rte_intr_instance_alloc and its setters are experimental in DPDK 22.11
+ * (stable from 23.11 on): the rtnetlink socket is read on EAL's interrupt
+ * thread through them */
+#define ALLOW_EXPERIMENTAL_API 1
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

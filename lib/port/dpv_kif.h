@@ -129,6 +129,9 @@ void dpv_exc_to_kernel(struct dpv_port *p, struct rte_mbuf *m);
 /* Frames the kernel sent on the interface: out through the port (context
  * 0's turn). Returns how many. */
 int dpv_exc_poll(struct dpv_qctx *qc);
+/* At exit, before the interfaces go: keep both directions flowing until
+ * the kernel's traffic has been quiet a moment (bounded). */
+void dpv_exc_drain(struct dpv_runtime *rt);
 void dpv_exc_stop(struct dpv_port *p);
 
 #endif /* DPV_KIF_H */

@@ -236,6 +236,7 @@ void dpv_runtime_shutdown(void)
 	struct dpv_runtime *rt = atomic_exchange(&g_rt_ready, NULL);
 	if (!rt)
 		return;
+	dpv_exc_drain(rt);
 	dpv_link_stop(rt);
 	dpv_kif_monitor_stop();
 	for (unsigned int i = 0; i < rt->n_ports; i++) {
