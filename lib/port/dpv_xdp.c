@@ -297,8 +297,12 @@ static int check_attached(struct dpv_runtime *rt, struct dpv_port *p)
 					 p->index, ifn, o.pid, strerror(-r));
 			return -1;
 		}
-		fprintf(stderr, "dpverbs: port %s: removed the XDP program dpverbs process %u left on %s "
-			"(it is gone)\n", p->name, o.pid, ifn);
+		if (o.pid)
+			fprintf(stderr, "dpverbs: port %s: removed the XDP program dpverbs process %u left "
+				"on %s (it is gone)\n", p->name, o.pid, ifn);
+		else
+			fprintf(stderr, "dpverbs: port %s: removed the XDP program a dpverbs process left on "
+				"%s before it finished starting\n", p->name, ifn);
 	}
 	return 0;
 }
