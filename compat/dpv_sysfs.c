@@ -47,6 +47,7 @@ static void view_of(struct dpv_device *d, struct dpv_view_dev *v)
 	memset(&pa, 0, sizeof(pa));
 	if (dpv_ops(d)->query_port(d->drv_dev, &pa) == 0) {
 		v->state = (uint8_t)pa.state;
+		v->lid = pa.lid;
 		v->phys_state = pa.phys_state;
 		v->active_speed = pa.active_speed;
 		v->active_width = pa.active_width;

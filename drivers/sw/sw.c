@@ -70,6 +70,7 @@ static int sw_query_port(void *d, struct ibv_port_attr *a)
 	a->phys_state = up ? 5 /* LinkUp */ : 2 /* Polling: no link partner */;
 	a->max_mtu = IBV_MTU_4096;
 	a->active_mtu = (enum ibv_mtu)p->active_mtu;
+	a->lid = dpv_port_lid(p); /* LIDs on RoCE: dpv_av_from_lid */
 	a->bad_pkey_cntr = (uint32_t)DPV_STAT_READ(p, drop[DPV_DROP_BAD_PKEY]);
 	a->qkey_viol_cntr = (uint32_t)DPV_STAT_READ(p, drop[DPV_DROP_BAD_QKEY]);
 	a->active_speed = dpv_view_speed(p->eth_speed_mbps, &a->active_width);

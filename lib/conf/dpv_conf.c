@@ -496,6 +496,13 @@ void dpv_conf_free(struct dpv_conf *conf)
 	conf->n_eal_args = 0;
 }
 
+uint16_t dpv_conf_lid_of(uint32_t a, uint8_t prefix)
+{
+	uint32_t h = ntohl(a);
+	uint16_t lid = (uint16_t)(h & 0xffff);
+	return a && prefix >= 16 && lid >= 1 && lid <= 0xbfff ? lid : 0;
+}
+
 const char *dpv_conf_port_netdev(const struct dpv_conf_port *cp)
 {
 	if (cp->type == DPV_DEV_AF_XDP)

@@ -120,6 +120,11 @@ struct dpv_conf_port {
 	 * port's MAC, addresses and MTU, fed every frame that is not RoCEv2
 	 * for the port ("" : none) */
 	char kernel_iface[DPV_IFNAME_MAX];
+	/* "lid": "auto" (default) reports the low 16 bits of the port's IPv4
+	 * address as its LID when they make a unicast LID and the prefix is /16
+	 * or longer, so that LID-addressed programs work on RoCE within that
+	 * /16 (dpv_port_lid); "off": LID 0, as a ConnectX RoCE port */
+	bool lid_off;
 };
 
 struct dpv_conf_fault {
@@ -218,6 +223,11 @@ const char *dpv_conf_port_netdev(const struct dpv_conf_port *cp);
 /* Does the port follow its kernel interface's addresses and MTU (an
  * "af_xdp" port without "ipv4"/"ipv6")? */
 bool dpv_conf_port_follows_kernel(const struct dpv_conf_port *cp);
+
+/* The LID a port with IPv4 address a/prefix reports (dpverbs' LIDs on
+ * RoCE, "lid": "auto"): the low 16 bits of a when prefix >= 16 and they are
+ * a unicast LID (1 .. 0xbfff); else 0. a in network byte order. */
+uint16_t dpv_conf_lid_of(uint32_t a, uint8_t prefix);
 
 /* Find a port by name; NULL if none. */
 const struct dpv_conf_port *dpv_conf_port_by_name(const struct dpv_conf *conf, const char *name);

@@ -569,7 +569,7 @@ static int parse_port(struct ctx *x, json_t *pj, unsigned int i, struct port_aux
 {
 	static const char *const keys[] = { "name", "device", "mac", "ipv4", "ipv6",
 					    "mtu", "rx_desc", "tx_desc", "queues", "lcores",
-					    "mbufs", "flow", "kernel_iface", NULL };
+					    "mbufs", "flow", "kernel_iface", "lid", NULL };
 	struct dpv_conf_port *p = &x->c->ports[i];
 	char path[CONF_PATH_LEN], fp[CONF_PATH_LEN], dpath[CONF_PATH_LEN];
 	const char *s;
@@ -628,6 +628,11 @@ static int parse_port(struct ctx *x, json_t *pj, unsigned int i, struct port_aux
 	if (parse_queues(x, pj, path, p, &aux[i]) < 0 || parse_lcores(x, pj, path, p) < 0)
 		return -1;
 
+	static const char *const lids[] = { "auto", "off", NULL };
+	int lid = 0;
+	if (conf_get_enum(x, pj, path, "lid", lids, &lid) < 0)
+		return -1;
+	p->lid_off = lid == 1;
 	if (parse_mbufs(x, pj, path, p) < 0 || parse_flow(x, pj, path, p) < 0 ||
 	    parse_kernel_iface(x, pj, path, p) < 0 || check_af_xdp(x, pj, path, p) < 0)
 		return -1;

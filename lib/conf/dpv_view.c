@@ -56,6 +56,7 @@ static void view_kernel(const struct dpv_conf_port *cp, struct dpv_view_dev *d)
 	if (n > 2 * DPV_GID_TABLE_LEN)
 		n = 2 * DPV_GID_TABLE_LEN;
 	dpv_conf_gid_table_addrs(d->mac, a, n > 0 ? n : 0, d->gids, &v4, &v4p);
+	d->lid = cp->lid_off ? 0 : dpv_conf_lid_of(v4.s_addr, v4p);
 }
 
 int dpv_view_from_conf(const struct dpv_conf *c, unsigned int i, struct dpv_view_dev *d)
@@ -74,6 +75,7 @@ int dpv_view_from_conf(const struct dpv_conf *c, unsigned int i, struct dpv_view
 	dpv_conf_gid_table(cp, d->mac, d->gids);
 	if (!cp->mac_set)
 		memset(&d->gids[0], 0, sizeof(d->gids[0])); /* the PMD's MAC: not known */
+	d->lid = cp->lid_off ? 0 : dpv_conf_lid_of(cp->ipv4.s_addr, cp->ipv4_prefix);
 	if (cp->type == DPV_DEV_AF_XDP)
 		view_kernel(cp, d);
 	d->state = 4;      /* IBV_PORT_ACTIVE */
@@ -190,7 +192,8 @@ static void walk_port(const struct dpv_view_dev *d, struct emit *e)
 	rate_text(d->active_speed, d->active_width, v, sizeof(v));
 	put(e, v, "class/infiniband/%s/ports/%d/rate", n, p);
 	put(e, "Ethernet", "class/infiniband/%s/ports/%d/link_layer", n, p);
-	put(e, "0x0", "class/infiniband/%s/ports/%d/lid", n, p);
+	snprintf(v, sizeof(v), "0x%x", d->lid);
+	put(e, v, "class/infiniband/%s/ports/%d/lid", n, p);
 	put(e, "0x0", "class/infiniband/%s/ports/%d/sm_lid", n, p);
 	put(e, "0", "class/infiniband/%s/ports/%d/lid_mask_count", n, p);
 	put(e, "0", "class/infiniband/%s/ports/%d/sm_sl", n, p);

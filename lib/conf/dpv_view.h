@@ -48,6 +48,7 @@ struct dpv_view_dev {
 	uint8_t mac[6];
 	bool mac_known;              /* false: no "mac" configured, the PMD's is not known */
 	struct dpv_gid_entry gids[DPV_GID_TABLE_LEN];
+	uint16_t lid;                /* the port's LID (dpverbs' LIDs on RoCE; 0: none) */
 	uint8_t state;               /* enum ibv_port_state: 4 ACTIVE, 1 DOWN */
 	uint8_t phys_state;          /* 5 LinkUp, 2 Polling */
 	uint8_t active_speed;        /* ibv_port_attr encodings */

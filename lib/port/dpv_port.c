@@ -150,6 +150,20 @@ bool dpv_port_gid_set(struct dpv_port *p, const struct dpv_gid_entry tbl[DPV_GID
 	return true;
 }
 
+uint16_t dpv_port_lid(const struct dpv_port *p)
+{
+	if (p->conf->lid_off)
+		return 0;
+	uint32_t s, a;
+	uint8_t pfx;
+	do {
+		s = gid_read_begin(p);
+		a = p->ipv4.s_addr;
+		pfx = p->ipv4_prefix;
+	} while (gid_read_retry(p, s));
+	return dpv_conf_lid_of(a, pfx);
+}
+
 bool dpv_port_gid_get(const struct dpv_port *p, unsigned int idx, struct dpv_gid_entry *out)
 {
 	if (idx >= DPV_GID_TABLE_LEN)

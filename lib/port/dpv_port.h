@@ -174,6 +174,8 @@ struct dpv_port *dpv_port_by_name(const char *name);
 
 /* GID helpers. Returns the GID table index or -1. */
 int dpv_port_gid_find(const struct dpv_port *port, const uint8_t gid[16]);
+/* The port's LID (dpv_conf_lid_of of its IPv4 address; 0 with "lid": "off"). */
+uint16_t dpv_port_lid(const struct dpv_port *port);
 /* Entry idx of the GID table, read consistently. false for a bad index. */
 bool dpv_port_gid_get(const struct dpv_port *port, unsigned int idx, struct dpv_gid_entry *out);
 /* Replace the GID table, the IPv4 address and the MAC (one writer at a

@@ -27,16 +27,53 @@ int dpv_av_check(struct dpv_device *d, const struct ibv_ah_attr *av, struct dpv_
 	return 0;
 }
 
+/*
+ * LIDs on RoCE (a dpverbs extension, "lid": "auto"): a port reports the low
+ * 16 bits of its IPv4 address as its LID (dpv_port_lid), so that programs
+ * that address by LID (qperf's UD tests, pingpongs without a GID index)
+ * work within the port's /16: an address vector without GRH whose DLID is
+ * a unicast LID becomes one with the GRH of that IPv4 address in the
+ * port's /16, from GID 1. Anything else is left as it is (and refused by
+ * dpv_av_check, as on ConnectX: RoCE needs a GRH).
+ */
+void dpv_av_from_lid(struct dpv_device *d, const struct ibv_ah_attr *in, struct ibv_ah_attr *out)
+{
+	struct ibv_port_attr pa;
+	struct dpv_gid g;
+
+	*out = *in;
+	if (in->is_global || !in->dlid || in->dlid > 0xbfff)
+		return;
+	memset(&pa, 0, sizeof(pa));
+	if (dpv_ops(d)->query_port(d->drv_dev, &pa) || !pa.lid || dpv_dev_gid(d, 1, &g) || !g.valid ||
+	    g.ip_ver != 4)
+		return;
+	memset(&out->grh, 0, sizeof(out->grh));
+	memcpy(out->grh.dgid.raw, g.raw, 14);
+	out->grh.dgid.raw[14] = (uint8_t)(in->dlid >> 8);
+	out->grh.dgid.raw[15] = (uint8_t)in->dlid;
+	out->grh.sgid_index = 1;
+	out->grh.hop_limit = DPV_DEFAULT_HOP_LIMIT;
+	out->is_global = 1;
+}
+
 /**
  * ibv_create_ah: an AH for RoCEv2. RETURN VALUE: the AH, or NULL with errno
- * EINVAL (NULL pd/attr, port_num != 1, is_global == 0 (RoCE needs a GRH),
+ * EINVAL (NULL pd/attr, port_num != 1, is_global == 0 (RoCE needs a GRH)
+ * unless dlid is the LID of a host in the port's IPv4 /16 (dpverbs' LIDs on
+ * RoCE, see dpv_av_from_lid),
  * empty or out-of-range sgid_index, zero dgid, a destination of another IP
  * family than the source GID), ENOMEM (limits.max_ah AHs exist, no memory).
  */
-DPV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr)
+DPV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *given)
 {
 	static const uint8_t zero[16];
 	struct dpv_gid sgid;
+	struct ibv_ah_attr lid_av, *attr = given;
+	if (ibpd && given && !given->is_global) {
+		dpv_av_from_lid(to_dctx(ibpd->context)->dev, given, &lid_av);
+		attr = &lid_av;
+	}
 	if (!ibpd || !attr || attr->port_num != DPV_PORT_NUM || !memcmp(attr->grh.dgid.raw, zero, 16) ||
 	    dpv_av_check(to_dctx(ibpd->context)->dev, attr, &sgid)) {
 		errno = EINVAL;

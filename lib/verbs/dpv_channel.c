@@ -57,10 +57,13 @@ DPV_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 /**
  * ibv_get_cq_event: waits for the next event on channel (blocking unless
  * channel->fd was made non-blocking). In run-to-completion mode the waiting
- * thread drives the engine while it waits (busy for 100 us, then between
- * 1 ms waits in poll()).
+ * thread drives the engine itself for its first 100 us; then it blocks in
+ * read() on the channel as rdma-core's does (the assist thread drives the
+ * engine meanwhile), so that a signal interrupts the wait exactly as it
+ * interrupts rdma-core's: EINTR for a handler without SA_RESTART (qperf's
+ * test timer ends its test this way), a restarted wait with it.
  * RETURN VALUE: 0, or -1 with errno (EAGAIN non-blocking and none pending,
- * EINVAL NULL argument).
+ * EINTR interrupted by a signal, EINVAL NULL argument).
  */
 DPV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq, void **cq_context)
 {
@@ -75,23 +78,13 @@ DPV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq 
 	uint64_t start = rte_get_tsc_cycles();
 	uint64_t spin = dpv_tsc_hz() / 10000; /* 100 us of busy progress */
 	struct pollfd pfd = {.fd = channel->fd, .events = POLLIN};
-	for (;;) {
-		int r = poll(&pfd, 1, 0);
-		if (r > 0)
-			break;
+	while (poll(&pfd, 1, 0) <= 0) {
 		if (nonblock) {
 			errno = EAGAIN;
 			return -1;
 		}
-		if (!background && rte_get_tsc_cycles() - start < spin) {
-			ops->progress(NULL);
-			continue;
-		}
-		r = poll(&pfd, 1, background ? -1 : 1);
-		if (r > 0)
+		if (background || rte_get_tsc_cycles() - start >= spin)
 			break;
-		if (r < 0 && errno != EINTR)
-			return -1;
 		ops->progress(NULL);
 	}
 	struct ibv_cq *got;

@@ -234,6 +234,13 @@ static int modify_locked(struct dpv_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
 	enum ibv_qp_state cur = dpv_qp_state(qp);
 	enum ibv_qp_state to;
+	struct ibv_qp_attr lid_attr;
+	if ((mask & IBV_QP_AV) && !attr->ah_attr.is_global) {
+		/* addressed by LID: the GRH of that host (dpv_av_from_lid) */
+		lid_attr = *attr;
+		dpv_av_from_lid(qp->ctx->dev, &attr->ah_attr, &lid_attr.ah_attr);
+		attr = &lid_attr;
+	}
 	if (dpv_qp_modify_check(qp->type, qp->ctx->dev, cur, attr, mask, &to))
 		return EINVAL;
 	struct ibv_qp_attr saved = qp->attr;
@@ -257,7 +264,8 @@ static int modify_locked(struct dpv_qp *qp, struct ibv_qp_attr *attr, int mask)
  * attribute missing, an attribute not allowed in this transition, an illegal
  * transition (also from a state the engine moved the QP to: ERR, SQE),
  * cur_qp_state that does not match, port_num != 1, pkey_index out of range,
- * an address vector without GRH, with an unknown source GID or another IP
+ * an address vector without GRH (unless its DLID is a host's in the port's
+ * IPv4 /16: dpverbs' LIDs on RoCE), with an unknown source GID or another IP
  * family, path_mtu, retry_cnt, rnr_retry, timeout, min_rnr_timer,
  * max_rd_atomic or max_dest_rd_atomic out of range).
  */

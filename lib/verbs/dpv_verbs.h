@@ -68,6 +68,9 @@ int dpv_dev_gid(struct dpv_device *d, uint32_t index, struct dpv_gid *gid);
 int dpv_dev_gid_find(struct dpv_device *d, const uint8_t raw[16]);
 /* dpv_ah.c */
 int dpv_av_check(struct dpv_device *d, const struct ibv_ah_attr *av, struct dpv_gid *sgid);
+/* An address vector without GRH addressed by LID, as the GRH of that host
+ * in the port's IPv4 /16 (dpverbs' LIDs on RoCE); else a copy. */
+void dpv_av_from_lid(struct dpv_device *d, const struct ibv_ah_attr *in, struct ibv_ah_attr *out);
 
 int dpv_query_port_full(struct ibv_context *c, uint8_t port, struct ibv_port_attr *a);
 void dpv_context_ops_init(struct dpv_context *ctx);

@@ -111,7 +111,7 @@ static const struct bad bad_table[] = {
 	/* port fields */
 	{ P(",'mtus':1500"),
 	  "t: ports[0].mtus: unknown field (expected one of: name, device, mac, ipv4, ipv6, "
-	  "mtu, rx_desc, tx_desc, queues, lcores, mbufs, flow, kernel_iface)" },
+	  "mtu, rx_desc, tx_desc, queues, lcores, mbufs, flow, kernel_iface, lid)" },
 	{ "{'ports':[{" DEV "}]}", "t: ports[0].name: required field is missing" },
 	{ "{'ports':[{'name':5," DEV "}]}", "t: ports[0].name: must be a string (got 5)" },
 	{ "{'ports':[{'name':'Dpv0'," DEV "}]}",
@@ -221,6 +221,7 @@ static const struct bad bad_table[] = {
 	  "t: ports[0].kernel_iface: must be a network interface name, 1 to 15 characters from "
 	  "[A-Za-z0-9_.-] (got \"\")" },
 	{ P(",'kernel_iface':7"), "t: ports[0].kernel_iface: must be a string (got 7)" },
+	{ P(",'lid':'on'"), "t: ports[0].lid: must be \"auto\" or \"off\" (got \"on\")" },
 	{ "{'ports':[{'name':'dpv0','device':{'type':'ring','peer':'dpv1'},'kernel_iface':'k0'},"
 	  "{'name':'dpv1','device':{'type':'ring','peer':'dpv0'}}]}",
 	  "t: ports[0].kernel_iface: a \"ring\" device has no wire for the kernel's frames: use it "
@@ -780,9 +781,24 @@ static void test_kernel_ports(void)
 		CHECK(strcmp(dpv_conf_port_netdev(k), "dpvk0") == 0 && !dpv_conf_port_follows_kernel(k),
 		      "kernel_iface: %s", k->kernel_iface);
 		CHECK(dpv_conf_port_netdev(&c.ports[0]) == c.ports[0].iface, "netdev of af_xdp");
+		CHECK(!a->lid_off && !k->lid_off, "lid auto by default");
 		dpv_conf_free(&c);
 	}
 	free(json);
+}
+
+/* LIDs on RoCE: the low 16 bits of an IPv4 address in a /16 or longer */
+static void test_lid_of(void)
+{
+	struct in_addr a;
+	inet_pton(AF_INET, "198.51.100.2", &a);
+	CHECK(dpv_conf_lid_of(a.s_addr, 24) == 0x6402, "lid of 198.51.100.2/24");
+	CHECK(dpv_conf_lid_of(a.s_addr, 16) == 0x6402, "lid of 198.51.100.2/16");
+	CHECK(dpv_conf_lid_of(a.s_addr, 15) == 0, "no lid for a /15");
+	inet_pton(AF_INET, "10.0.200.1", &a);
+	CHECK(dpv_conf_lid_of(a.s_addr, 24) == 0, "0xc801 is a multicast LID");
+	inet_pton(AF_INET, "10.1.0.0", &a);
+	CHECK(dpv_conf_lid_of(a.s_addr, 8) == 0 && dpv_conf_lid_of(0, 24) == 0, "no lid 0");
 }
 
 static void test_file(const char *path)
@@ -831,6 +847,7 @@ int main(int argc, char **argv)
 	test_env(pair_a);
 	test_kitchen_sink();
 	test_kernel_ports();
+	test_lid_of();
 	test_files_errors();
 	test_bad_table();
 

@@ -53,6 +53,7 @@ static void test_default(void)
 	check_read(&d0, AT("ports/1/rate"), "10 Gb/sec (1X FDR10)");
 	check_read(&d0, AT("ports/1/link_layer"), "Ethernet");
 	check_read(&d0, AT("ports/1/lid_mask_count"), "0");
+	check_read(&d0, AT("ports/1/lid"), "0x201"); /* LIDs on RoCE: 192.0.2.1/24 */
 	check_read(&d0, AT("ports/1/cap_mask"), "0x04010000");
 	check_read(&d0, AT("ports/1/pkeys/0"), "0xffff");
 	check_read(&d0, AT("ports/1/gids/0"), "fe80:0000:0000:0000:0064:70ff:fe76:0001");

@@ -97,6 +97,12 @@ bool dpv_port_gid_get(const struct dpv_port *port, unsigned int idx, struct dpv_
 	return true;
 }
 
+uint16_t dpv_port_lid(const struct dpv_port *port)
+{
+	(void)port;
+	return 0;
+}
+
 void dpv_kif_info(const struct dpv_port *p, struct dpv_kif_info *out)
 {
 	(void)p; /* the harness' port has no kernel interface */
