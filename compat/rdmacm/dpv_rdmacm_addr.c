@@ -45,6 +45,7 @@
 #include "dpv_conf.h"
 #include "dpv_nl.h"
 #include "dpv_rdmacm.h"
+#include "dpv_rdmacm_cmsvc.h"
 
 #define EPHEMERAL_LO 32768u /* Linux's default net.ipv4.ip_local_port_range */
 #define EPHEMERAL_HI 60999u
@@ -421,6 +422,27 @@ static int do_bind(struct dpv_rdmacm_id *p, const struct sockaddr *addr)
 	return 0;
 }
 
+/*
+ * A bound id listens or connects next: open the connection manager of its
+ * device (of every device for a wildcard) now, so that rdma_listen is as
+ * quick as the kernel's. A program that sends its port to the peer before
+ * it listens (Debian's qperf 0.4.11 server) must not lose the race to the
+ * peer's REQ (REJ "invalid service ID") because the listen waited for a
+ * GSI QP to be made. Failures are reported by the listen or connect.
+ */
+static void warm_cm(struct rdma_cm_id *id)
+{
+	struct dpv_rdmacm_dev *devs;
+	int n = id->verbs ? 0 : dpv_rdmacm_devices(&devs);
+
+	dpv_rdmacm_cmsvc_lock();
+	if (id->verbs)
+		dpv_rdmacm_cmsvc_rt(id->verbs);
+	for (int i = 0; i < n && i < 16; i++)
+		dpv_rdmacm_cmsvc_rt(devs[i].verbs);
+	dpv_rdmacm_cmsvc_unlock();
+}
+
 int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 {
 	struct dpv_rdmacm_id *p;
@@ -435,7 +457,10 @@ int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	if (p->state != DPV_RDMACM_IDLE)
 		return dpv_rdmacm_err(EINVAL);
 	ret = do_bind(p, addr);
-	return ret ? dpv_rdmacm_err(ret) : 0;
+	if (ret)
+		return dpv_rdmacm_err(ret);
+	warm_cm(id);
+	return 0;
 }
 
 static int post_event(struct dpv_rdmacm_id *p, enum rdma_cm_event_type type, int status)

@@ -67,6 +67,11 @@ static void queue_remove(struct dpv_rdmacm_channel *c, struct dpv_rdmacm_event *
 struct rdma_event_channel *rdma_create_event_channel(void)
 {
 	struct dpv_rdmacm_channel *c = calloc(1, sizeof(*c));
+	struct dpv_rdmacm_dev *devs;
+
+	/* the devices, as librdmacm's ucma_init opens them here: the first
+	 * calls that need one (a listen, a bind) are quick then */
+	(void)dpv_rdmacm_devices(&devs);
 
 	if (c == NULL) {
 		errno = ENOMEM;

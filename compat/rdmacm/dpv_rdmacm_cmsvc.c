@@ -325,7 +325,15 @@ __attribute__((constructor)) static void cmsvc_init(void)
 
 __attribute__((destructor)) static void cmsvc_fini(void)
 {
-	pthread_mutex_lock(&g_svc.lock);
+	/* exit() from a signal handler that interrupted a call holding the
+	 * lock (qperf's SIGURG during rdma_listen) would wait for ever: the
+	 * CM thread holds it only briefly, so a lock not had within a second
+	 * is that case, and nothing can be cleaned up safely then */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 1;
+	if (pthread_mutex_timedlock(&g_svc.lock, &until) != 0)
+		return;
 	g_svc.exiting = true;
 	pthread_mutex_unlock(&g_svc.lock);
 	cmsvc_shutdown(false);
