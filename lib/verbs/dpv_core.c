@@ -282,10 +282,13 @@ static bool forked_child(const struct dpv_core *c)
 	static atomic_bool said;
 	if (c->pid == getpid() || c->ops->fork_safe())
 		return false;
+	/* on stderr whatever the log levels: the program is about to fail */
 	if (!atomic_exchange(&said, true))
-		DPV_LOG(ERR, "embedded mode: pid %d is a child of pid %d, which runs the ports: a child of fork() "
-			     "cannot use them (no devices); exec a program, or use shared mode (dpverbsd)\n",
-			(int)getpid(), (int)c->pid);
+		fprintf(stderr, "dpverbs: embedded mode: pid %d is a child of pid %d, which runs the ports, and "
+			"cannot use them (no devices, ENODEV). Programs that fork and use verbs in the "
+			"children (qperf's server, MPI launchers) run in shared mode: start dpverbsd with "
+			"the configuration and add \"mode\": \"shared\" to it (dpverbsd(8)), or exec a "
+			"program in the child\n", (int)getpid(), (int)c->pid);
 	return true;
 }
 
