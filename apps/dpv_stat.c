@@ -92,9 +92,12 @@ static void print_text(const struct dpv_stats_shm *s, bool all)
 		       (unsigned long long)p->arp_rx, (unsigned long long)p->arp_tx, (unsigned long long)p->nd_rx,
 		       (unsigned long long)p->nd_tx);
 		if (p->xdp_mode[0])
-			printf("    af_xdp on %s: XDP %s; to dpverbs %llu, to the kernel %llu, no socket %llu\n",
+			printf("    af_xdp on %s: XDP %s; to dpverbs %llu, to the kernel %llu, no socket %llu;"
+			       " sockets: RX ring full %llu, fill ring empty %llu, dropped %llu\n",
 			       p->kernel_iface, p->xdp_mode, (unsigned long long)p->xdp_roce,
-			       (unsigned long long)p->xdp_pass, (unsigned long long)p->xdp_no_xsk);
+			       (unsigned long long)p->xdp_pass, (unsigned long long)p->xdp_no_xsk,
+			       (unsigned long long)p->xsk_rx_ring_full, (unsigned long long)p->xsk_fill_empty,
+			       (unsigned long long)p->xsk_rx_dropped);
 		else if (p->kernel_iface[0])
 			printf("    kernel interface %s: to the kernel %llu, from the kernel %llu, dropped %llu\n",
 			       p->kernel_iface, (unsigned long long)p->exc_to_kernel,
@@ -150,6 +153,9 @@ static json_t *to_json(const struct dpv_stats_shm *s)
 		json_object_set_new(jp, "xdp_roce", json_integer((json_int_t)p->xdp_roce));
 		json_object_set_new(jp, "xdp_pass", json_integer((json_int_t)p->xdp_pass));
 		json_object_set_new(jp, "xdp_no_xsk", json_integer((json_int_t)p->xdp_no_xsk));
+		json_object_set_new(jp, "xsk_rx_ring_full", json_integer((json_int_t)p->xsk_rx_ring_full));
+		json_object_set_new(jp, "xsk_fill_empty", json_integer((json_int_t)p->xsk_fill_empty));
+		json_object_set_new(jp, "xsk_rx_dropped", json_integer((json_int_t)p->xsk_rx_dropped));
 		json_object_set_new(jp, "exc_to_kernel", json_integer((json_int_t)p->exc_to_kernel));
 		json_object_set_new(jp, "exc_from_kernel", json_integer((json_int_t)p->exc_from_kernel));
 		json_object_set_new(jp, "exc_drops", json_integer((json_int_t)p->exc_drops));

@@ -136,6 +136,9 @@ void sw_stats_publish(uint64_t now)
 		o->xdp_roce = ki.xdp[DPV_XDP_ST_ROCE];
 		o->xdp_pass = ki.xdp[DPV_XDP_ST_PASS];
 		o->xdp_no_xsk = ki.xdp[DPV_XDP_ST_NO_XSK];
+		o->xsk_rx_ring_full = ki.xsk_rx_ring_full;
+		o->xsk_fill_empty = ki.xsk_fill_empty;
+		o->xsk_rx_dropped = ki.xsk_rx_dropped;
 		o->exc_to_kernel = ki.exc_to_kernel;
 		o->exc_from_kernel = ki.exc_from_kernel;
 		o->exc_drops = ki.exc_drops;

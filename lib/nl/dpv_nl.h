@@ -104,6 +104,16 @@ int dpv_nl_neigh_resolve(int sock, int ifindex, const uint8_t addr[16]);
  */
 int dpv_nl_route_get(const uint8_t dst[16], int *oif, uint8_t src[16]);
 
+/* The XDP features of interface ifindex (generic netlink "netdev" family,
+ * NETDEV_A_DEV_XDP_FEATURES, Linux 6.3 and later): a mask of
+ * DPV_NL_XDP_* bits. -EOPNOTSUPP on a kernel without the family,
+ * -ENODEV without the interface. */
+#define DPV_NL_XDP_BASIC 0x1
+#define DPV_NL_XDP_REDIRECT 0x2
+#define DPV_NL_XDP_NDO_XMIT 0x4
+#define DPV_NL_XDP_XSK_ZEROCOPY 0x8
+int dpv_nl_xdp_features(int ifindex, uint64_t *features);
+
 /* A NETLINK_ROUTE socket (SOCK_CLOEXEC | SOCK_NONBLOCK when nonblock),
  * subscribed to the multicast groups mask of RTMGRP_* bits (0: none).
  * Returns the fd or a negative errno. */

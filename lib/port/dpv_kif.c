@@ -163,6 +163,7 @@ void dpv_kif_info(const struct dpv_port *p, struct dpv_kif_info *out)
 			 zc ? "zero-copy" : p->xdp.n_zc ? "partly-zero-copy" : "copy",
 			 p->xdp.busy_poll ? " busy-poll" : "");
 		dpv_xdp_read_stats(p, out->xdp);
+		dpv_xdp_xsk_stats(p, out);
 	}
 	out->exc_to_kernel = atomic_load_explicit(&p->exc.to_kernel, memory_order_relaxed);
 	out->exc_from_kernel = atomic_load_explicit(&p->exc.from_kernel, memory_order_relaxed);

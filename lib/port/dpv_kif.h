@@ -61,6 +61,9 @@ struct dpv_xdp {
 	bool busy_poll;           /* preferred busy polling on the sockets */
 	unsigned int busy_budget;
 	unsigned int if_rx_queues; /* RX queues of the interface */
+	int pre_fds[DPV_XDP_MAX_QUEUES]; /* AF_XDP sockets before this port's were made */
+	unsigned int n_pre;
+	int xsk_fds[DPV_XDP_MAX_QUEUES]; /* the port's AF_XDP sockets (XDP_STATISTICS) */
 };
 
 /* The exception path (dpv_exc.c). */
@@ -97,6 +100,9 @@ struct dpv_kif_info {
 	char iface[DPV_IFNAME_MAX]; /* "" : a port without kernel interface */
 	char xdp_mode[48];        /* "native zero-copy busy-poll", "generic copy", "" */
 	uint64_t xdp[DPV_XDP_ST_NR];
+	/* the kernel's counts of the port's AF_XDP sockets (XDP_STATISTICS):
+	 * frames it dropped for a full RX ring, an empty fill ring, or else */
+	uint64_t xsk_rx_ring_full, xsk_fill_empty, xsk_rx_dropped;
 	uint64_t exc_to_kernel, exc_from_kernel, exc_drops;
 };
 void dpv_kif_info(const struct dpv_port *p, struct dpv_kif_info *out);
@@ -114,6 +120,8 @@ int dpv_xdp_attach(struct dpv_runtime *rt, struct dpv_port *p);
 void dpv_xdp_sync_addrs(struct dpv_port *p);
 /* The program's counters, summed over CPUs (DPV_XDP_ST_NR values). */
 int dpv_xdp_read_stats(const struct dpv_port *p, uint64_t out[DPV_XDP_ST_NR]);
+/* Add the kernel's counts of the port's AF_XDP sockets to out. */
+void dpv_xdp_xsk_stats(const struct dpv_port *p, struct dpv_kif_info *out);
 /* At exit, after the ethdev is closed: the program leaves the interface. */
 void dpv_xdp_release(struct dpv_port *p);
 /* In a child of fork(): drop the parent's hold on the program. */

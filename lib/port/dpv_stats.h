@@ -33,6 +33,7 @@ struct dpv_stats_port {
 	char kernel_iface[16];
 	char xdp_mode[48];
 	uint64_t xdp_roce, xdp_pass, xdp_no_xsk;
+	uint64_t xsk_rx_ring_full, xsk_fill_empty, xsk_rx_dropped;
 	uint64_t exc_to_kernel, exc_from_kernel, exc_drops;
 };
 

@@ -129,6 +129,9 @@ static void add_port_identity(struct rte_tel_data *d, const struct dpv_port *p)
 		rte_tel_data_add_dict_u64(d, "xdp_roce", ki.xdp[DPV_XDP_ST_ROCE]);
 		rte_tel_data_add_dict_u64(d, "xdp_pass", ki.xdp[DPV_XDP_ST_PASS]);
 		rte_tel_data_add_dict_u64(d, "xdp_no_xsk", ki.xdp[DPV_XDP_ST_NO_XSK]);
+		rte_tel_data_add_dict_u64(d, "xsk_rx_ring_full", ki.xsk_rx_ring_full);
+		rte_tel_data_add_dict_u64(d, "xsk_fill_empty", ki.xsk_fill_empty);
+		rte_tel_data_add_dict_u64(d, "xsk_rx_dropped", ki.xsk_rx_dropped);
 	} else {
 		rte_tel_data_add_dict_u64(d, "exc_to_kernel", ki.exc_to_kernel);
 		rte_tel_data_add_dict_u64(d, "exc_from_kernel", ki.exc_from_kernel);

@@ -37,8 +37,6 @@
 #include <linux/if_xdp.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
-#include <linux/sock_diag.h>
-#include <linux/xdp_diag.h>
 #include <sys/syscall.h>
 
 #include <bpf/bpf.h>
@@ -60,6 +58,8 @@
 #ifndef CAP_BPF
 #define CAP_BPF 39
 #endif
+
+static int xsk_fds(int *out, int max);
 
 /* The program, compiled by meson (clang -target bpf) into dpv_xdp_obj.c. */
 extern const unsigned char dpv_xdp_obj[];
@@ -384,11 +384,20 @@ int dpv_xdp_prepare(struct dpv_runtime *rt, struct dpv_port *p)
 	}
 	if (caps_check(rt, p) || check_attached(rt, p) || probe_program(rt, p) || object_memfd(rt, p))
 		return -1;
+	int pre = xsk_fds(p->xdp.pre_fds, (int)RTE_DIM(p->xdp.pre_fds));
+	p->xdp.n_pre = pre > 0 ? (unsigned int)pre : 0;
+	/* preferred busy polling drives the NIC's NAPI from our polls: only
+	 * worth its recvfrom() per empty poll with zero-copy sockets; a driver
+	 * that says it has no zero-copy (generic netlink, Linux 6.3+) runs its
+	 * sockets in copy mode, where the kernel delivers frames by itself */
+	uint64_t feat = 0;
+	int fr = dpv_nl_xdp_features(p->kif.ifindex, &feat);
+	bool busy = cp->xdp_mode != DPV_XDP_GENERIC && (fr != 0 || (feat & DPV_NL_XDP_XSK_ZEROCOPY));
 	char name[DPV_NAME_MAX + 16], args[DPV_DEVARGS_MAX];
 	snprintf(name, sizeof(name), "net_af_xdp_%s", p->name);
-	snprintf(args, sizeof(args), "%s,iface=%s,start_queue=0,queue_count=%u,xdp_prog=/proc/self/fd/%d%s",
+	snprintf(args, sizeof(args), "%s,iface=%s,start_queue=0,queue_count=%u,xdp_prog=/proc/self/fd/%d%s%s",
 		 name, cp->iface, cp->n_queues, p->xdp.obj_fd,
-		 cp->xdp_mode == DPV_XDP_GENERIC ? ",force_copy=1" : "");
+		 cp->xdp_mode == DPV_XDP_GENERIC ? ",force_copy=1" : "", busy ? "" : ",busy_budget=0");
 	int r = rte_dev_probe(args);
 	if (r == 0)
 		r = rte_eth_dev_get_port_by_name(name, &p->eth_port);
@@ -407,110 +416,56 @@ int dpv_xdp_prepare(struct dpv_runtime *rt, struct dpv_port *p)
 
 /* ---- after the port started ---- */
 
-struct xsk_found {
-	unsigned long ino;
-	int queue;
-	bool zc;
-};
-
-/* Inode of the socket behind fd, 0 if fd is not a socket. */
-static unsigned long fd_socket_ino(int fd)
+/* The AF_XDP sockets of this process (descriptors whose getsockopt
+ * SOL_XDP/XDP_OPTIONS answers; no sock_diag module needed), up to max:
+ * their number. */
+static int xsk_fds(int *out, int max)
 {
-	char path[64], tgt[64];
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	ssize_t n = readlink(path, tgt, sizeof(tgt) - 1);
-	if (n <= 0)
-		return 0;
-	tgt[n] = 0;
-	unsigned long ino = 0;
-	return sscanf(tgt, "socket:[%lu]", &ino) == 1 ? ino : 0;
-}
-
-/* The AF_XDP sockets of this network namespace bound to ifindex
- * (NETLINK_SOCK_DIAG, AF_XDP): queue and zero-copy per socket. */
-static int xsk_dump(int ifindex, struct xsk_found *out, int max)
-{
-	int s = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	if (s < 0)
-		return -errno;
-	struct {
-		struct nlmsghdr nh;
-		struct xdp_diag_req r;
-	} req;
-	memset(&req, 0, sizeof(req));
-	req.nh.nlmsg_len = sizeof(req);
-	req.nh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	req.r.sdiag_family = AF_XDP;
-	req.r.xdiag_show = XDP_SHOW_INFO | XDP_SHOW_UMEM;
-	struct timeval tv = {1, 0};
-	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	int n = 0;
-	if (send(s, &req, sizeof(req), 0) < 0) {
-		close(s);
-		return -errno;
-	}
-	static char buf[32768];
-	for (bool done = false; !done;) {
-		ssize_t len = recv(s, buf, sizeof(buf), 0);
-		if (len <= 0)
-			break;
-		for (struct nlmsghdr *h = (void *)buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
-			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
-				done = true;
-				break;
-			}
-			struct xdp_diag_msg *m = NLMSG_DATA(h);
-			struct xsk_found f = {.ino = m->xdiag_ino, .queue = -1};
-			int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
-			bool mine = false;
-			for (struct rtattr *a = (void *)(m + 1); RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
-				if (a->rta_type == XDP_DIAG_INFO) {
-					struct xdp_diag_info *i = RTA_DATA(a);
-					mine = (int)i->ifindex == ifindex;
-					f.queue = (int)i->queue_id;
-				} else if (a->rta_type == XDP_DIAG_UMEM) {
-					struct xdp_diag_umem *u = RTA_DATA(a);
-					f.zc = u->flags & XDP_DU_F_ZEROCOPY;
-				}
-			}
-			if (mine && n < max)
-				out[n++] = f;
-		}
-	}
-	close(s);
-	return n;
-}
-
-/* Zero-copy and busy polling of the port's sockets (log, telemetry). */
-static void report_sockets(struct dpv_port *p)
-{
-	struct xsk_found f[DPV_XDP_MAX_QUEUES];
-	int n = xsk_dump(p->kif.ifindex, f, DPV_XDP_MAX_QUEUES);
-	p->xdp.n_xsk = p->xdp.n_zc = 0;
-	p->xdp.busy_poll = false;
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *e;
-	while (n > 0 && d && (e = readdir(d)) != NULL) {
+	int n = 0;
+	while (d && (e = readdir(d)) != NULL && n < max) {
 		int fd = atoi(e->d_name);
-		unsigned long ino = fd > 2 ? fd_socket_ino(fd) : 0;
-		for (int i = 0; ino && i < n; i++) {
-			if (f[i].ino != ino)
-				continue;
-			p->xdp.n_xsk++;
-			p->xdp.n_zc += f[i].zc;
-			int v = 0;
-			socklen_t vl = sizeof(v);
-			if (getsockopt(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &v, &vl) == 0 && v) {
-				p->xdp.busy_poll = true;
-				vl = sizeof(v);
-				if (getsockopt(fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &v, &vl) == 0)
-					p->xdp.busy_budget = (unsigned int)v;
-			}
-		}
+		struct xdp_options o;
+		socklen_t ol = sizeof(o);
+		if (fd > 2 && fd != dirfd(d) && getsockopt(fd, SOL_XDP, XDP_OPTIONS, &o, &ol) == 0)
+			out[n++] = fd;
 	}
 	if (d)
 		closedir(d);
+	return n;
+}
+
+/* Zero-copy and busy polling of the port's sockets, the ones that did not
+ * exist before its device was made (ports come up one after the other). */
+static void report_sockets(struct dpv_port *p)
+{
+	int fds[DPV_XDP_MAX_QUEUES * DPV_MAX_PORTS];
+	int n = xsk_fds(fds, (int)RTE_DIM(fds));
+	p->xdp.n_xsk = p->xdp.n_zc = 0;
+	p->xdp.busy_poll = false;
+	for (int i = 0; i < n; i++) {
+		bool old = false;
+		for (unsigned int k = 0; k < p->xdp.n_pre && !old; k++)
+			old = p->xdp.pre_fds[k] == fds[i];
+		if (old)
+			continue;
+		struct xdp_options o;
+		socklen_t ol = sizeof(o);
+		int v = 0;
+		socklen_t vl = sizeof(v);
+		if (p->xdp.n_xsk < DPV_XDP_MAX_QUEUES)
+			p->xdp.xsk_fds[p->xdp.n_xsk] = fds[i];
+		p->xdp.n_xsk++;
+		if (getsockopt(fds[i], SOL_XDP, XDP_OPTIONS, &o, &ol) == 0 && (o.flags & XDP_OPTIONS_ZEROCOPY))
+			p->xdp.n_zc++;
+		if (getsockopt(fds[i], SOL_SOCKET, SO_PREFER_BUSY_POLL, &v, &vl) == 0 && v) {
+			p->xdp.busy_poll = true;
+			vl = sizeof(v);
+			if (getsockopt(fds[i], SOL_SOCKET, SO_BUSY_POLL_BUDGET, &v, &vl) == 0)
+				p->xdp.busy_budget = (unsigned int)v;
+		}
+	}
 }
 
 /* The program as the PMD attached it: fds of it and its maps. */
@@ -624,6 +579,19 @@ void dpv_xdp_sync_addrs(struct dpv_port *p)
 	uint32_t one = 1;
 	for (unsigned int k = 0; k < nw; k++)
 		bpf_map_update_elem(p->xdp.addrs_fd, want[k], &one, BPF_ANY);
+}
+
+void dpv_xdp_xsk_stats(const struct dpv_port *p, struct dpv_kif_info *out)
+{
+	for (unsigned int i = 0; i < p->xdp.n_xsk && i < DPV_XDP_MAX_QUEUES; i++) {
+		struct xdp_statistics st;
+		socklen_t len = sizeof(st);
+		if (getsockopt(p->xdp.xsk_fds[i], SOL_XDP, XDP_STATISTICS, &st, &len) != 0)
+			continue;
+		out->xsk_rx_ring_full += st.rx_ring_full;
+		out->xsk_fill_empty += st.rx_fill_ring_empty_descs;
+		out->xsk_rx_dropped += st.rx_dropped + st.rx_invalid_descs;
+	}
 }
 
 int dpv_xdp_read_stats(const struct dpv_port *p, uint64_t out[DPV_XDP_ST_NR])
