@@ -13,7 +13,8 @@ here=$(pwd)
 need_pkgs=(build-essential pkg-config meson ninja-build dpdk-dev libdpdk-dev libibverbs-dev
   ibverbs-utils ibverbs-providers perftest python3-pyverbs libjansson-dev iproute2 tshark groff-base man-db
   librdmacm-dev libfabric-bin ucx-utils infiniband-diags
-  clang libclang-rt-14-dev rdmacm-utils gnuplot-nox)
+  clang libclang-rt-14-dev rdmacm-utils gnuplot-nox
+  libbpf-dev qperf iputils-ping libcap2-bin)
 
 install_missing() {
   local missing=()
