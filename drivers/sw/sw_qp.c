@@ -232,10 +232,14 @@ void sw_qp_to_error(struct sw_qp *qp)
 /* Must hold the QP lock. */
 void sw_qp_send(struct sw_qp *qp)
 {
+	/* the packets of what is posted leave in bursts where a burst is a
+	 * system call (af_xdp, af_packet) */
+	dpv_port_tx_begin(qp->qc);
 	if (qp->type == IBV_QPT_UD)
 		sw_ud_send(qp);
 	else if (qp->sq)
 		sw_req_run(qp);
+	dpv_port_tx_end(qp->qc);
 }
 
 void sw_sq_doorbell(void *p)

@@ -39,6 +39,61 @@ static const enum dpv_drop_reason parse_drop[DPV_PARSE_NERR] = {
 	[7] = DPV_DROP_BAD_PAD, [8] = DPV_DROP_BAD_ICRC,
 };
 
+/* Frames held by this thread for one context (dpv_port_tx_begin). */
+struct tx_stage {
+	struct dpv_qctx *qc;
+	unsigned int depth;
+	uint16_t n;
+	struct rte_mbuf *m[DPV_BURST];
+	uint32_t len[DPV_BURST];
+};
+static __thread struct tx_stage t_stage;
+
+/* One burst of what the stage holds, retried a little on a full queue;
+ * what does not fit is dropped (counted tx_full). */
+static void stage_flush(struct tx_stage *t)
+{
+	struct dpv_qctx *qc = t->qc;
+	struct dpv_port *p = qc->port;
+	uint16_t n = t->n, sent;
+	uint64_t bytes = 0;
+
+	if (!n)
+		return;
+	t->n = 0;
+	rte_spinlock_lock(&qc->tx_lock);
+	sent = rte_eth_tx_burst(p->eth_port, qc->qid, t->m, n);
+	for (unsigned int tries = 0; sent < n && tries < DPV_TX_RETRIES; tries++) {
+		rte_pause();
+		sent += rte_eth_tx_burst(p->eth_port, qc->qid, t->m + sent, n - sent);
+	}
+	rte_spinlock_unlock(&qc->tx_lock);
+	for (uint16_t i = 0; i < sent; i++)
+		bytes += t->len[i];
+	DPV_STAT_ADD(p, tx_pkts, sent);
+	DPV_STAT_ADD(p, tx_bytes, bytes);
+	if (sent < n) {
+		DPV_STAT_ADD(p, drop[DPV_DROP_TX_FULL], n - sent);
+		rte_pktmbuf_free_bulk(t->m + sent, n - sent);
+	}
+}
+
+void dpv_port_tx_begin(struct dpv_qctx *qc)
+{
+	if (!qc->port->tx_batch)
+		return;
+	if (t_stage.depth++ == 0)
+		t_stage.qc = qc;
+}
+
+void dpv_port_tx_end(struct dpv_qctx *qc)
+{
+	if (!qc->port->tx_batch || !t_stage.depth)
+		return;
+	if (--t_stage.depth == 0)
+		stage_flush(&t_stage);
+}
+
 static int tx_one(struct dpv_qctx *qc, struct rte_mbuf *m)
 {
 	struct dpv_port *p = qc->port;
@@ -50,6 +105,13 @@ static int tx_one(struct dpv_qctx *qc, struct rte_mbuf *m)
 		 * the link stays down, exhausts retry_cnt as on hardware */
 		DPV_STAT_ADD(p, drop[DPV_DROP_LINK_DOWN], 1);
 		rte_pktmbuf_free(m);
+		return 0;
+	}
+	if (t_stage.depth && t_stage.qc == qc) {
+		if (t_stage.n == DPV_BURST)
+			stage_flush(&t_stage);
+		t_stage.len[t_stage.n] = len;
+		t_stage.m[t_stage.n++] = m;
 		return 0;
 	}
 	rte_spinlock_lock(&qc->tx_lock);
@@ -233,7 +295,20 @@ static void rx_one(struct dpv_qctx *qc, struct rte_mbuf *m, bool from_lo)
 }
 
 /* Must hold qc->rx_lock. */
+static int qctx_poll_turn(struct dpv_qctx *qc, uint64_t now);
+
+/* Must hold qc->rx_lock. What the turn sends (ACKs, responses, the
+ * kernel's frames) leaves in bursts on ports where a burst is a system
+ * call. */
 static int qctx_poll_locked(struct dpv_qctx *qc, uint64_t now)
+{
+	dpv_port_tx_begin(qc);
+	int n = qctx_poll_turn(qc, now);
+	dpv_port_tx_end(qc);
+	return n;
+}
+
+static int qctx_poll_turn(struct dpv_qctx *qc, uint64_t now)
 {
 	struct rte_mbuf *pkts[DPV_BURST];
 	struct dpv_port *p = qc->port;

@@ -379,6 +379,8 @@ static int port_configure(struct dpv_runtime *rt, struct dpv_port *p)
 		return -1;
 	}
 	snprintf(p->pmd_name, sizeof(p->pmd_name), "%s", info.driver_name ? info.driver_name : "?");
+	/* their transmit burst is a system call: batch (dpv_port_tx_begin) */
+	p->tx_batch = !strcmp(p->pmd_name, "net_af_xdp") || !strcmp(p->pmd_name, "net_af_packet");
 	uint16_t nq = cp->n_queues;
 	if (nq > info.max_rx_queues || nq > info.max_tx_queues) {
 		dpv_runtime_fail(rt, EINVAL, "%s: port %s: queues: %u requested, PMD %s supports %u",

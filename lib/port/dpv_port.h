@@ -120,6 +120,7 @@ struct dpv_port {
 	bool link_seen;           /* it has been up since the port started */
 	uint64_t link_restart_tsc; /* last (re)start of a memif client */
 	bool tx_ip_cksum_offload; /* PMD checksum offloads in use */
+	bool tx_batch;            /* a burst is a system call (af_xdp, af_packet): batch (dpv_port_tx_begin) */
 	uint64_t eth_speed_mbps;
 	uint16_t n_qctx;
 	struct dpv_qctx qctx[DPV_MAX_QUEUES];
@@ -289,6 +290,18 @@ bool dpv_neigh_ready(struct dpv_qctx *qc, const uint8_t ip[16]);
 /* 0 with ip's MAC, -EAGAIN while resolving it (asked if nobody was). */
 int dpv_neigh_lookup(struct dpv_qctx *qc, const uint8_t ip[16], uint8_t mac[6]);
 int dpv_port_tx_raw(struct dpv_qctx *qc, struct rte_mbuf *m); /* send as is, consumes; 0 or -ENOBUFS */
+/*
+ * Transmit batching for ports whose transmit burst is a system call
+ * (af_xdp, af_packet: p->tx_batch): between dpv_port_tx_begin(qc) and
+ * dpv_port_tx_end(qc) on one thread, frames this thread sends on qc are
+ * held (up to DPV_BURST) and leave in one burst, at the end or when DPV_BURST
+ * are held, instead of one burst each. Brackets nest; frames for another
+ * context leave at once. Inside a bracket a transmit cannot report a full
+ * TX queue to its caller: the burst retries DPV_TX_RETRIES times, then
+ * drops what did not fit (tx_full; RC retransmits). No-ops on other ports.
+ */
+void dpv_port_tx_begin(struct dpv_qctx *qc);
+void dpv_port_tx_end(struct dpv_qctx *qc);
 /* The same without fault injection (the kernel's frames of an exception path). */
 int dpv_port_tx_frame(struct dpv_qctx *qc, struct rte_mbuf *m);
 
