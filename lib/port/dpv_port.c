@@ -413,10 +413,11 @@ static int port_configure(struct dpv_runtime *rt, struct dpv_port *p)
 	uint16_t nrx = cp->rx_desc, ntx = cp->tx_desc;
 	rte_eth_dev_adjust_nb_rx_tx_desc(p->eth_port, &nrx, &ntx);
 
-	/* mbufs sized for one frame of the port MTU (an AF_XDP port's may
-	 * follow its interface: sized for that one now) */
+	/* mbufs sized for one frame of the port MTU; an AF_XDP port's mbufs
+	 * are its UMEM's frames, which must fit a page: DPDK's 2048 bytes of
+	 * data (its MTU is then at most what net_af_xdp receives, below) */
 	uint32_t mtu = port_target_mtu(p);
-	uint32_t room = RTE_PKTMBUF_HEADROOM + RTE_MAX(mtu + 64u, 2048u);
+	uint32_t room = RTE_PKTMBUF_HEADROOM + (cp->type == DPV_DEV_AF_XDP ? 2048u : RTE_MAX(mtu + 64u, 2048u));
 	p->mtu_cap = (uint16_t)RTE_MIN(room - RTE_PKTMBUF_HEADROOM - 64u, (uint32_t)DPV_CONF_MAX_MTU);
 	if (info.max_rx_pktlen > RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN &&
 	    info.max_rx_pktlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN < p->mtu_cap)

@@ -33,8 +33,11 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <linux/capability.h>
+#include <sys/ioctl.h>
+#include <linux/ethtool.h>
 #include <linux/if_link.h>
 #include <linux/if_xdp.h>
+#include <linux/sockios.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <sys/syscall.h>
@@ -143,22 +146,38 @@ static int caps_check(struct dpv_runtime *rt, const struct dpv_port *p)
 	return -1;
 }
 
-/* The RX queues of the interface: ETHTOOL channels as the PMD counts them,
- * else IFLA_NUM_RX_QUEUES. */
-static unsigned int iface_rx_queues(const char *name, const struct dpv_nl_link *l)
+/* The queues of the interface as DPDK's net_af_xdp counts them: its
+ * combined channels (ETHTOOL_GCHANNELS), 1 when it has none (a veth reports
+ * separate RX and TX channels only) or cannot tell. */
+static unsigned int iface_queues(const char *name)
+{
+	struct ethtool_channels ch = {.cmd = ETHTOOL_GCHANNELS};
+	struct ifreq ifr;
+	unsigned int n = 1;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 1;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	ifr.ifr_data = (void *)&ch;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0 && ch.max_combined && ch.combined_count)
+		n = ch.combined_count;
+	close(fd);
+	return n;
+}
+
+/* The RX queues the kernel has for the interface (/sys/class/net/X/queues). */
+static unsigned int iface_rx_queues(const char *name)
 {
 	char path[128];
 	unsigned int n = 0;
 	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", name);
 	DIR *d = opendir(path);
-	if (d) {
-		struct dirent *e;
-		while ((e = readdir(d)) != NULL)
-			n += !strncmp(e->d_name, "rx-", 3);
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL)
+		n += !strncmp(e->d_name, "rx-", 3);
+	if (d)
 		closedir(d);
-	}
-	if (!n)
-		n = l->num_rx_queues;
 	return n ? n : 1;
 }
 
@@ -328,20 +347,27 @@ static int probe_program(struct dpv_runtime *rt, struct dpv_port *p)
 				 p->index, p->name, strerror(-r));
 		return -1;
 	}
-	if (p->conf->xdp_mode == DPV_XDP_NATIVE) {
-		struct bpf_program *prog = bpf_object__find_program_by_name(obj, DPV_XDP_PROG_NAME);
-		LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = XDP_FLAGS_DRV_MODE);
-		int lfd = prog ? bpf_link_create(bpf_program__fd(prog), p->kif.ifindex, BPF_XDP, &lo) : -1;
-		int err = errno;
-		if (lfd >= 0)
-			close(lfd);
-		if (lfd < 0) {
-			bpf_object__close(obj);
+	/* net_af_xdp attaches it in the driver's default mode: try that
+	 * (and native, if asked) now, by a link closed at once */
+	struct bpf_program *prog = bpf_object__find_program_by_name(obj, DPV_XDP_PROG_NAME);
+	bool native = p->conf->xdp_mode == DPV_XDP_NATIVE;
+	LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = native ? XDP_FLAGS_DRV_MODE : 0);
+	int lfd = prog ? bpf_link_create(bpf_program__fd(prog), p->kif.ifindex, BPF_XDP, &lo) : -1;
+	int err = lfd < 0 ? errno : 0;
+	if (lfd >= 0)
+		close(lfd);
+	if (lfd < 0) {
+		bpf_object__close(obj);
+		if (native && err == EOPNOTSUPP)
 			dpv_runtime_fail(rt, err, "%s: ports[%u].device.xdp_mode: \"native\": the driver of %s "
 					 "has no native XDP (%s); use \"auto\" or \"generic\"", rt->conf.source,
 					 p->index, p->conf->iface, strerror(err));
-			return -1;
-		}
+		else
+			dpv_runtime_fail(rt, err, "%s: ports[%u].device.iface: %s refused dpverbs' XDP program "
+					 "(%s)%s", rt->conf.source, p->index, p->conf->iface, strerror(err),
+					 err == ERANGE ? ": its MTU is above what its driver's XDP takes (a veth: "
+					 "about 3500 bytes); lower it" : "");
+		return -1;
 	}
 	bpf_object__close(obj);
 	return 0;
@@ -375,11 +401,12 @@ int dpv_xdp_prepare(struct dpv_runtime *rt, struct dpv_port *p)
 				 "network namespace", rt->conf.source, p->index, cp->iface);
 		return -1;
 	}
-	p->xdp.if_rx_queues = iface_rx_queues(cp->iface, &l);
+	p->xdp.if_rx_queues = iface_queues(cp->iface);
 	if (cp->n_queues > p->xdp.if_rx_queues) {
 		dpv_runtime_fail(rt, EINVAL, "%s: ports[%u].device.queues: %u requested, interface %s has "
-				 "%u RX queue(s) (ethtool -l %s)", rt->conf.source, p->index, cp->n_queues,
-				 cp->iface, p->xdp.if_rx_queues, cp->iface);
+				 "%u combined channel(s), what DPDK's net_af_xdp serves (ethtool -l %s)",
+				 rt->conf.source, p->index, cp->n_queues, cp->iface, p->xdp.if_rx_queues,
+				 cp->iface);
 		return -1;
 	}
 	if (caps_check(rt, p) || check_attached(rt, p) || probe_program(rt, p) || object_memfd(rt, p))
@@ -406,11 +433,12 @@ int dpv_xdp_prepare(struct dpv_runtime *rt, struct dpv_port *p)
 				 p->name, args, rte_strerror(-r));
 		return -1;
 	}
-	if (cp->n_queues < p->xdp.if_rx_queues)
+	unsigned int rxq = iface_rx_queues(cp->iface);
+	if (cp->n_queues < rxq)
 		DPV_PORT_LOG(WARNING, "port %s: %s has %u RX queues, dpverbs serves %u: RoCEv2 that RSS "
 			     "puts on the others is dropped (counted as xdp_no_xsk); set device.queues to "
-			     "%u, or ethtool -L %s combined %u", p->name, cp->iface, p->xdp.if_rx_queues,
-			     cp->n_queues, p->xdp.if_rx_queues, cp->iface, cp->n_queues);
+			     "%u, or ethtool -L %s combined %u", p->name, cp->iface, rxq, cp->n_queues, rxq,
+			     cp->iface, cp->n_queues);
 	return 0;
 }
 

@@ -108,7 +108,7 @@ ip -n "$NS" link set dev xb xdpgeneric off
 
 cfg queues xa '"queues": 2'
 dev queues
-expect queues 'ports\[0\]\.device\.queues: 2 requested, interface xa has 1 RX queue\(s\)' "${DEV[@]}"
+expect queues 'ports\[0\]\.device\.queues: 2 requested, interface xa has 1 combined channel\(s\)' "${DEV[@]}"
 nothing_left queues xa
 
 # a live owner: the second process is refused with the first's pid
