@@ -53,6 +53,7 @@ struct dpv_xdp {
 	int prog_fd, link_fd;     /* the program; the bpf_link holding it on the interface */
 	int addrs_fd, stats_fd, owner_fd;
 	int obj_fd;               /* memfd holding the object for net_af_xdp (until started) */
+	int lock_fd;              /* the interface's bring-up lock (until held by the link) */
 	uint32_t prog_id;
 	uint32_t attach_flags;    /* XDP_FLAGS_DRV_MODE / SKB_MODE, 0: the kernel's choice */
 	char mode[8];             /* "native", "generic" (as attached) */

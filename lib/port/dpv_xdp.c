@@ -30,7 +30,9 @@
 #include <unistd.h>
 #include <dirent.h>
 #include <net/if.h>
+#include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <linux/capability.h>
 #include <sys/ioctl.h>
@@ -388,12 +390,51 @@ static int object_memfd(struct dpv_runtime *rt, struct dpv_port *p)
 	return 0;
 }
 
+/*
+ * One bring-up at a time per interface (two processes started at once):
+ * from the look at what is attached until the program is held by our
+ * link, so that the second sees the first's program and its owner (and is
+ * refused by name) instead of racing it for the attachment. An flock on
+ * a file named after the network namespace and the interface.
+ */
+static int iface_lock(struct dpv_runtime *rt, struct dpv_port *p)
+{
+	char ns[64] = "", path[256];
+	ssize_t n = readlink("/proc/self/ns/net", ns, sizeof(ns) - 1);
+	unsigned long ino = 0;
+	if (n > 0) {
+		ns[n] = 0;
+		sscanf(ns, "net:[%lu]", &ino);
+	}
+	const char *dir = access("/run/dpverbs", W_OK) == 0 || mkdir("/run/dpverbs", 0755) == 0
+			  ? "/run/dpverbs" : "/tmp";
+	snprintf(path, sizeof(path), "%s/af_xdp.%lu.%s.lock", dir, ino, p->conf->iface);
+	p->xdp.lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (p->xdp.lock_fd < 0)
+		return 0; /* no lock: the checks still catch most */
+	for (int i = 0; i < 300; i++) {
+		if (flock(p->xdp.lock_fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		usleep(50 * 1000);
+	}
+	dpv_runtime_fail(rt, EBUSY, "%s: ports[%u].device.iface: another process has been starting on %s for "
+			 "15 s (%s)", rt->conf.source, p->index, p->conf->iface, path);
+	return -1;
+}
+
+static void iface_unlock(struct dpv_port *p)
+{
+	if (p->xdp.lock_fd >= 0)
+		close(p->xdp.lock_fd); /* the flock goes with it */
+	p->xdp.lock_fd = -1;
+}
+
 int dpv_xdp_prepare(struct dpv_runtime *rt, struct dpv_port *p)
 {
 	const struct dpv_conf_port *cp = p->conf;
 	struct dpv_nl_link l;
 
-	p->xdp.prog_fd = p->xdp.link_fd = p->xdp.obj_fd = -1;
+	p->xdp.prog_fd = p->xdp.link_fd = p->xdp.obj_fd = p->xdp.lock_fd = -1;
 	p->xdp.addrs_fd = p->xdp.stats_fd = p->xdp.owner_fd = -1;
 	libbpf_set_print(libbpf_log);
 	if (dpv_nl_link_by_index(p->kif.ifindex, &l) != 0) {
@@ -409,7 +450,8 @@ int dpv_xdp_prepare(struct dpv_runtime *rt, struct dpv_port *p)
 				 cp->iface);
 		return -1;
 	}
-	if (caps_check(rt, p) || check_attached(rt, p) || probe_program(rt, p) || object_memfd(rt, p))
+	if (caps_check(rt, p) || iface_lock(rt, p) || check_attached(rt, p) || probe_program(rt, p) ||
+	    object_memfd(rt, p))
 		return -1;
 	int pre = xsk_fds(p->xdp.pre_fds, (int)RTE_DIM(p->xdp.pre_fds));
 	p->xdp.n_pre = pre > 0 ? (unsigned int)pre : 0;
@@ -572,6 +614,7 @@ int dpv_xdp_attach(struct dpv_runtime *rt, struct dpv_port *p)
 	dpv_xdp_sync_addrs(p);
 	if (hold_by_link(rt, p, cur_mode))
 		return -1;
+	iface_unlock(p);
 	report_sockets(p);
 	DPV_PORT_LOG(NOTICE, "port %s: AF_XDP on %s, %u queue(s) of %u, XDP %s (program %u), %s, "
 		     "preferred busy polling %s", p->name, p->conf->iface, p->n_qctx ? p->n_qctx
@@ -655,6 +698,7 @@ void dpv_xdp_release(struct dpv_port *p)
 	close_fd(&p->xdp.stats_fd);
 	close_fd(&p->xdp.owner_fd);
 	close_fd(&p->xdp.obj_fd);
+	close_fd(&p->xdp.lock_fd);
 	close_fd(&p->xdp.link_fd);
 	close_fd(&p->xdp.prog_fd);
 }
