@@ -23,12 +23,25 @@
 #      latency and rate and perftest, embedded over net_memif (server on
 #      CPU 0, client on CPU 1) and through the daemon (-d dpv0 / -d dpv1,
 #      both pinned to CPU 0: with the daemon's lcore, three spinning threads
-#      on two CPUs).
+#      on two CPUs);
+#   5. the section "ports" (full runs, or alone with --ports; needs root):
+#      dpverbs' three kinds of port side by side in one sitting, over one
+#      veth pair between two network namespaces the section makes and
+#      removes (servers in one, clients in the other):
+#      perftest ib_send_lat -s 64, ib_send_bw -s 64 and ib_write_bw -s 65536
+#      over net_memif, AF_XDP beside the kernel (the veth's own addresses)
+#      and net_af_packet (addresses of their own), and the kernel's figures
+#      over the same veth: UDP ping-pong (blocking and --busy), UDP stream,
+#      TCP stream (udp_pingpong); the cache line between CPU 0 and CPU 1
+#      before each group; R rounds (--ports-repeat) alternating the
+#      transports, reported as median and range.
 # Then apps/dpv_bench_report.py writes results.json, results.csv, summary.txt
 # (every dpverbs figure next to its baseline and the ratio; with --shared
 # also the section "shared mode vs embedded mode": every shared figure next
-# to its embedded counterpart and the ratio) and the plots latency_cdf.png
-# and sweep.png (gnuplot), and prints the summary.
+# to its embedded counterpart and the ratio; with the ports section memif,
+# AF_XDP and af_packet side by side, each figure next to the kernel's over
+# the same veth and the project's targets, met or not) and the plots
+# latency_cdf.png and sweep.png (gnuplot), and prints the summary.
 #
 # usage: apps/dpv_bench.sh [options]
 #   --quick            short runs (under a minute in all), for smoke use
@@ -39,10 +52,20 @@
 #                      its two-process runs hold /tmp/dpverbs-pair.lock too)
 #   --progress MODE    inline (default) or lcore: config/loopback-lcore.json
 #                      (and pair-a-lcore.json / pair-b-lcore.json)
+#   --ports            only the section "ports" (not the other parts); with
+#                      --quick, short runs and one round (about a minute)
+#   --no-ports         without the section "ports" (which full runs include)
+#   --ports-repeat R   rounds of the ports section (default 3, --quick 1)
+#   --ports-pin        ports section: servers on CPU 0, clients on CPU 1
+#                      (default: not pinned; pinned, the busy-polling
+#                      processes share their CPU with the kernel's softirq
+#                      work for the veth, and the AF_XDP and af_packet
+#                      message rates fall about tenfold)
 #   -o DIR             results directory (default BUILD/bench/<timestamp>)
 #   -b BUILD           build directory (default <repo>/build)
 #   --no-plots         do not run gnuplot
-#   --timeout SEC      per process (default 120, quick 30)
+#   --timeout SEC      per process (default 120, quick 30; the ports
+#                      section: 60, quick 30)
 #   -h, --help         this text
 # Exit status: 0 every run passed its checks, 1 some run failed (the others
 # are still reported), 2 usage or missing programs.
@@ -64,6 +87,10 @@ shared=0
 progress=inline
 plots=1
 tmo=
+ports=           # the section "ports": default in full runs, not in --quick
+ports_only=0
+pt_rounds=
+pt_pin=0
 
 usage() { sed -n '2,/^set -u/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
 
@@ -74,6 +101,11 @@ while [ $# -gt 0 ]; do
 	--shared) shared=1; shift ;;
 	--progress) progress=${2:-}; shift 2 ;;
 	--progress=*) progress=${1#*=}; shift ;;
+	--ports) ports_only=1; shift ;;
+	--no-ports) ports=0; shift ;;
+	--ports-repeat) pt_rounds=${2:-}; shift 2 ;;
+	--ports-repeat=*) pt_rounds=${1#*=}; shift ;;
+	--ports-pin) pt_pin=1; shift ;;
 	-o) out=${2:-}; shift 2 ;;
 	-b) build=${2:-}; shift 2 ;;
 	--no-plots) plots=0; shift ;;
@@ -83,6 +115,18 @@ while [ $# -gt 0 ]; do
 	esac
 done
 case "$progress" in inline|lcore) ;; *) echo "dpv_bench.sh: --progress inline or lcore" >&2; exit 2 ;; esac
+if [ $ports_only = 1 ]; then
+	if [ "$ports" = 0 ] || [ $two = 1 ] || [ $shared = 1 ]; then
+		echo "dpv_bench.sh: --ports runs the ports section alone (not with --no-ports, --two-process, --shared)" >&2
+		exit 2
+	fi
+	ports=1
+fi
+[ -n "$ports" ] || { [ $quick = 1 ] && ports=0 || ports=1; }
+[ -n "$pt_rounds" ] || { [ $quick = 1 ] && pt_rounds=1 || pt_rounds=3; }
+case "$pt_rounds" in [1-9]|[1-9][0-9]) ;; *) echo "dpv_bench.sh: --ports-repeat 1 .. 99" >&2; exit 2 ;; esac
+case "${tmo:-30}" in [1-9][0-9]|[1-9][0-9][0-9]|[1-9][0-9][0-9][0-9]) ;;
+*) echo "dpv_bench.sh: --timeout 10 .. 9999" >&2; exit 2 ;; esac
 build=$(cd "$build" 2>/dev/null && pwd) || { echo "dpv_bench.sh: no build directory" >&2; exit 2; }
 perf=$build/apps/dpv_perf
 base=$build/apps/dpv_baseline
@@ -104,6 +148,7 @@ cleanup() {
 	for p in "${pids[@]}"; do [ -n "$p" ] && kill -TERM "$p" 2>/dev/null; done
 	for p in "${pids[@]}"; do [ -n "$p" ] && wait "$p" 2>/dev/null; done
 	[ "$shared" = 1 ] && rm -rf "/var/run/dpdk/$sh_prefix" "${XDG_RUNTIME_DIR:-/nonexistent}/dpdk/$sh_prefix" 2>/dev/null
+	[ "$ports" = 1 ] && declare -F ports_teardown >/dev/null && ports_teardown
 	rm -rf "$work"
 }
 # forget_pid PID: PID has been waited for (exact match: no other PID is touched)
@@ -126,6 +171,12 @@ else
 fi
 
 # sizes of the runs: quick / full
+# (the ports section: perftest counts, kernel TCP stream seconds, per-process timeout)
+if [ $quick = 1 ]; then
+	pt_n_lat=2000 pt_n_bw=30000 pt_n_big=300 pt_tcp_s=1 pt_tmo=${tmo:-30}
+else
+	pt_n_lat=20000 pt_n_bw=300000 pt_n_big=3000 pt_tcp_s=3 pt_tmo=${tmo:-60}
+fi
 [ -n "$tmo" ] || { [ $quick = 1 ] && tmo=30 || tmo=120; }
 if [ $quick = 1 ]; then
 	n_rate=1000000 n_big=20000 n_lat=100000 n_qps=20000 sweep=64:1048576 n_sweep=5000 base_args=--quick
@@ -463,16 +514,384 @@ run_shared() {
 	cp /proc/loadavg "$out/raw/sh_loadavg_end.txt"
 }
 
+# ---- ports: memif, AF_XDP and af_packet over one veth, one sitting ----
+#
+# Two network namespaces of this run (pt_ns_a, pt_ns_b) joined by one veth
+# pair with one queue per direction (pt_if_a, pt_if_b), kernel addresses
+# 10.77.0.1/24 and .2/24; nothing is made in the initial namespace. Servers
+# run in A, clients in B (--ports-pin: on CPU 0 and CPU 1), each under
+# timeout. Per round: perftest ib_send_lat -s 64 over memif, AF_XDP and
+# af_packet, the kernel's UDP ping-pong (blocking and --busy); ib_send_bw
+# -s 64 over the three, the kernel's UDP stream; ib_write_bw -s 65536 over
+# the three, the kernel's TCP stream; the cache line between CPU 0 and
+# CPU 1 before each of the three groups. Results in raw/ports/ (runs.tsv:
+# every run and its outcome), logs in logs/ports/, the configurations in
+# ports/.
+
+pt_ns_a=dpvb-$$-a pt_ns_b=dpvb-$$-b
+pt_if_a=dpvb$$a pt_if_b=dpvb$$b
+pt_k_a=10.77.0.1 pt_k_b=10.77.0.2      # the kernel's, /24 (AF_XDP: RoCEv2's too)
+pt_p_a=10.78.0.1 pt_p_b=10.78.0.2      # af_packet: dpverbs' own, /24
+pt_sock=$work/ports-memif.sock
+pt_made_a=0 pt_made_b=0
+pt_pids=()
+pt_port=20000
+pt_prefixes=()
+pt_pin_a='' pt_pin_b=''
+declare -A pt_timeouts=()
+
+ports_prereqs() {
+	local p
+	[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces, a veth pair, AF_XDP)"; return 1; }
+	for p in ip ss taskset timeout ping ib_send_lat ib_send_bw ib_write_bw; do
+		command -v "$p" >/dev/null || { echo "$p not installed"; return 1; }
+	done
+	[ -x "$build/apps/udp_pingpong" ] || { echo "$build/apps/udp_pingpong not built"; return 1; }
+	[ -e "$build/compat/libibverbs.so.1" ] || { echo "the drop-in $build/compat/libibverbs.so.1 not built"; return 1; }
+	return 0
+}
+
+# descendants PID: PID and every process below it
+descendants() {
+	local c
+	echo "$1"
+	for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do descendants "$c"; done
+}
+
+# ports_stop PID...: TERM to each PID and the processes below it, KILL to
+# those still alive 5 s later, then wait for the PIDs (children of this
+# script). Only processes this section started.
+ports_stop() {
+	local p i all=() alive
+	for p in "$@"; do mapfile -t -O "${#all[@]}" all < <(descendants "$p"); done
+	for p in "${all[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for i in $(seq 1 50); do
+		alive=0
+		for p in "${all[@]}"; do running "$p" && alive=1; done
+		[ $alive = 0 ] && break
+		sleep 0.1
+	done
+	for p in "${all[@]}"; do running "$p" && kill -KILL "$p" 2>/dev/null; done
+	for p in "$@"; do wait "$p" 2>/dev/null; done
+}
+
+pt_forget() {
+	local p keep=()
+	for p in "${pt_pids[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+	pt_pids=("${keep[@]}")
+}
+
+hugetlb_dirs() { awk '$3 == "hugetlbfs" { print $2 }' /proc/mounts 2>/dev/null; }
+
+# ports_leftovers: what the section's processes left (namespaces aside)
+ports_leftovers() {
+	local p d
+	[ -e "$pt_sock" ] && echo "memif socket $pt_sock"
+	for p in "${pt_prefixes[@]}"; do
+		[ -e "/var/run/dpdk/$p" ] && echo "/var/run/dpdk/$p"
+		for d in $(hugetlb_dirs); do
+			compgen -G "$d/${p}map_*" >/dev/null && echo "hugepage files $d/${p}map_*"
+		done
+	done
+	for p in "${pt_pids[@]}"; do running "$p" && echo "process $p"; done
+}
+
+# ports_teardown: the section's processes, namespaces (and with them the
+# veth), memif socket, EAL runtime directories and hugepage files; also
+# from the EXIT trap
+ports_teardown() {
+	local p d i
+	[ ${#pt_pids[@]} -gt 0 ] && ports_stop "${pt_pids[@]}"
+	pt_pids=()
+	[ "$pt_made_a" = 1 ] && ip netns del "$pt_ns_a" 2>/dev/null
+	[ "$pt_made_b" = 1 ] && ip netns del "$pt_ns_b" 2>/dev/null
+	pt_made_a=0 pt_made_b=0
+	rm -f "$pt_sock"
+	for p in "${pt_prefixes[@]}"; do
+		rm -rf "/var/run/dpdk/$p"
+		for d in $(hugetlb_dirs); do rm -f "$d/${p}"map_*; done
+	done
+	# the veth goes with the namespaces, a moment later
+	for i in $(seq 1 30); do
+		ip netns list 2>/dev/null | grep -Eq "^($pt_ns_a|$pt_ns_b)( |\$)" || break
+		sleep 0.1
+	done
+}
+
+ports_setup() {
+	local i
+	ip netns add "$pt_ns_a" || return 1
+	pt_made_a=1
+	ip netns add "$pt_ns_b" || return 1
+	pt_made_b=1
+	ip link add "$pt_if_a" netns "$pt_ns_a" numtxqueues 1 numrxqueues 1 type veth \
+		peer name "$pt_if_b" netns "$pt_ns_b" numtxqueues 1 numrxqueues 1 || return 1
+	ip -n "$pt_ns_a" addr add "$pt_k_a/24" dev "$pt_if_a" || return 1
+	ip -n "$pt_ns_b" addr add "$pt_k_b/24" dev "$pt_if_b" || return 1
+	ip -n "$pt_ns_a" link set lo up && ip -n "$pt_ns_b" link set lo up || return 1
+	ip -n "$pt_ns_a" link set "$pt_if_a" up && ip -n "$pt_ns_b" link set "$pt_if_b" up || return 1
+	# the link is up and each side knows the other's MAC
+	for i in $(seq 1 50); do
+		ip netns exec "$pt_ns_b" ping -c 1 -W 1 -q "$pt_k_a" >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	ip netns exec "$pt_ns_a" ping -c 1 -W 1 -q "$pt_k_b" >/dev/null 2>&1
+}
+
+# the private configurations, in the run's folder (ports/): their own EAL
+# file prefixes and memif socket
+ports_configs() {
+	local s role ifc mac ip4 pip pfx
+	mkdir -p "$out/ports" || return 1
+	for s in a b; do
+		if [ $s = a ]; then role=server ifc=$pt_if_a mac=02:64:70:76:0a:01 ip4=192.0.2.1 pip=$pt_p_a
+		else role=client ifc=$pt_if_b mac=02:64:70:76:0b:01 ip4=192.0.2.2 pip=$pt_p_b; fi
+		pfx=dpv-bench-$$-memif-$s
+		pt_prefixes+=("$pfx")
+		cat > "$out/ports/memif-$s.json" <<JSON || return 1
+{
+  "mode": "embedded",
+  "progress": "inline",
+  "eal": {"file_prefix": "$pfx", "hugepages": true, "log_level": 4},
+  "ports": [
+    {
+      "name": "dpv0",
+      "device": {"type": "vdev", "args": "net_memif0,role=$role,id=0,socket=$pt_sock,socket-abstract=no,bsize=2048,rsize=11,zero-copy=no"},
+      "mac": "$mac",
+      "ipv4": "$ip4/24",
+      "mtu": 1500
+    }
+  ]
+}
+JSON
+		pfx=dpv-bench-$$-xdp-$s
+		pt_prefixes+=("$pfx")
+		cat > "$out/ports/af_xdp-$s.json" <<JSON || return 1
+{
+  "mode": "embedded",
+  "progress": "inline",
+  "eal": {"file_prefix": "$pfx", "hugepages": true, "log_level": 4},
+  "ports": [
+    {
+      "name": "dpv0",
+      "device": {"type": "af_xdp", "iface": "$ifc"}
+    }
+  ]
+}
+JSON
+		pfx=dpv-bench-$$-pkt-$s
+		pt_prefixes+=("$pfx")
+		cat > "$out/ports/af_packet-$s.json" <<JSON || return 1
+{
+  "mode": "embedded",
+  "progress": "inline",
+  "eal": {"file_prefix": "$pfx", "hugepages": true, "log_level": 4},
+  "ports": [
+    {
+      "name": "dpv0",
+      "device": {"type": "vdev", "args": "net_af_packet0,iface=$ifc,qpairs=1,blocksz=4096,framesz=2048,framecnt=4096,qdisc_bypass=0"},
+      "ipv4": "$pip/24",
+      "mtu": 1500
+    }
+  ]
+}
+JSON
+	done
+}
+
+# ports_wait_listen PID PORT: until PORT listens in namespace A (60 s), or PID ended
+ports_wait_listen() {
+	local i
+	for i in $(seq 1 600); do
+		ip netns exec "$pt_ns_a" ss -Hltn "sport = :$2" 2>/dev/null | grep -q . && return 0
+		running "$1" || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# ports_run ROUND TRANSPORT TEST SCFG CCFG SERVER_CMD... -- CLIENT_CMD...:
+# the server in namespace A, once it listens on $pt_port the client in B;
+# SCFG/CCFG: dpverbs configurations (with the drop-in libibverbs.so.1), ""
+# for a kernel program. Output in logs/ports/NAME.{srv,cli,err} (NAME =
+# rROUND_TRANSPORT_TEST); one line in raw/ports/runs.tsv: round, transport,
+# test, name, status (ok, fail, timeout, skipped), client and server exit
+# status, seconds, reason. Returns 0 if both ended with 0.
+ports_run() {
+	local round=$1 tr=$2 test=$3 scfg=$4 ccfg=$5 name scmd=() senv=() cenv=() sp cp rc_c=- rc_s=- i t0 st why='' hint
+	shift 5
+	while [ "$1" != -- ]; do scmd+=("$1"); shift; done
+	shift
+	name=r${round}_${tr}_$test
+	if [ "${pt_timeouts[$tr.$test]:-0}" -ge 2 ]; then
+		log "[ports] $name: skipped (timed out twice already)"
+		printf '%s\t%s\t%s\t%s\tskipped\t-\t-\t0\t%s\n' "$round" "$tr" "$test" "$name" \
+			"timed out in two earlier rounds" >> "$pt_raw/runs.tsv"
+		return 1
+	fi
+	[ -n "$scfg" ] && senv=(env DPVERBS_CONFIG="$scfg" LD_LIBRARY_PATH="$build/compat")
+	[ -n "$ccfg" ] && cenv=(env DPVERBS_CONFIG="$ccfg" LD_LIBRARY_PATH="$build/compat")
+	log "[ports] round $round, $tr: $test"
+	t0=$(date +%s%N)
+	# shellcheck disable=SC2086
+	timeout -k 5 "$pt_tmo" ip netns exec "$pt_ns_a" $pt_pin_a "${senv[@]}" "${scmd[@]}" \
+		> "$pt_log/$name.srv" 2>&1 < /dev/null &
+	sp=$!
+	pt_pids+=("$sp")
+	if ports_wait_listen "$sp" "$pt_port"; then
+		# shellcheck disable=SC2086
+		timeout -k 5 "$pt_tmo" ip netns exec "$pt_ns_b" $pt_pin_b "${cenv[@]}" "$@" \
+			> "$pt_log/$name.cli" 2> "$pt_log/$name.err" < /dev/null &
+		cp=$!
+		pt_pids+=("$cp")
+		wait "$cp"
+		rc_c=$?
+		pt_forget "$cp"
+		# the server ends by itself once the client is done
+		for i in $(seq 1 100); do running "$sp" || break; sleep 0.1; done
+	else
+		why="the server did not listen on TCP port $pt_port within 60 s"
+	fi
+	if running "$sp"; then
+		[ -n "$why" ] || why="the server did not end within 10 s of the client (stopped)"
+		ports_stop "$sp"
+	fi
+	wait "$sp" 2>/dev/null
+	rc_s=$?
+	pt_forget "$sp"
+	pt_port=$((pt_port + 1))
+	rm -f "$pt_sock"
+	if [ "$rc_c" = 0 ] && [ "$rc_s" = 0 ] && [ -z "$why" ]; then
+		st=ok
+	else
+		if [ "$rc_c" = 124 ] || [ "$rc_c" = 137 ] || [ "$rc_s" = 124 ] || [ "$rc_s" = 137 ]; then
+			st=timeout
+			why="timed out after $pt_tmo s${why:+; $why}"
+			pt_timeouts[$tr.$test]=$(( ${pt_timeouts[$tr.$test]:-0} + 1 ))
+		else
+			st=fail
+		fi
+		why="client exit $rc_c, server exit $rc_s${why:+; $why}"
+		# what the programs said about it
+		hint=$(grep -hiE 'error|fail|unable|couldn|refused|timed out|timeout' "$pt_log/$name.cli" \
+			"$pt_log/$name.err" "$pt_log/$name.srv" 2>/dev/null | grep -v '^EAL' | head -3 |
+			tr -s ' \t\n' ' ' | cut -c1-200)
+		[ -n "$hint" ] && why="$why: $hint"
+	fi
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$tr" "$test" "$name" "$st" "$rc_c" "$rc_s" \
+		"$(awk -v d=$(( $(date +%s%N) - t0 )) 'BEGIN { printf "%.1f", d / 1e9 }')" "$why" >> "$pt_raw/runs.tsv"
+	[ $st = ok ] || { note_fail "ports $name: $why (logs/ports/$name.*)"; return 1; }
+}
+
+# ports_perftest ROUND TRANSPORT PROGRAM ARGS: perftest on the drop-in, the
+# client given the kernel address of namespace A (its TCP exchange; for
+# AF_XDP also RoCEv2's address); the result line in raw/ports/NAME.txt
+ports_perftest() {
+	local round=$1 tr=$2 prog=$3 args=$4 name=r$1_$2_$3
+	# shellcheck disable=SC2086
+	ports_run "$round" "$tr" "$prog" "$out/ports/$tr-a.json" "$out/ports/$tr-b.json" \
+		"$prog" -d dpv0 -x 1 -p "$pt_port" $args -- "$prog" -d dpv0 -x 1 -p "$pt_port" $args "$pt_k_a"
+	grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$pt_log/$name.cli" 2>/dev/null | tail -1 > "$pt_raw/$name.txt"
+}
+
+# ports_kernel ROUND TEST ARGS: udp_pingpong --server in A, the client in B
+# (JSON in raw/ports/NAME.json)
+ports_kernel() {
+	local round=$1 test=$2 args=$3 up=$build/apps/udp_pingpong name=r$1_kernel_$2
+	# shellcheck disable=SC2086
+	ports_run "$round" kernel "$test" "" "" "$up" --server -p "$pt_port" --json --timeout $((pt_tmo - 5)) -- \
+		"$up" $args -p "$pt_port" --json --timeout $((pt_tmo - 5)) "$pt_k_a"
+	cp "$pt_log/$name.cli" "$pt_raw/$name.json" 2>/dev/null
+}
+
+# ports_cacheline ROUND GROUP: the cache line between CPU 0 and CPU 1
+ports_cacheline() {
+	"$base" -t cacheline --quick --json --timeout "$tmo" > "$pt_raw/r$1_cacheline_$2.json" 2>> "$pt_log/cacheline.err" ||
+		note_fail "ports: dpv_baseline -t cacheline (round $1, $2)"
+}
+
+run_ports() {
+	local why r tr t0 left
+	pt_raw=$out/raw/ports pt_log=$out/logs/ports
+	mkdir -p "$pt_raw" "$pt_log" || { note_fail "ports: cannot make $pt_raw"; return; }
+	: > "$pt_raw/runs.tsv"
+	if ! why=$(ports_prereqs); then
+		log "[ports] skipped: $why"
+		echo "$why" > "$pt_raw/skipped.txt"
+		[ "$ports_only" = 1 ] && { note_fail "ports: $why"; status=2; }
+		return
+	fi
+	if [ "$pt_pin" = 1 ] && [ "$(nproc)" -ge 2 ]; then pt_pin_a="taskset -c 0" pt_pin_b="taskset -c 1"; fi
+	t0=$(date +%s)
+	cp /proc/loadavg "$pt_raw/loadavg_start.txt"
+	grep '^cpu ' /proc/stat > "$pt_raw/stat_start.txt"
+	# two-process runs of the test suite on this machine would spin beside
+	# ours: take their lock as the two-process part does
+	exec 8>/tmp/dpverbs-pair.lock
+	log "[ports] waiting for /tmp/dpverbs-pair.lock"
+	flock -w 600 8 || log "[ports] /tmp/dpverbs-pair.lock still held after 600 s: running anyway"
+	if ! ports_configs; then
+		note_fail "ports: cannot write the configurations into $out/ports"
+		echo "setup: configurations" > "$pt_raw/setup_failed.txt"
+	elif ! ports_setup > "$pt_log/setup.log" 2>&1; then
+		note_fail "ports: topology setup failed (logs/ports/setup.log)"
+		echo "setup: namespaces $pt_ns_a/$pt_ns_b, veth $pt_if_a/$pt_if_b (logs/ports/setup.log)" \
+			> "$pt_raw/setup_failed.txt"
+	else
+		log "[ports] namespaces $pt_ns_a ($pt_if_a $pt_k_a/24), $pt_ns_b ($pt_if_b $pt_k_b/24); $pt_rounds round(s)${pt_pin_a:+, server on CPU 0, client on CPU 1}"
+		for r in $(seq 1 "$pt_rounds"); do
+			ports_cacheline "$r" lat
+			for tr in memif af_xdp af_packet; do ports_perftest "$r" "$tr" ib_send_lat "-s 64 -n $pt_n_lat"; done
+			ports_kernel "$r" udp_lat_blocking "-t udp_lat -s 64 -n $pt_n_lat"
+			ports_kernel "$r" udp_lat_busy "-t udp_lat -s 64 -n $pt_n_lat --busy"
+			ports_cacheline "$r" bw
+			for tr in memif af_xdp af_packet; do ports_perftest "$r" "$tr" ib_send_bw "-s 64 -n $pt_n_bw"; done
+			ports_kernel "$r" udp_bw "-t udp_bw -s 64 -n $pt_n_bw"
+			ports_cacheline "$r" big
+			for tr in memif af_xdp af_packet; do ports_perftest "$r" "$tr" ib_write_bw "-s 65536 -n $pt_n_big"; done
+			ports_kernel "$r" tcp_bw "-t tcp_bw -s 65536 --duration $pt_tcp_s"
+		done
+	fi
+	# what the processes left (they all ended), then everything removed
+	left=$(ports_leftovers)
+	ports_teardown
+	ip netns list 2>/dev/null | grep -Eq "^($pt_ns_a|$pt_ns_b)( |\$)" && left+=$'\n'"namespace $pt_ns_a or $pt_ns_b"
+	ip link show "$pt_if_a" >/dev/null 2>&1 && left+=$'\n'"interface $pt_if_a"
+	ip link show "$pt_if_b" >/dev/null 2>&1 && left+=$'\n'"interface $pt_if_b"
+	printf '%s\n' "$left" | sed '/^$/d' > "$pt_raw/leftovers.txt"
+	[ -s "$pt_raw/leftovers.txt" ] && log "[ports] left behind (removed now where possible): $(tr '\n' ';' < "$pt_raw/leftovers.txt")"
+	exec 8>&-
+	cp /proc/loadavg "$pt_raw/loadavg_end.txt"
+	grep '^cpu ' /proc/stat > "$pt_raw/stat_end.txt"
+	python3 - "$pt_raw/meta.json" <<PY
+import json, sys
+json.dump({'namespaces': ['$pt_ns_a', '$pt_ns_b'], 'veth': ['$pt_if_a', '$pt_if_b'],
+           'kernel_addresses': ['$pt_k_a/24', '$pt_k_b/24'], 'af_packet_addresses': ['$pt_p_a/24', '$pt_p_b/24'],
+           'memif_socket': '$pt_sock', 'prefixes': '${pt_prefixes[*]}'.split(),
+           'rounds': $pt_rounds, 'order': ['memif', 'af_xdp', 'af_packet', 'kernel'],
+           'pinned': bool('$pt_pin_a'), 'server_cpu': 0 if '$pt_pin_a' else None,
+           'client_cpu': 1 if '$pt_pin_b' else None, 'timeout_s': $pt_tmo,
+           'counts': {'ib_send_lat': $pt_n_lat, 'ib_send_bw': $pt_n_bw, 'ib_write_bw': $pt_n_big,
+                      'udp_lat': $pt_n_lat, 'udp_bw': $pt_n_bw, 'tcp_bw_s': $pt_tcp_s},
+           'seconds': $(( $(date +%s) - t0 ))}, open(sys.argv[1], 'w'), indent=1)
+PY
+	log "[ports] took $(( $(date +%s) - t0 )) s"
+}
+
 t0=$(date +%s)
-log "dpv_bench: results in $out ($([ $quick = 1 ] && echo quick || echo full), progress $progress$([ $two = 1 ] && echo ', two-process')$([ $shared = 1 ] && echo ', shared'))"
-run_baseline
-run_loopback
-[ $two = 1 ] && run_two_process
-[ $shared = 1 ] && run_shared
+log "dpv_bench: results in $out ($([ $quick = 1 ] && echo quick || echo full), progress $progress$([ $two = 1 ] && echo ', two-process')$([ $shared = 1 ] && echo ', shared')$([ $ports = 1 ] && echo ", ports ($pt_rounds rounds)")$([ $ports_only = 1 ] && echo ' only'))"
+if [ $ports_only = 0 ]; then
+	run_baseline
+	run_loopback
+	[ $two = 1 ] && run_two_process
+	[ $shared = 1 ] && run_shared
+fi
+[ $ports = 1 ] && run_ports
 log "dpv_bench: runs took $(( $(date +%s) - t0 )) s"
 
 report_args=(--dir "$out" --build "$build" --progress "$progress")
 [ $quick = 1 ] && report_args+=(--quick)
+[ $ports_only = 1 ] && report_args+=(--ports-only)
 [ $plots = 0 ] && report_args+=(--no-plots)
 python3 "$here/dpv_bench_report.py" "${report_args[@]}" || status=1
 exit $status

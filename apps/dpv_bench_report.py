@@ -3,21 +3,26 @@
 """dpv_bench_report.py: the report of a dpv_bench.sh run.
 
 usage: dpv_bench_report.py --dir DIR [--build BUILD] [--progress MODE]
-                           [--quick] [--no-plots]
+                           [--quick] [--no-plots] [--ports-only]
 
 Reads DIR/raw (baseline.json from dpv_baseline, loop_*.json and
 memif_*.json from dpv_perf --json, pt_*.txt: perftest's result lines;
-with dpv_bench.sh --shared also sh_*.json, pt_sh_*.txt and cacheline_*.json)
-and writes into DIR:
+with dpv_bench.sh --shared also sh_*.json, pt_sh_*.txt and cacheline_*.json;
+with the section "ports" DIR/raw/ports: runs.tsv, perftest's result lines,
+udp_pingpong's JSON, the cache line, meta.json; --ports-only: that section
+ran alone) and writes into DIR:
   results.json   meta (machine, build, commit, mode), the baseline, every
                  run as its tool wrote it, the summary and the size sweep;
-                 with --shared runs, shared_vs_embedded[]
+                 with --shared runs, shared_vs_embedded[]; with the section
+                 "ports", ports{} (rows, targets, every run, failures)
   results.csv    the summary: section, metric, dpverbs, unit, baseline,
                  baseline_value, ratio (dpverbs / baseline), better; with
                  --shared runs also the section "shared mode vs embedded
                  mode" (dpverbs = the shared figure, baseline = its embedded
                  counterpart) and the columns buffer, cacheline_embedded_ns,
-                 cacheline_shared_ns
+                 cacheline_shared_ns; with the section "ports" its rows and
+                 targets and the columns transport, min, max, runs,
+                 ratio_min, ratio_max, cacheline_ns, met
   summary.txt    the table printed on stdout
   latency_cdf.png, sweep.png   gnuplot plots (their .dat and .gp files too)
 Exit status 1 if a run is missing or did not pass its checks.
@@ -289,6 +294,330 @@ def shared_table(rows, load):
     return '\n'.join(lines) + '\n'
 
 
+# ---- the section "ports" (dpv_bench.sh run_ports): memif vs AF_XDP vs af_packet ----
+
+PORTS_SECTION = 'ports: memif vs AF_XDP vs af_packet over one veth'
+PT_TRANSPORTS = ('memif', 'af_xdp', 'af_packet')
+PT_LABEL = {'memif': 'memif', 'af_xdp': 'AF_XDP', 'af_packet': 'af_packet', 'kernel': 'kernel'}
+MIB = float(1 << 20)
+CL_NEAR_NS = 100   # a cache line one way below this: the two vCPUs are near (same core complex)
+# the dpverbs figures: key, label, unit, better, cache-line group (measured before that group)
+PT_FIGURES = (
+    ('lat_p50', 'ib_send_lat 64 B p50 (typical), one-way', 'us', 'lower', 'lat'),
+    ('lat_p99', 'ib_send_lat 64 B p99, one-way', 'us', 'lower', 'lat'),
+    ('msg_rate', 'ib_send_bw -s 64 message rate', 'Mmsg/s', 'higher', 'bw'),
+    ('write_bw', 'ib_write_bw -s 65536 BW average', 'MiB/s', 'higher', 'big'),
+)
+# the kernel's over the same veth (udp_pingpong)
+PT_KERNEL = (
+    ('udp_lat_blocking_p50', 'UDP ping-pong 64 B one-way p50, blocking', 'us', 'lower', 'lat'),
+    ('udp_lat_blocking_p99', 'UDP ping-pong 64 B one-way p99, blocking', 'us', 'lower', 'lat'),
+    ('udp_lat_busy_p50', 'UDP ping-pong 64 B one-way p50, busy poll', 'us', 'lower', 'lat'),
+    ('udp_lat_busy_p99', 'UDP ping-pong 64 B one-way p99, busy poll', 'us', 'lower', 'lat'),
+    ('udp_bw', 'UDP stream 64 B message rate', 'Mmsg/s', 'higher', 'bw'),
+    ('tcp_bw', 'TCP stream, 64 KiB writes', 'MiB/s', 'higher', 'big'),
+)
+# each dpverbs figure -> its kernel baselines
+PT_BASE = {'lat_p50': ('udp_lat_blocking_p50', 'udp_lat_busy_p50'),
+           'lat_p99': ('udp_lat_blocking_p99', 'udp_lat_busy_p99'),
+           'msg_rate': ('udp_bw',), 'write_bw': ('tcp_bw',)}
+PT_PAIRS = (('af_xdp', 'memif'), ('af_xdp', 'af_packet'), ('memif', 'af_packet'))
+# the project's targets: text, numerator, denominator, relation, bound
+PT_TARGETS = (
+    ('AF_XDP ib_send_lat p50 / kernel UDP ping-pong p50, blocking', ('af_xdp', 'lat_p50'),
+     ('kernel', 'udp_lat_blocking_p50'), '<=', 1.0),
+    ('AF_XDP ib_send_lat p50 / kernel UDP ping-pong p50, busy poll', ('af_xdp', 'lat_p50'),
+     ('kernel', 'udp_lat_busy_p50'), '<=', 1.0),
+    ('AF_XDP ib_send_bw msg rate / af_packet msg rate', ('af_xdp', 'msg_rate'), ('af_packet', 'msg_rate'),
+     '>=', 3.0),
+)
+
+
+def median(v):
+    v = sorted(v)
+    if not v:
+        return None
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def read_text(path):
+    try:
+        with open(path, encoding='utf-8') as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def pt_line(d, name):
+    """perftest's result line of run NAME: the numbers, or None"""
+    try:
+        return [float(x) for x in (read_text(os.path.join(d, name + '.txt')) or '').split()] or None
+    except ValueError:
+        return None
+
+
+def pt_steal(d):
+    """CPU steal time over the section, percent of all CPU time (None if unknown)"""
+    try:
+        a, b = ([int(x) for x in read_text(os.path.join(d, 'stat_%s.txt' % k)).split()[1:]] for k in ('start', 'end'))
+    except (AttributeError, ValueError):
+        return None
+    total = sum(b) - sum(a)
+    return 100.0 * (b[7] - a[7]) / total if total > 0 and len(a) > 7 else None
+
+
+def pt_values(d, runs):
+    """{(transport, key): {round: value}} from the runs that passed, and the
+    names of runs that passed without a figure"""
+    vals, missing = {}, []
+
+    def put(tr, key, r, v):
+        if v is not None:
+            vals.setdefault((tr, key), {})[r] = v
+
+    def count():
+        return sum(len(x) for x in vals.values())
+
+    for run in runs:
+        if run['status'] != 'ok':
+            continue
+        r, tr, test, name = run['round'], run['transport'], run['test'], run['name']
+        before = count()
+        if tr in PT_TRANSPORTS:
+            line = pt_line(d, name) or []
+            if test == 'ib_send_lat' and len(line) > 7:
+                put(tr, 'lat_p50', r, line[4])
+                put(tr, 'lat_p99', r, line[7])
+            elif test == 'ib_send_bw' and len(line) > 4:
+                put(tr, 'msg_rate', r, line[4])
+            elif test == 'ib_write_bw' and len(line) > 3:
+                put(tr, 'write_bw', r, line[3])
+        elif tr == 'kernel':
+            j = load(os.path.join(d, name + '.json'))
+            res = get(j, 'results') if get(j, 'status') == 'pass' else None
+            if res and test.startswith('udp_lat_'):
+                put('kernel', test + '_p50', r, get(res, 'one_way_us', 'p50'))
+                put('kernel', test + '_p99', r, get(res, 'one_way_us', 'p99'))
+            elif res and test == 'udp_bw' and res.get('msg_per_s'):
+                put('kernel', 'udp_bw', r, res['msg_per_s'] / 1e6)
+            elif res and test == 'tcp_bw' and res.get('gbit_per_s'):
+                put('kernel', 'tcp_bw', r, res['gbit_per_s'] * 1e9 / 8 / MIB)
+        if count() == before:
+            missing.append(name)
+    return vals, missing
+
+
+def pt_stat(by_round, rounds):
+    v = list(by_round.values()) if by_round else []
+    return {'median': median(v), 'min': min(v) if v else None, 'max': max(v) if v else None, 'n': len(v),
+            'rounds': rounds, 'by_round': {str(k): x for k, x in sorted((by_round or {}).items())}}
+
+
+def pt_ratio(vals, a, b):
+    """ratio of the medians a / b, and the ratios within each round where both passed"""
+    va, vb = vals.get(a) or {}, vals.get(b) or {}
+    ma, mb = median(list(va.values())), median(list(vb.values()))
+    per = [va[r] / vb[r] for r in sorted(va) if r in vb and vb[r]]
+    return (ma / mb if ma is not None and mb else None), per
+
+
+def ports_report(raw):
+    """the section "ports": None when it did not run; else a dict with rows
+    (for results.csv/json), targets, runs, cache-line figures, failures"""
+    d = os.path.join(raw, 'ports')
+    if not os.path.isdir(d):
+        return None
+    skipped = read_text(os.path.join(d, 'skipped.txt'))
+    if skipped:
+        return {'skipped': skipped, 'rows': [], 'failed': [], 'targets': []}
+    meta = load(os.path.join(d, 'meta.json')) or {}
+    runs = []
+    for line in (read_text(os.path.join(d, 'runs.tsv')) or '').splitlines():
+        f = line.split('\t')
+        if len(f) >= 8:
+            runs.append({'round': int(f[0]), 'transport': f[1], 'test': f[2], 'name': f[3], 'status': f[4],
+                         'client_exit': f[5], 'server_exit': f[6], 'seconds': float(f[7] or 0),
+                         'reason': f[8] if len(f) > 8 else ''})
+    rounds = meta.get('rounds') or max([r['round'] for r in runs] or [0])
+    vals, missing = pt_values(d, runs)
+    cl = {}
+    for r in range(1, rounds + 1):
+        for g in ('lat', 'bw', 'big'):
+            v = get(load(os.path.join(d, 'r%d_cacheline_%s.json' % (r, g))), 'cacheline', 'one_way_ns_p50')
+            if v:
+                cl.setdefault(g, {})[r] = v
+    rows = []
+
+    def cl_range(group):
+        v = list((cl.get(group) or {}).values())
+        return (min(v), max(v)) if v else (None, None)
+
+    def add(kind, metric, tr, key, unit, better, group, base=None, base_key=None, base_name='-'):
+        st = pt_stat(vals.get(key), rounds)
+        row = {'section': PORTS_SECTION, 'kind': kind, 'metric': metric, 'transport': PT_LABEL[tr],
+               'dpverbs': st['median'], 'unit': unit, 'min': st['min'], 'max': st['max'],
+               'runs': '%d/%d' % (st['n'], rounds), 'baseline': base_name, 'baseline_value': None, 'ratio': None,
+               'ratio_min': None, 'ratio_max': None, 'better': better, 'by_round': st['by_round']}
+        lo, hi = cl_range(group)
+        row['cacheline_ns'] = None if lo is None else ('%.0f' % lo if hi - lo < 1 else '%.0f-%.0f' % (lo, hi))
+        if base_key:
+            row['baseline_value'] = median(list((vals.get(base_key) or {}).values()))
+            row['ratio'], per = pt_ratio(vals, key, base_key)
+            if per:
+                row['ratio_min'], row['ratio_max'] = min(per), max(per)
+        rows.append(row)
+
+    for key, label, unit, better, group in PT_FIGURES:
+        for tr in PT_TRANSPORTS:
+            add('figure', label, tr, (tr, key), unit, better, group)
+    kernel_label = {k: (label, unit, better, group) for k, label, unit, better, group in PT_KERNEL}
+    for key, label, unit, better, group in PT_KERNEL:
+        add('figure', label, 'kernel', ('kernel', key), unit, better, group)
+    for key, label, unit, better, group in PT_FIGURES:
+        for tr in PT_TRANSPORTS:
+            for bk in PT_BASE[key]:
+                add('vs kernel', label, tr, (tr, key), unit, better, group, base_key=('kernel', bk),
+                    base_name='kernel ' + kernel_label[bk][0])
+    for key, label, unit, better, group in PT_FIGURES:
+        for a, b in PT_PAIRS:
+            add('vs transport', label, a, (a, key), unit, better, group, base_key=(b, key),
+                base_name=PT_LABEL[b] + ', the same figure')
+    targets = []
+    for text, num, den, rel, bound in PT_TARGETS:
+        ratio, per = pt_ratio(vals, num, den)
+        ok = (lambda x: x <= bound) if rel == '<=' else (lambda x: x >= bound)
+        targets.append({'target': text, 'relation': rel, 'bound': bound,
+                        'numerator': median(list((vals.get(num) or {}).values())),
+                        'denominator': median(list((vals.get(den) or {}).values())),
+                        'unit': dict((k, u) for k, _, u, _, _ in PT_FIGURES + PT_KERNEL)[num[1]],
+                        'ratio': ratio, 'met': None if ratio is None else ok(ratio),
+                        'rounds_met': sum(1 for x in per if ok(x)), 'rounds_compared': len(per),
+                        'ratio_min': min(per) if per else None, 'ratio_max': max(per) if per else None})
+    failed = ['ports %s (%s)' % (r['name'], r['status']) for r in runs if r['status'] != 'ok']
+    failed += ['ports %s (no result)' % n for n in missing]
+    setup = read_text(os.path.join(d, 'setup_failed.txt'))
+    if setup:
+        failed.append('ports ' + setup)
+    left = [x for x in (read_text(os.path.join(d, 'leftovers.txt')) or '').splitlines() if x]
+    if left:
+        failed.append('ports: left behind: ' + '; '.join(left))
+    loads = {}
+    for k in ('start', 'end'):
+        try:
+            loads[k] = float(read_text(os.path.join(d, 'loadavg_%s.txt' % k)).split()[0])
+        except (AttributeError, ValueError, IndexError):
+            loads[k] = None
+    return {'meta': meta, 'rounds': rounds, 'rows': rows, 'targets': targets, 'runs': runs,
+            'cacheline_one_way_ns': {g: {str(r): v for r, v in sorted(x.items())} for g, x in cl.items()},
+            'loadavg_1min': loads, 'steal_percent': pt_steal(d), 'failed': failed, 'setup_failed': setup,
+            'left_behind': left}
+
+
+def fmt_range(v, lo, hi):
+    if v is None:
+        return '-'
+    if lo is None or hi is None or fmt(lo) == fmt(hi):
+        return fmt(v)
+    return '%s [%s-%s]' % (fmt(v), fmt(lo), fmt(hi))
+
+
+def ports_table(p):
+    lines = ['', '== ' + PORTS_SECTION]
+    if p.get('skipped'):
+        return '\n'.join(lines + ['skipped: ' + p['skipped']]) + '\n'
+    m = p['meta']
+    ns, veth = m.get('namespaces') or ['?', '?'], m.get('veth') or ['?', '?']
+    ka, pa = m.get('kernel_addresses') or ['?', '?'], m.get('af_packet_addresses') or ['?', '?']
+    lines += ['two network namespaces %s / %s joined by one veth pair %s (%s) <-> %s (%s), one queue each way;'
+              % (ns[0], ns[1], veth[0], ka[0], veth[1], ka[1]),
+              'servers in the first%s, clients in the second%s; perftest on the drop-in libibverbs.so.1 (-x 1).'
+              % ((' on CPU %s' % m['server_cpu'], ' on CPU %s' % m['client_cpu']) if m.get('pinned')
+                 else ('', ' (not pinned)')),
+              'AF_XDP: the veth ends with the kernel\'s addresses (the TCP exchange goes there too); af_packet: the',
+              'same veth ends, dpverbs\' own %s and %s; memif: a socket file, the TCP exchange over the veth.'
+              % (pa[0], pa[1]),
+              '%d round(s), each: ib_send_lat over memif, AF_XDP, af_packet, kernel UDP ping-pong (blocking, busy);'
+              % p['rounds'],
+              'ib_send_bw over the three, kernel UDP stream; ib_write_bw over the three, kernel TCP stream.',
+              'value: median [min-max] over the runs that passed (n/rounds); MiB/s as perftest\'s "MB/sec" (2^20 B/s).']
+    cls = p['cacheline_one_way_ns']
+    if cls:
+        per = []
+        for r in range(1, p['rounds'] + 1):
+            v = [cls.get(g, {}).get(str(r)) for g in ('lat', 'bw', 'big')]
+            if any(v):
+                far = [x for x in v if x and x >= CL_NEAR_NS]
+                near = [x for x in v if x and x < CL_NEAR_NS]
+                per.append('round %d %s ns (%s)' % (r, '/'.join('-' if x is None else '%.0f' % x for x in v),
+                                                    'moved' if far and near else 'far' if far else 'near'))
+        allv = [x for g in cls.values() for x in g.values()]
+        lines.append('cache line CPU 0 <-> CPU 1, one way p50, before the latency/rate/bandwidth runs: '
+                     + '; '.join(per))
+        verdict = ('near (all below %d ns)' % CL_NEAR_NS if max(allv) < CL_NEAR_NS else
+                   'far (all %d ns or more)' % CL_NEAR_NS if min(allv) >= CL_NEAR_NS else
+                   'MOVED between near and far during the section: figures of different rounds are not comparable')
+        lines.append('  the two vCPUs were ' + verdict)
+    la = p['loadavg_1min']
+    lines.append('load average (1 min) %s at the start, %s at the end (the section\'s own two busy-polling '
+                 'processes count for up to 2); CPU steal %s; the section took %s s' % (
+        fmt(la.get('start')), fmt(la.get('end')),
+        '-' if p['steal_percent'] is None else '%.1f %%' % p['steal_percent'], m.get('seconds', '-')))
+    rows = p['rows']
+    w = 44
+    lines += ['', '%-*s %-7s %-24s %-24s %-24s %s' % (w, 'figure (n: runs that passed)', 'unit', 'memif', 'AF_XDP',
+                                                       'af_packet', 'cl ns')]
+    for key, label, unit, _, _ in PT_FIGURES:
+        cells = []
+        cln = '-'
+        for tr in PT_TRANSPORTS:
+            r = next(x for x in rows if x['kind'] == 'figure' and x['metric'] == label and
+                     x['transport'] == PT_LABEL[tr])
+            cells.append('%s %s' % (fmt_range(r['dpverbs'], r['min'], r['max']), r['runs']))
+            cln = r['cacheline_ns'] or '-'
+        lines.append('%-*s %-7s %-24s %-24s %-24s %s' % (w, label, unit, cells[0], cells[1], cells[2], cln))
+    lines += ['', '%-*s %-7s %s' % (w, 'kernel over the same veth (udp_pingpong)', 'unit', 'value')]
+    for r in (x for x in rows if x['kind'] == 'figure' and x['transport'] == 'kernel'):
+        lines.append('%-*s %-7s %s %s' % (w, r['metric'], r['unit'], fmt_range(r['dpverbs'], r['min'], r['max']),
+                                          r['runs']))
+    for kind, title in (('vs kernel', 'each dpverbs figure beside its kernel baseline over the same veth'),
+                        ('vs transport', 'the transports against each other')):
+        lines += ['', title + ': ratio of the medians [range of the ratios within one round]']
+        lines.append('%-40s %-9s %9s  %-46s %9s %8s  %s' % ('figure', 'transport', 'value', 'baseline', 'value',
+                                                            'ratio', '[per round]'))
+        for r in (x for x in rows if x['kind'] == kind):
+            per = ('' if r['ratio_min'] is None or p['rounds'] < 2 else
+                   '[%.3f-%.3f]' % (r['ratio_min'], r['ratio_max']))
+            lines.append(('%-40s %-9s %9s  %-46s %9s %8s  %-15s %s' % (
+                r['metric'], r['transport'], fmt(r['dpverbs']), r['baseline'], fmt(r['baseline_value']),
+                '-' if r['ratio'] is None else '%.3f' % r['ratio'], per,
+                '(%s is better)' % r['better'] if r['ratio'] is not None else '')).rstrip())
+    lines += ['', 'targets of the project\'s issue (ratio of the medians; rounds: the ratio within each round):']
+    for t in p['targets']:
+        if t['ratio'] is None:
+            lines.append('  %s: not measured (a run failed): target %s %g: UNKNOWN' % (
+                t['target'], t['relation'], t['bound']))
+            continue
+        lines.append('  %s: %s / %s %s = %.3f%s  target %s %g: %s (%d of %d rounds)' % (
+            t['target'], fmt(t['numerator']), fmt(t['denominator']), t['unit'], t['ratio'],
+            '' if t['ratio_min'] is None or p['rounds'] < 2 else ' [%.3f-%.3f]' % (t['ratio_min'], t['ratio_max']),
+            t['relation'], t['bound'], 'MET' if t['met'] else 'NOT MET', t['rounds_met'], t['rounds_compared']))
+    bad = [r for r in p['runs'] if r['status'] != 'ok']
+    lines.append('')
+    if bad or p['setup_failed']:
+        lines.append('failed runs of the section (logs/ports/):')
+        if p['setup_failed']:
+            lines.append('  ' + p['setup_failed'])
+        for r in bad:
+            lines.append('  %s: %s (%.0f s): %s' % (r['name'], r['status'], r['seconds'], r['reason']))
+    else:
+        lines.append('failed runs of the section: none (%d runs)' % len(p['runs']))
+    lines.append('left behind: ' + ('; '.join(p['left_behind']) if p['left_behind'] else
+                                    'nothing (namespaces, veth, memif socket, EAL runtime directories, hugepage '
+                                    'files, processes)'))
+    return '\n'.join(lines) + '\n'
+
+
 def sweep_rows(runs, base, name):
     out = []
     for r in (runs.get(name) or {}).get('rows', []):
@@ -443,6 +772,7 @@ def main():
     ap.add_argument('--progress', default='inline')
     ap.add_argument('--quick', action='store_true')
     ap.add_argument('--no-plots', action='store_true')
+    ap.add_argument('--ports-only', action='store_true')
     args = ap.parse_args()
     d = os.path.abspath(args.dir)
     raw = os.path.join(d, 'raw')
@@ -453,7 +783,8 @@ def main():
             runs[f[:-5]] = load(os.path.join(raw, f))
     meta = meta_of(args)
     s = Summary()
-    add_perf_rows(s, runs, base, 'loop_', 'dpverbs, one process (loopback dpv0 -> dpv1)')
+    if not args.ports_only:
+        add_perf_rows(s, runs, base, 'loop_', 'dpverbs, one process (loopback dpv0 -> dpv1)')
     if any(k.startswith('memif_') for k in runs):
         add_perf_rows(s, runs, base, 'memif_', 'dpverbs, two processes over net_memif',
                       load(os.path.join(raw, 'cacheline_memif.json')))
@@ -462,9 +793,12 @@ def main():
              'RC WRITE, memif': sweep_rows(runs, base, 'memif_rc_write_sweep')}
     shared = shared_rows(raw, runs)
     failed = [k for k, v in runs.items() if not v or v.get('status') != 'pass']
-    if not base or base.get('status') != 'pass':
+    if not args.ports_only and (not base or base.get('status') != 'pass'):
         failed.append('baseline')
     failed += shared_failed(raw)
+    ports = ports_report(raw)
+    if ports:
+        failed += ports['failed']
     text = table(s.rows, sweep, meta)
     if shared:
         meta['shared'] = {'config': load(os.path.join(raw, 'shared-config.json')),
@@ -472,6 +806,8 @@ def main():
                           'loadavg_1min': shared_loadavg(raw),
                           'cacheline_moved_ns': cacheline_moved(shared)}
         text += shared_table(shared, meta['shared']['loadavg_1min'])
+    if ports:
+        text += ports_table(ports)
     if failed:
         text += '\nruns that failed or are missing: %s (see logs/)\n' % ', '.join(failed)
     made = [] if args.no_plots else plots(d, runs, base, sweep)
@@ -479,13 +815,17 @@ def main():
               'failed': failed, 'plots': made}
     if shared:
         result['shared_vs_embedded'] = shared
+    if ports:
+        result['ports'] = ports
     with open(os.path.join(d, 'results.json'), 'w', encoding='utf-8') as f:
         json.dump(result, f, indent=1)
     with open(os.path.join(d, 'results.csv'), 'w', newline='', encoding='utf-8') as f:
         fields = ['section', 'metric', 'dpverbs', 'unit', 'baseline', 'baseline_value', 'ratio', 'better']
         if shared:
             fields += ['buffer', 'cacheline_embedded_ns', 'cacheline_shared_ns']
-        w = csv.DictWriter(f, fieldnames=fields)
+        if ports and ports['rows']:
+            fields += ['transport', 'min', 'max', 'runs', 'ratio_min', 'ratio_max', 'cacheline_ns', 'met']
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction='ignore')
         w.writeheader()
         w.writerows(s.rows)
         # the shared figure in the dpverbs column, its embedded counterpart as the baseline
@@ -493,6 +833,17 @@ def main():
                      'baseline': r['embedded_setup'], 'baseline_value': r['embedded'], 'ratio': r['ratio'],
                      'better': r['better'], 'buffer': r['buffer'], 'cacheline_embedded_ns': r['cacheline_embedded_ns'],
                      'cacheline_shared_ns': r['cacheline_shared_ns']} for r in shared)
+        if ports and ports['rows']:
+            # the figures (baseline "-"), each beside a kernel baseline or another
+            # transport, then the targets (dpverbs: the numerator, baseline: the
+            # denominator, better: the target)
+            w.writerows(ports['rows'])
+            w.writerows({'section': PORTS_SECTION + ': targets', 'metric': t['target'], 'dpverbs': t['numerator'],
+                         'unit': t['unit'], 'baseline': t['target'].split(' / ', 1)[-1],
+                         'baseline_value': t['denominator'], 'ratio': t['ratio'],
+                         'better': '%s %g' % (t['relation'], t['bound']), 'ratio_min': t['ratio_min'],
+                         'ratio_max': t['ratio_max'],
+                         'met': '' if t['met'] is None else ('yes' if t['met'] else 'no')} for t in ports['targets'])
     with open(os.path.join(d, 'summary.txt'), 'w', encoding='utf-8') as f:
         f.write(text)
     sys.stdout.write(text)

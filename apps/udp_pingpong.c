@@ -8,11 +8,20 @@
  *   udp_bw   streaming with receiver credits (the receiver reports how many
  *            messages it consumed every --rx-depth/4 messages; the sender
  *            keeps at most --rx-depth in flight), messages/s and Gbit/s.
+ *   tcp_bw   the kernel TCP baseline: one TCP connection, the client writes
+ *            --size bytes at a time (default 64 KiB) for --duration seconds,
+ *            the server reads to the end of the stream. Every byte is
+ *            counted (the server's count must equal the client's) and the
+ *            first 8 bytes of every --size block of the stream carry the
+ *            block's number, checked by the server; the rate is the
+ *            receiver's (first to last byte). "Messages" are the --size
+ *            blocks.
  *
  * Modes: --loopback (two threads in one process, 127.0.0.1), or --server and
  * a client given the server's host; TCP carries the parameters and the UDP
- * port. Receiving blocks in recv() by default; --busy spins on
- * recv(MSG_DONTWAIT) instead.
+ * port (tcp_bw: the port of the data connection, which the server listens on
+ * at the address the client reached it by). Receiving blocks in recv() by
+ * default; --busy spins on recv(MSG_DONTWAIT) instead.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,17 +35,22 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 
 #include "perf_common.h"
 
 #define DEF_TCP_PORT 18601
 #define CREDIT_FLAG (1ull << 63)
 #define MAX_SIZE 65000
+#define TCP_MAX_SIZE (16u << 20)
+#define TCP_DEF_SIZE 65536
 
 struct opts {
 	const char *test_name;
-	bool lat;
+	bool lat, tcp;
+	bool size_set;
 	uint32_t size, rx_depth;
+	unsigned int duration_s;
 	uint64_t iters, warmup;
 	unsigned int timeout_s, msg_timeout_ms;
 	int tcp_port;
@@ -389,6 +403,254 @@ static uint64_t srv_rx_ns(const struct srv *s)
 	return s->t_ref && s->t_last > s->t_ref ? (uint64_t)pt_ticks_ns(s->t_last - s->t_ref) : 0;
 }
 
+/* ------------------------------------------------------------ tcp_bw --- */
+
+/* the receiving end of the stream (server, or the loopback thread) */
+struct tcp_sink {
+	int fd, lfd;                 /* data socket; loopback: the listener to accept from */
+	const struct opts *o;
+	uint64_t bytes, first_bytes; /* every byte; those of the first recv() */
+	uint64_t bad_stamps;         /* block-number bytes that did not match */
+	uint64_t t_first, t_last;    /* ticks of the first and the last recv() */
+	bool got;
+	char err[200];
+};
+
+static void tcp_sink_run(struct tcp_sink *k)
+{
+	const struct opts *o = k->o;
+	uint64_t bs = o->size;
+	size_t len = bs < TCP_DEF_SIZE ? TCP_DEF_SIZE : bs;
+	uint8_t *buf;
+
+	if (k->fd < 0 && k->lfd >= 0 && (k->fd = pt_tcp_accept(k->lfd)) < 0) {
+		snprintf(k->err, sizeof(k->err), "no data connection");
+		return;
+	}
+	if (!(buf = malloc(len))) {
+		snprintf(k->err, sizeof(k->err), "out of memory");
+		return;
+	}
+	for (;;) {
+		ssize_t n = recv(k->fd, buf, len, o->busy ? MSG_DONTWAIT : 0);
+		if (n == 0)
+			break; /* the end of the stream */
+		if (n < 0) {
+			if ((errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) && !pt_stop)
+				continue;
+			if (!pt_stop)
+				snprintf(k->err, sizeof(k->err), "recv: %s", strerror(errno));
+			break;
+		}
+		uint64_t now = pt_now(), p = k->bytes, end = k->bytes + (uint64_t)n;
+		if (!k->got) {
+			k->got = true;
+			k->t_first = now;
+			k->first_bytes = (uint64_t)n;
+		}
+		k->t_last = now;
+		/* the first 8 bytes of every block: its number, little endian */
+		while (p < end) {
+			uint64_t in = p % bs;
+			if (in < 8) {
+				if (buf[p - k->bytes] != (uint8_t)((p / bs) >> (8 * in)))
+					k->bad_stamps++;
+				p++;
+			} else {
+				p += bs - in;
+			}
+		}
+		k->bytes = end;
+	}
+	free(buf);
+}
+
+static void *tcp_sink_thread(void *arg)
+{
+	tcp_sink_run(arg);
+	return NULL;
+}
+
+static uint64_t tcp_rx_ns(const struct tcp_sink *k)
+{
+	return k->got && k->t_last > k->t_first ? (uint64_t)pt_ticks_ns(k->t_last - k->t_first) : 0;
+}
+
+/* The sending end: whole --size blocks for --duration seconds, then the end
+ * of the stream (shutdown). Returns the blocks sent; *bytes: every byte. */
+static uint64_t tcp_source_run(int fd, const struct opts *o, uint64_t *bytes)
+{
+	uint64_t bs = o->size, blocks = 0, t0, t1, end;
+	uint8_t *buf = malloc(bs);
+
+	*bytes = 0;
+	if (!buf) {
+		fail("out of memory");
+		shutdown(fd, SHUT_WR);
+		return 0;
+	}
+	for (uint64_t i = 8; i < bs; i++)
+		buf[i] = (uint8_t)(i * 7 + 1);
+	t0 = pt_mono_ns();
+	end = t0 + (uint64_t)o->duration_s * 1000000000ull;
+	while (!pt_stop && pt_mono_ns() < end) {
+		size_t off = 0;
+		pt_put_seq(buf, blocks);
+		while (off < bs) {
+			ssize_t n = send(fd, buf + off, bs - off, MSG_NOSIGNAL);
+			if (n > 0) {
+				off += (size_t)n;
+				*bytes += (uint64_t)n;
+				continue;
+			}
+			if (n < 0 && errno == EINTR && !pt_stop)
+				continue;
+			if (!pt_stop)
+				fail("send: %s", n < 0 ? strerror(errno) : "nothing sent");
+			goto out;
+		}
+		blocks++;
+	}
+out:
+	t1 = pt_mono_ns();
+	if (t1 > t0)
+		rep.tx_msg_per_s = (double)blocks / (double)(t1 - t0) * 1e9;
+	shutdown(fd, SHUT_WR);
+	free(buf);
+	return blocks;
+}
+
+/* rate at the receiver: the bytes after the first recv() over the interval
+ * from the first to the last recv(); "messages" are --size blocks */
+static void tcp_fill_rate(uint64_t bytes, uint64_t first, uint64_t rx_ns, uint32_t size)
+{
+	double counted = bytes > first ? (double)(bytes - first) : 0;
+	rep.has_rate = true;
+	rep.received = bytes / size;
+	rep.duration_s = (double)rx_ns / 1e9;
+	rep.msg_per_s = rx_ns ? counted / size / rep.duration_s : 0;
+	rep.gbit_per_s = rx_ns ? counted * 8 / (double)rx_ns : 0;
+}
+
+/* every byte sent arrived, nothing more */
+static void tcp_check(uint64_t sent_bytes, uint64_t rx_bytes, uint64_t sent_blocks, uint32_t size)
+{
+	rep.sent = sent_blocks;
+	rep.lost = sent_blocks > rx_bytes / size ? sent_blocks - rx_bytes / size : 0;
+	if (sent_bytes != rx_bytes)
+		pt_report_fail(&rep, "the receiver counted %" PRIu64 " bytes, the sender sent %" PRIu64, rx_bytes,
+			       sent_bytes);
+	else if (!rx_bytes)
+		pt_report_fail(&rep, "nothing was sent");
+}
+
+/* a TCP socket connected to the peer of the control connection cfd (peer)
+ * or to its local end (!peer), at another port */
+static int tcp_connect_like(int cfd, bool peer, int port)
+{
+	struct sockaddr_storage ss;
+	socklen_t l = sizeof(ss);
+	int fd;
+	if ((peer ? getpeername : getsockname)(cfd, (struct sockaddr *)&ss, &l))
+		return -1;
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect_like(fd, cfd, peer, port)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* a TCP listener at the local address of cfd (or 127.0.0.1 if cfd < 0),
+ * ephemeral port */
+static int tcp_listen_like(int cfd)
+{
+	struct sockaddr_storage ss;
+	socklen_t l = sizeof(ss);
+	int fd, one = 1;
+	if (cfd >= 0) {
+		if (getsockname(cfd, (struct sockaddr *)&ss, &l))
+			return -1;
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+		memset(&ss, 0, sizeof(ss));
+		a->sin_family = AF_INET;
+		a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		l = sizeof(*a);
+	}
+	if (ss.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&ss)->sin6_port = 0;
+	else
+		((struct sockaddr_in *)&ss)->sin_port = 0;
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, l) || listen(fd, 1)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* the whole tcp_bw test once the connections are made: server (cfd, dfd
+ * accepted), client (cfd, dfd connected) or loopback (dlfd listening, dfd
+ * connected to it) */
+static void tcp_run(const struct opts *o, int cfd, int dfd, int dlfd)
+{
+	char line[1024];
+	uint64_t sent_bytes = 0, sent_blocks = 0;
+
+	if (o->server) {
+		struct tcp_sink k = {.fd = dfd, .lfd = -1, .o = o};
+		tcp_sink_run(&k);
+		pt_clock_finish();
+		if (k.err[0])
+			pt_report_fail(&rep, "%s", k.err);
+		if (pt_recv_line(cfd, line, sizeof(line)) || strncmp(line, "done", 4) ||
+		    !pt_kv_u64(line, "bytes", &sent_bytes) || !pt_kv_u64(line, "sent", &sent_blocks)) {
+			pt_report_fail(&rep, "client went away before the end of the test");
+		} else {
+			pt_send_line(cfd, "result bytes=%" PRIu64 " first=%" PRIu64 " corrupt=%" PRIu64 " rx_ns=%" PRIu64,
+				     k.bytes, k.first_bytes, k.bad_stamps, tcp_rx_ns(&k));
+			tcp_check(sent_bytes, k.bytes, sent_blocks, o->size);
+		}
+		rep.corrupt = k.bad_stamps;
+		tcp_fill_rate(k.bytes, k.first_bytes, tcp_rx_ns(&k), o->size);
+		return;
+	}
+	uint64_t rx_bytes = 0, first = 0, corrupt = 0, rx_ns = 0;
+	struct tcp_sink k = {.fd = -1, .lfd = dlfd, .o = o};
+	pthread_t th;
+	if (o->loopback && pthread_create(&th, NULL, tcp_sink_thread, &k)) {
+		fail("pthread_create failed");
+		return;
+	}
+	sent_blocks = tcp_source_run(dfd, o, &sent_bytes);
+	if (o->loopback) {
+		pthread_join(th, NULL);
+		if (k.fd >= 0)
+			close(k.fd);
+		if (k.err[0])
+			pt_report_fail(&rep, "receiver: %s", k.err);
+		rx_bytes = k.bytes;
+		first = k.first_bytes;
+		corrupt = k.bad_stamps;
+		rx_ns = tcp_rx_ns(&k);
+	} else if (pt_send_line(cfd, "done sent=%" PRIu64 " bytes=%" PRIu64, sent_blocks, sent_bytes) ||
+		   pt_recv_line(cfd, line, sizeof(line)) || !pt_kv_u64(line, "bytes", &rx_bytes) ||
+		   !pt_kv_u64(line, "first", &first) || !pt_kv_u64(line, "corrupt", &corrupt) ||
+		   !pt_kv_u64(line, "rx_ns", &rx_ns)) {
+		fail("no result from the server");
+	}
+	pt_clock_finish();
+	rep.corrupt += corrupt;
+	tcp_check(sent_bytes, rx_bytes, sent_blocks, o->size);
+	tcp_fill_rate(rx_bytes, first, rx_ns, o->size);
+}
+
 /* -------------------------------------------------------------- main --- */
 
 static void usage(FILE *f)
@@ -398,10 +660,12 @@ static void usage(FILE *f)
 		"       %s --server [options]\n"
 		"       %s --loopback [options]\n"
 		"\n"
-		"Kernel UDP socket baseline: ping-pong latency and message rate.\n"
+		"Kernel socket baselines: UDP ping-pong latency and message rate, TCP stream.\n"
 		"\n"
-		"  -t, --test=NAME          udp_lat (default) or udp_bw (also: lat, bw)\n"
-		"  -s, --size=BYTES         payload size, 8 .. %d (default 64)\n"
+		"  -t, --test=NAME          udp_lat (default), udp_bw or tcp_bw (also: lat, bw)\n"
+		"  -s, --size=BYTES         payload size, 8 .. %d (default 64); tcp_bw: the\n"
+		"                           size of each write, 8 .. %u (default %d)\n"
+		"      --duration=SEC       tcp_bw: how long the client writes (default 3)\n"
 		"  -n, --iters=N            measured messages/round trips (default 100000)\n"
 		"      --warmup=N           warm-up messages/round trips (default 1000)\n"
 		"  -r, --rx-depth=N         udp_bw: messages in flight allowed by the\n"
@@ -418,9 +682,11 @@ static void usage(FILE *f)
 		"      --json               print one JSON object instead of text\n"
 		"  -h, --help               this text\n"
 		"\n"
-		"Latency is printed as one-way = RTT/2. Exit status: 0 pass, 1 failed\n"
-		"check or timeout, 2 usage or setup error.\n",
-		prog, prog, prog, MAX_SIZE, DEF_TCP_PORT);
+		"Latency is printed as one-way = RTT/2. tcp_bw counts every byte (the\n"
+		"server's count must equal the client's) and checks the block number in\n"
+		"the first 8 bytes of every --size block; its \"messages\" are these blocks.\n"
+		"Exit status: 0 pass, 1 failed check or timeout, 2 usage or setup error.\n",
+		prog, prog, prog, MAX_SIZE, TCP_MAX_SIZE, TCP_DEF_SIZE, DEF_TCP_PORT);
 }
 
 static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out, const char *what)
@@ -440,15 +706,18 @@ static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out, c
 static int set_test(struct opts *o, const char *name)
 {
 	if (!strcmp(name, "udp_lat") || !strcmp(name, "lat"))
-		o->lat = true, o->test_name = "udp_lat";
+		o->lat = true, o->tcp = false, o->test_name = "udp_lat";
 	else if (!strcmp(name, "udp_bw") || !strcmp(name, "bw"))
-		o->lat = false, o->test_name = "udp_bw";
+		o->lat = false, o->tcp = false, o->test_name = "udp_bw";
+	else if (!strcmp(name, "tcp_bw"))
+		o->lat = false, o->tcp = true, o->test_name = "tcp_bw";
 	else
 		return -1;
 	return 0;
 }
 
-enum { OPT_WARMUP = 256, OPT_BUSY, OPT_LOOPBACK, OPT_SERVER, OPT_TIMEOUT, OPT_MSG_TIMEOUT, OPT_CLOCK, OPT_JSON };
+enum { OPT_WARMUP = 256, OPT_BUSY, OPT_LOOPBACK, OPT_SERVER, OPT_TIMEOUT, OPT_MSG_TIMEOUT, OPT_CLOCK, OPT_JSON,
+       OPT_DURATION };
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
@@ -466,6 +735,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{"msg-timeout", required_argument, NULL, OPT_MSG_TIMEOUT},
 		{"clock", required_argument, NULL, OPT_CLOCK},
 		{"json", no_argument, NULL, OPT_JSON},
+		{"duration", required_argument, NULL, OPT_DURATION},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -475,14 +745,21 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		switch (c) {
 		case 't':
 			if (set_test(o, optarg)) {
-				fprintf(stderr, "%s: unknown test \"%s\" (udp_lat, udp_bw)\n", prog, optarg);
+				fprintf(stderr, "%s: unknown test \"%s\" (udp_lat, udp_bw, tcp_bw)\n", prog, optarg);
 				return -1;
 			}
 			break;
 		case 's':
-			if (parse_u64(optarg, PT_MIN_SIZE, MAX_SIZE, &v, "--size"))
+			/* the range of the test is checked after the options */
+			if (parse_u64(optarg, PT_MIN_SIZE, TCP_MAX_SIZE, &v, "--size"))
 				return -1;
 			o->size = (uint32_t)v;
+			o->size_set = true;
+			break;
+		case OPT_DURATION:
+			if (parse_u64(optarg, 1, 3600, &v, "--duration"))
+				return -1;
+			o->duration_s = (unsigned int)v;
 			break;
 		case 'n':
 			if (parse_u64(optarg, 1, 1000000000ull, &o->iters, "--iters"))
@@ -554,6 +831,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (!o->server && !o->host)
 		o->loopback = true;
+	if (o->tcp && !o->size_set)
+		o->size = TCP_DEF_SIZE;
+	if (!o->tcp && o->size > MAX_SIZE) {
+		fprintf(stderr, "%s: --size: must be an integer between %d and %d (got %u)\n", prog, PT_MIN_SIZE,
+			MAX_SIZE, o->size);
+		return -1;
+	}
 	return 0;
 }
 
@@ -561,11 +845,15 @@ static void add_params(const struct opts *o)
 {
 	json_t *p = rep.params;
 	json_object_set_new(p, "size", json_integer(o->size));
-	json_object_set_new(p, "iters", json_integer((json_int_t)o->iters));
-	json_object_set_new(p, "warmup", json_integer((json_int_t)o->warmup));
-	json_object_set_new(p, "rx_depth", json_integer(o->rx_depth));
+	if (o->tcp) {
+		json_object_set_new(p, "duration_s", json_integer(o->duration_s));
+	} else {
+		json_object_set_new(p, "iters", json_integer((json_int_t)o->iters));
+		json_object_set_new(p, "warmup", json_integer((json_int_t)o->warmup));
+		json_object_set_new(p, "rx_depth", json_integer(o->rx_depth));
+	}
 	json_object_set_new(p, "busy_poll", json_boolean(o->busy));
-	json_object_set_new(p, "transport", json_string("kernel UDP"));
+	json_object_set_new(p, "transport", json_string(o->tcp ? "kernel TCP" : "kernel UDP"));
 	json_object_set_new(p, "timeout_s", json_integer(o->timeout_s));
 }
 
@@ -574,8 +862,9 @@ int main(int argc, char **argv)
 	struct opts o = {
 		.test_name = "udp_lat", .lat = true, .size = 64, .rx_depth = 512, .iters = 100000,
 		.warmup = 1000, .timeout_s = 60, .msg_timeout_ms = 1000, .tcp_port = DEF_TCP_PORT, .clock = -1,
+		.duration_s = 3,
 	};
-	int lfd = -1, cfd = -1, ufd = -1, ufd2 = -1, rc = 2;
+	int lfd = -1, cfd = -1, ufd = -1, ufd2 = -1, dfd = -1, dlfd = -1, rc = 2;
 	char line[1024];
 	struct srv s;
 
@@ -605,7 +894,7 @@ int main(int argc, char **argv)
 		    !pt_kv_u64(line, "size", &v[0]) || !pt_kv_u64(line, "iters", &v[1]) ||
 		    !pt_kv_u64(line, "warmup", &v[2]) || !pt_kv_u64(line, "rxdepth", &v[3]) ||
 		    !pt_kv_u64(line, "busy", &v[4]) || !pt_kv_u64(line, "udpport", &v[5]) || v[0] < PT_MIN_SIZE ||
-		    v[0] > MAX_SIZE) {
+		    v[0] > (o.tcp ? TCP_MAX_SIZE : MAX_SIZE)) {
 			fprintf(stderr, "%s: bad parameters from the client\n", prog);
 			goto out;
 		}
@@ -615,6 +904,21 @@ int main(int argc, char **argv)
 		o.rx_depth = (uint32_t)v[3];
 		o.busy = v[4] != 0;
 		rep.test = o.test_name;
+		if (o.tcp) {
+			/* the data connection: a listener at the address the client reached */
+			uint64_t d;
+			if (pt_kv_u64(line, "duration", &d) && d >= 1 && d <= 3600)
+				o.duration_s = (unsigned int)d;
+			dlfd = tcp_listen_like(cfd);
+			if (dlfd < 0 || pt_send_line(cfd, "ok udpport=0 tcpport=%d", local_port(dlfd))) {
+				fprintf(stderr, "%s: TCP data listener: %s\n", prog, strerror(errno));
+				goto out;
+			}
+			dfd = pt_tcp_accept(dlfd);
+			if (dfd < 0)
+				goto out;
+			goto ready;
+		}
 		struct sockaddr_storage ss;
 		socklen_t l = sizeof(ss);
 		getsockname(cfd, (struct sockaddr *)&ss, &l);
@@ -629,6 +933,17 @@ int main(int argc, char **argv)
 		cfd = pt_tcp_connect(o.host, o.tcp_port, o.timeout_s);
 		if (cfd < 0)
 			goto out;
+		if (o.tcp) {
+			uint64_t port;
+			if (pt_send_line(cfd, "hello test=%s size=%u iters=0 warmup=0 rxdepth=0 busy=%d udpport=0 duration=%u",
+					 o.test_name, o.size, o.busy, o.duration_s) ||
+			    pt_recv_line(cfd, line, sizeof(line)) || !pt_kv_u64(line, "tcpport", &port) ||
+			    (dfd = tcp_connect_like(cfd, true, (int)port)) < 0) {
+				fprintf(stderr, "%s: parameter exchange or data connection with the server failed\n", prog);
+				goto out;
+			}
+			goto ready;
+		}
 		struct sockaddr_storage ss;
 		socklen_t l = sizeof(ss);
 		getsockname(cfd, (struct sockaddr *)&ss, &l);
@@ -643,6 +958,17 @@ int main(int argc, char **argv)
 		    pt_recv_line(cfd, line, sizeof(line)) || !pt_kv_u64(line, "udpport", &port) ||
 		    connect_like(ufd, cfd, true, (int)port)) {
 			fprintf(stderr, "%s: parameter exchange with the server failed\n", prog);
+			goto out;
+		}
+	} else if (o.tcp) {
+		struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		dlfd = tcp_listen_like(-1);
+		if (dlfd >= 0) {
+			a.sin_port = htons((uint16_t)local_port(dlfd));
+			dfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		}
+		if (dlfd < 0 || dfd < 0 || connect(dfd, (struct sockaddr *)&a, sizeof(a))) {
+			fprintf(stderr, "%s: TCP on 127.0.0.1: %s\n", prog, strerror(errno));
 			goto out;
 		}
 	} else {
@@ -660,13 +986,16 @@ int main(int argc, char **argv)
 		if (connect(ufd2, (struct sockaddr *)&a, sizeof(a)))
 			goto out;
 	}
+ready:
 	add_params(&o);
 	rc = 1;
 
 	uint64_t total = o.warmup + o.iters;
 	s.o = &o;
 	s.total = total;
-	if (o.server) {
+	if (o.tcp) {
+		tcp_run(&o, cfd, dfd, dlfd);
+	} else if (o.server) {
 		s.fd = ufd;
 		srv_run(&s, cfd);
 		pt_clock_finish();
@@ -752,6 +1081,10 @@ out:
 		close(ufd);
 	if (ufd2 >= 0)
 		close(ufd2);
+	if (dfd >= 0)
+		close(dfd);
+	if (dlfd >= 0)
+		close(dlfd);
 	if (cfd >= 0)
 		close(cfd);
 	if (lfd >= 0)

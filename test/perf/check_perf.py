@@ -14,6 +14,13 @@ usage: check_perf.py perf BUILD      dpv_perf --loopback, every QP type x
                                      run passes, the daemon stops cleanly and the
                                      report has the section "shared mode vs
                                      embedded mode" (no speed is asserted)
+       check_perf.py bench_ports BUILD
+                                     apps/dpv_bench.sh --quick --ports (root):
+                                     the section ran every run and reported it,
+                                     its report and files are complete, and it
+                                     left nothing behind (no speed is asserted;
+                                     a transport's failed run is printed, not
+                                     failed: test/multi covers the transports)
        check_perf.py two BUILD       dpv_perf --server / client over net_memif
                                      (private copies of config/pair-a.json and
                                      pair-b.json; /tmp/dpverbs-pair.lock held)
@@ -256,6 +263,96 @@ def test_bench_shared(build):
         check(not os.path.exists(d['meta']['shared']['config']['shared']['socket']), 'no socket left')
 
 
+def test_bench_ports(build):
+    import shutil
+    if os.geteuid() != 0:
+        print('SKIP: the ports section needs root (network namespaces, veth, AF_XDP)')
+        sys.exit(77)
+    if os.environ.get('DPVERBS_HUGEPAGES') == '0':
+        print('SKIP: net_memif needs hugepages (DPVERBS_HUGEPAGES=0)')
+        sys.exit(77)
+    for p in ('ip', 'ib_send_lat', 'ib_send_bw', 'ib_write_bw'):
+        if not shutil.which(p):
+            print('SKIP: %s not installed' % p)
+            sys.exit(77)
+    src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with tempfile.TemporaryDirectory() as tmp:
+        # SIGTERM on a timeout: the script's traps then remove what it made
+        p = subprocess.Popen([os.path.join(src, 'apps', 'dpv_bench.sh'), '--quick', '--ports', '--no-plots',
+                              '-b', build, '-o', tmp], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        try:
+            out, err = p.communicate(timeout=480)
+        except subprocess.TimeoutExpired:
+            p.terminate()
+            try:
+                out, err = p.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out, err = p.communicate()
+            err += ' (timeout)'
+        rc = p.returncode
+        m = re.search(r'namespaces (dpvb-\d+-a) ', err)
+        check(rc in (0, 1) and m, 'dpv_bench.sh --quick --ports: exit %d %s' % (rc, err[-800:]))
+        d = json.load(open(os.path.join(tmp, 'results.json'), encoding='utf-8'))
+        ports = d.get('ports') or {}
+        check(not ports.get('skipped') and not ports.get('setup_failed'), 'the section ran: %s' % (
+            ports.get('skipped') or ports.get('setup_failed')))
+        runs = ports.get('runs') or []
+        names = {r['name'] for r in runs}
+        want = {'r1_%s_%s' % (t, x) for t in ('memif', 'af_xdp', 'af_packet')
+                for x in ('ib_send_lat', 'ib_send_bw', 'ib_write_bw')}
+        want |= {'r1_kernel_' + x for x in ('udp_lat_blocking', 'udp_lat_busy', 'udp_bw', 'tcp_bw')}
+        check(names == want, 'every run recorded: missing %s, extra %s' % (sorted(want - names), sorted(names - want)))
+        bad = [r for r in runs if r['status'] != 'ok']
+        for r in bad:
+            print('note: %s %s: %s' % (r['name'], r['status'], r['reason']))
+        check(all(r['status'] == 'ok' for r in runs if r['transport'] == 'kernel'),
+              'the kernel baselines over the veth passed')
+        check((rc == 0) == (not d['failed']), 'exit status %d and failed[] %s agree' % (rc, d['failed']))
+        check(all('ports ' + r['name'] + ' (' in ' '.join(d['failed']) for r in bad),
+              'every failed run is in failed[]')
+        summary = open(os.path.join(tmp, 'summary.txt'), encoding='utf-8').read()
+        check('== ports: memif vs AF_XDP vs af_packet over one veth' in summary, 'summary.txt has the section')
+        check(all(r['name'] in summary for r in bad), 'summary.txt names every failed run')
+        check(summary.count('target <= 1:') == 2 and summary.count('target >= 3:') == 1, 'the three targets')
+        check('cache line CPU 0 <-> CPU 1' in summary or (os.cpu_count() or 1) < 2, 'the cache line')
+        rows = ports.get('rows') or []
+        check(len(rows) >= 40 and {r['transport'] for r in rows} == {'memif', 'AF_XDP', 'af_packet', 'kernel'},
+              'ports rows: %d' % len(rows))
+        ok_figs = [r for r in rows if r['kind'] == 'figure' and r['dpverbs'] is not None]
+        check(all(r['dpverbs'] > 0 and r['min'] <= r['dpverbs'] <= r['max'] for r in ok_figs) and ok_figs,
+              'figures > 0, median within its range')
+        with open(os.path.join(tmp, 'results.csv'), encoding='utf-8') as f:
+            csv_rows = [r for r in csv.DictReader(f) if r['section'].startswith('ports:')]
+        check(len(csv_rows) == len(rows) + 3, 'results.csv: the rows and the targets')
+        for s in ('a', 'b'):
+            for t in ('memif', 'af_xdp', 'af_packet'):
+                check(os.path.exists(os.path.join(tmp, 'ports', '%s-%s.json' % (t, s))), 'configuration %s-%s' % (t, s))
+        # nothing left behind
+        check(not ports.get('left_behind'), 'the section found nothing left: %s' % ports.get('left_behind'))
+        if m:
+            ns = m.group(1)[:-2]
+            listed = subprocess.run(['ip', 'netns', 'list'], capture_output=True, text=True, check=False).stdout
+            check(ns + '-a' not in listed and ns + '-b' not in listed, 'namespaces %s-a/-b removed' % ns)
+            pid = ns.split('-')[1]
+            links = subprocess.run(['ip', '-o', 'link'], capture_output=True, text=True, check=False).stdout
+            check('dpvb%sa' % pid not in links and 'dpvb%sb' % pid not in links, 'no veth in this namespace')
+            left = [x for x in os.listdir('/var/run/dpdk') if x.startswith('dpv-bench-%s-' % pid)] \
+                if os.path.isdir('/var/run/dpdk') else []
+            check(not left, 'no EAL runtime directory left: %s' % left)
+            procs = []
+            for q in os.listdir('/proc'):
+                try:
+                    with open('/proc/%s/environ' % q, 'rb') as f:
+                        if ('DPVERBS_CONFIG=' + tmp).encode() in f.read():
+                            procs.append(q)
+                except (OSError, ValueError):
+                    pass
+            check(not procs, 'no process of the run left: %s' % procs)
+        check(summary.count('left behind: nothing') == 1, 'summary: nothing left behind')
+
+
 TWO = [['-t', 'rc_send_lat', '-n', '2000'],
        ['-t', 'ud_bw', '-n', '20000', '-l', '8', '--signal', '8'],
        ['-t', 'xrc_send_bw', '-q', '4', '--sweep', '64:1024', '-n', '5000'],
@@ -333,6 +430,8 @@ def main():
         test_bench(build)
     elif what == 'bench_shared':
         test_bench_shared(build)
+    elif what == 'bench_ports':
+        test_bench_ports(build)
     elif what == 'two':
         test_two(build)
     print('%d passed, %d failed' % (RESULTS['pass'], RESULTS['fail']))
