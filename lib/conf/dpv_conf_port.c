@@ -41,27 +41,38 @@ static bool ifname_ok(const char *s)
 	return true;
 }
 
+/* Read the interface name obj.key (optional) into out[DPV_IFNAME_MAX].
+ * Returns 1 when set, 0 when absent, -1 (reported) when not a name. */
+static int get_ifname(struct ctx *x, json_t *obj, const char *path, const char *key, char *out)
+{
+	char fp[CONF_PATH_LEN];
+	const char *s;
+	int r = conf_get_str(x, obj, path, key, &s);
+
+	if (r <= 0)
+		return r;
+	if (!ifname_ok(s)) {
+		conf_pjoin(fp, path, key);
+		return conf_fail(x, fp, "must be a network interface name, 1 to %d characters from "
+				 "[A-Za-z0-9_.-] (got %s)", DPV_IFNAME_MAX - 1, REPR(json_object_get(obj, key)));
+	}
+	snprintf(out, DPV_IFNAME_MAX, "%s", s);
+	return 1;
+}
+
 /* "type": "af_xdp": AF_XDP sockets on a kernel interface, beside the kernel */
 static int device_af_xdp(struct ctx *x, json_t *dev, const char *path,
 			 struct dpv_conf_port *p, struct port_aux *aux)
 {
 	static const char *const modes[] = { "auto", "native", "generic", NULL };
-	char fp[CONF_PATH_LEN];
-	const char *s;
 	int m = 0, r;
 
 	p->type = DPV_DEV_AF_XDP;
-	r = conf_get_str(x, dev, path, "iface", &s);
+	r = get_ifname(x, dev, path, "iface", p->iface);
 	if (r < 0)
 		return -1;
 	if (r == 0)
 		return conf_missing(x, path, "iface");
-	conf_pjoin(fp, path, "iface");
-	if (!ifname_ok(s))
-		return conf_fail(x, fp, "must be a network interface name, 1 to %d characters from "
-				 "[A-Za-z0-9_.-] (got %s)", DPV_IFNAME_MAX - 1,
-				 REPR(json_object_get(dev, "iface")));
-	snprintf(p->iface, sizeof(p->iface), "%s", s);
 	r = conf_get_u16(x, dev, path, "queues", 1, DPV_MAX_QUEUES, false, &p->n_queues);
 	if (r < 0)
 		return -1;
@@ -69,7 +80,7 @@ static int device_af_xdp(struct ctx *x, json_t *dev, const char *path,
 	if (conf_get_enum(x, dev, path, "xdp_mode", modes, &m) < 0)
 		return -1;
 	p->xdp_mode = (enum dpv_xdp_mode)(DPV_XDP_AUTO + m);
-	snprintf(aux->dev_id, sizeof(aux->dev_id), "af_xdp:%s", s);
+	snprintf(aux->dev_id, sizeof(aux->dev_id), "af_xdp:%s", p->iface);
 	return 0;
 }
 
@@ -521,25 +532,20 @@ static int parse_queues(struct ctx *x, json_t *pj, const char *path, struct dpv_
  * owns whole (vdev, pci); an af_xdp port is beside the kernel already */
 static int parse_kernel_iface(struct ctx *x, json_t *pj, const char *path, struct dpv_conf_port *p)
 {
-	char fp[CONF_PATH_LEN];
-	const char *s;
+	char fp[CONF_PATH_LEN], name[DPV_IFNAME_MAX];
 	int r;
 
-	r = conf_get_str(x, pj, path, "kernel_iface", &s);
+	r = get_ifname(x, pj, path, "kernel_iface", name);
 	if (r <= 0)
 		return r;
 	conf_pjoin(fp, path, "kernel_iface");
-	if (!ifname_ok(s))
-		return conf_fail(x, fp, "must be a network interface name, 1 to %d characters from "
-				 "[A-Za-z0-9_.-] (got %s)", DPV_IFNAME_MAX - 1,
-				 REPR(json_object_get(pj, "kernel_iface")));
 	if (p->type == DPV_DEV_AF_XDP)
 		return conf_fail(x, fp, "an \"af_xdp\" port shares its interface (%s) with the "
 				 "kernel already: no exception path is needed", p->iface);
 	if (p->type == DPV_DEV_RING)
 		return conf_fail(x, fp, "a \"ring\" device has no wire for the kernel's frames: "
 				 "use it with vdev or pci devices");
-	snprintf(p->kernel_iface, sizeof(p->kernel_iface), "%s", s);
+	memcpy(p->kernel_iface, name, sizeof(name));
 	return 0;
 }
 
