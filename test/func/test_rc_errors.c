@@ -130,7 +130,10 @@ static void t_rnr_progress(void)
 	struct dpvt_conn oa = dpvt_conn_default(), ob = dpvt_conn_default();
 	struct ibv_wc wc;
 	oa.rnr_retry = 1;
-	ob.min_rnr_timer = 14; /* 1.28 ms */
+	/* 122.88 ms: B's receive must be posted between its RNR NAK and A's
+	 * retransmission; a shorter timer (1.28 ms) lost that race when the
+	 * test thread was descheduled on a loaded machine (CI) */
+	ob.min_rnr_timer = 27;
 	if (pair(&qa, &qb, &oa, &ob, false, IBV_QPT_RC, NULL)) {
 		CHECK(0, "rnr progress: set-up");
 		return;
