@@ -138,28 +138,11 @@ fi
 grep -E 'packets transmitted|rtt' "$WORK/ping4" "$WORK/ping6" | sed 's/^/    /'
 
 # a TCP stream NSB -> NSA's 192.0.2.1, every byte checked
-cat >"$WORK/tcp.py" <<'EOF'
-import hashlib, socket, sys
-if sys.argv[1] == 'server':
-    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(('192.0.2.1', int(sys.argv[2]))); s.listen(1); s.settimeout(30)
-    c, _ = s.accept(); c.settimeout(30); h = hashlib.sha256(); n = 0
-    while True:
-        b = c.recv(1 << 16)
-        if not b: break
-        h.update(b); n += len(b)
-    print(n, h.hexdigest())
-else:
-    data = hashlib.sha256(b'dpverbs').digest() * (1 << 20)  # 32 MiB
-    c = socket.create_connection(('192.0.2.1', int(sys.argv[2])), timeout=30)
-    c.sendall(data); c.close()
-    print(len(data), hashlib.sha256(data).hexdigest())
-EOF
 TPORT=$(( PORT + 1 ))
-timeout 40 ip netns exec "$NSA" /usr/bin/python3 "$WORK/tcp.py" server "$TPORT" >"$WORK/tcp.server" 2>&1 &
+timeout 40 ip netns exec "$NSA" /usr/bin/python3 "$(dirname "$0")/tcp_stream.py" server 192.0.2.1 "$TPORT" >"$WORK/tcp.server" 2>&1 &
 TS=$!
 wait_listen "$TS" "$TPORT" "$NSA" || fail "TCP server did not listen"
-timeout 40 ip netns exec "$NSB" /usr/bin/python3 "$WORK/tcp.py" client "$TPORT" >"$WORK/tcp.client" 2>&1 ||
+timeout 40 ip netns exec "$NSB" /usr/bin/python3 "$(dirname "$0")/tcp_stream.py" client 192.0.2.1 "$TPORT" $((32 << 20)) >"$WORK/tcp.client" 2>&1 ||
 	fail "TCP client: $(cat "$WORK/tcp.client")"
 wait "$TS" || fail "TCP server: $(cat "$WORK/tcp.server")"
 if [ -s "$WORK/tcp.client" ] && [ "$(cat "$WORK/tcp.server")" = "$(cat "$WORK/tcp.client")" ]; then

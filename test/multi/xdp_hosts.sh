@@ -51,33 +51,12 @@ log "hosts $NS1 ($A1) and $NS2 ($A2), $MODE mode"
 on() { local h=$1; shift; "$HOSTS" exec "$h" --name "$NAME" "$@"; }
 
 # ---- the kernel's traffic, all along ----
-cat >"$WORK/stream.py" <<'EOF'
-import hashlib, os, socket, sys, time
-if sys.argv[1] == 'server':
-    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind((sys.argv[2], int(sys.argv[3]))); s.listen(1); s.settimeout(60)
-    c, _ = s.accept(); c.settimeout(120); h = hashlib.sha256(); n = 0
-    while True:
-        b = c.recv(1 << 16)
-        if not b: break
-        h.update(b); n += len(b)
-    print(n, h.hexdigest())
-else:
-    c = socket.create_connection((sys.argv[2], int(sys.argv[3])), timeout=60)
-    h = hashlib.sha256(); n = 0; i = 0; stop = sys.argv[4]
-    while not os.path.exists(stop):
-        b = hashlib.sha256(b'%d' % i).digest() * 1024  # 32 KiB, different each time
-        c.sendall(b); h.update(b); n += len(b); i += 1
-        time.sleep(0.005)
-    c.close()
-    print(n, h.hexdigest())
-EOF
 SPORT=$(pick_port "$NS1")
-timeout 600 ip netns exec "$NS1" /usr/bin/python3 "$WORK/stream.py" server "$A1" "$SPORT" >"$WORK/stream.server" 2>&1 &
+timeout 600 ip netns exec "$NS1" /usr/bin/python3 "$(dirname "$0")/tcp_stream.py" server "$A1" "$SPORT" >"$WORK/stream.server" 2>&1 &
 STREAM_S=$!
 MULTI_PIDS="$MULTI_PIDS $STREAM_S"
 wait_listen "$STREAM_S" "$SPORT" "$NS1" || fail "the TCP stream's server did not listen"
-timeout 600 ip netns exec "$NS2" /usr/bin/python3 "$WORK/stream.py" client "$A1" "$SPORT" "$WORK/stream.stop" \
+timeout 600 ip netns exec "$NS2" /usr/bin/python3 "$(dirname "$0")/tcp_stream.py" client "$A1" "$SPORT" "$WORK/stream.stop" \
 	>"$WORK/stream.client" 2>&1 &
 STREAM_C=$!
 MULTI_PIDS="$MULTI_PIDS $STREAM_C"
