@@ -253,6 +253,12 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 	pthread_mutex_unlock(&c->lock);
 	int ret = wait_event(c, event);
 	int err = errno;
+	if (ret == 0 && (*event)->event == RDMA_CM_EVENT_REJECTED && (*event)->id->qp != NULL) {
+		/* librdmacm's ucma_modify_qp_err: in the thread that takes the
+		 * event, so never under an ibv_destroy_qp of the application */
+		struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
+		ibv_modify_qp((*event)->id->qp, &a, IBV_QP_STATE);
+	}
 	pthread_mutex_lock(&c->lock);
 	bool last = --c->waiters == 0 && c->destroyed;
 	pthread_mutex_unlock(&c->lock);

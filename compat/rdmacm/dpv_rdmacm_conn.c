@@ -177,7 +177,9 @@ void dpv_rdmacm_cm_event(void *arg, const struct dpv_cm_event *ev)
 	case DPV_CM_EV_REJ:
 		if (p->connect_error)
 			break;
-		qp_error(p);
+		/* the QP goes to ERR when the application takes the event
+		 * (rdma_get_cm_event, as librdmacm): from this thread the
+		 * modify raced the application destroying its QP */
 		post(p, p, NULL, RDMA_CM_EVENT_REJECTED, ev->rej_reason, NULL, ev->private_data,
 		     ev->private_len);
 		break;

@@ -44,6 +44,7 @@ static int sw_probe(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsi
 	int r = sw_tab_init();
 	if (r)
 		return r;
+	sw_fault_init();
 	unsigned int n = RTE_MIN(rt->n_ports, max);
 	for (unsigned int i = 0; i < n; i++) {
 		g_devs[i].port = &rt->ports[i];

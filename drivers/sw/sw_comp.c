@@ -261,7 +261,11 @@ static enum comp_state read_resp(struct sw_qp *qp, struct comp_ctx *x)
 	const uint8_t *inl;
 	uint32_t inl_len;
 	uint32_t nsge = sw_wqe_payload(qp, w, &sge, &inl, &inl_len);
-	sw_sge_copy_in(qp->pd, sge, nsge, s->read_recv, x->frame + pi->payload_off, pi->payload_len);
+	if (sw_sge_copy_in(qp->pd, sge, nsge, s->read_recv, x->frame + pi->payload_off, pi->payload_len)) {
+		x->wqe = i; /* the buffer was unmapped under its MR */
+		x->status = IBV_WC_LOC_PROT_ERR;
+		return COMPST_ERROR;
+	}
 	s->read_recv += pi->payload_len;
 	if (s->read_recv >= w->length) {
 		c->psn = dpv_psn_add(s->last_psn, 1);
@@ -287,7 +291,11 @@ static enum comp_state atomic_ack(struct sw_qp *qp, struct comp_ctx *x)
 	const uint8_t *inl;
 	uint32_t inl_len;
 	uint32_t nsge = sw_wqe_payload(qp, w, &sge, &inl, &inl_len);
-	sw_sge_copy_in(qp->pd, sge, nsge, 0, &orig, sizeof(orig));
+	if (sw_sge_copy_in(qp->pd, sge, nsge, 0, &orig, sizeof(orig))) {
+		x->wqe = i; /* the buffer was unmapped under its MR */
+		x->status = IBV_WC_LOC_PROT_ERR;
+		return COMPST_ERROR;
+	}
 	qp->comp.psn = dpv_psn_add(s->first_psn, 1);
 	sw_comp_wqe_done(qp, i, IBV_WC_SUCCESS);
 	return COMPST_UPDATE;

@@ -529,6 +529,15 @@ int sw_mem_read(int32_t pid, void *dst, const void *src, uint32_t len);
 /* A 64-bit atomic (compare-and-swap, else fetch-and-add) at p of process
  * pid; *orig gets the value before. */
 int sw_mem_atomic(int32_t pid, uint64_t *p, bool cmp_swap, uint64_t cmp, uint64_t val, uint64_t *orig);
+
+/* ---- sw_fault.c: copies that survive registered memory being unmapped ---- */
+void sw_fault_init(void);
+/* memcpy, or -EFAULT (counted in sw_mem_faults, logged once) when a page of
+ * dst or src is not mapped */
+int sw_copy_safe(void *dst, const void *src, size_t n);
+/* a 64-bit compare-and-swap (else fetch-and-add) at p, or -EFAULT */
+int sw_atomic_safe(uint64_t *p, bool cmp_swap, uint64_t cmp, uint64_t val, uint64_t *orig);
+extern uint64_t sw_mem_faults;
 int sw_xmit(struct sw_qp *qp, struct dpv_pkt_build *b, uint32_t pd, const struct dpv_sge *sge, uint32_t nsge,
 	    uint32_t off, uint32_t len, const void *flat);
 /* A frame of b's headers and len bytes of data, sent from context qc (no QP). */
@@ -538,7 +547,7 @@ uint16_t sw_udp_sport(uint32_t sqpn, uint32_t dqpn, uint32_t flow_label);
  * IBV_WC_LOC_PROT_ERR. */
 int sw_sge_check(uint32_t pd, const struct dpv_sge *sge, uint32_t n, int access);
 uint32_t sw_sge_total(const struct dpv_sge *sge, uint32_t n);
-void sw_sge_copy_in_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off, const void *src,
+int sw_sge_copy_in_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off, const void *src,
 			 uint32_t len);
 void sw_sge_copy_out_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off, void *dst,
 			  uint32_t len);
@@ -549,20 +558,21 @@ void sw_sge_copy_out_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, ui
  * is SW_PD_CHECKED, the protection domain): SGEs read from a ring that
  * another process writes are checked where they are used. */
 #define SW_PD_CHECKED 0u /* an SGE the engine built from a key it checked */
-static inline void sw_sge_copy_in(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off,
-				  const void *src, uint32_t len)
+/* 0, or -EFAULT: this process' memory was unmapped under its MR (sw_fault.c) */
+static inline int sw_sge_copy_in(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off,
+				 const void *src, uint32_t len)
 {
 	if (likely(len && n == 1 && off + len <= sge[0].length && !sw_any_remote_mr()))
-		memcpy((uint8_t *)(uintptr_t)sge[0].addr + off, src, len);
-	else if (len)
-		sw_sge_copy_in_slow(pd, sge, n, off, src, len);
+		return sw_copy_safe((uint8_t *)(uintptr_t)sge[0].addr + off, src, len);
+	return len ? sw_sge_copy_in_slow(pd, sge, n, off, src, len) : 0;
 }
 static inline void sw_sge_copy_out(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off,
 				   void *dst, uint32_t len)
 {
-	if (likely(len && n == 1 && off + len <= sge[0].length && !sw_any_remote_mr()))
-		memcpy(dst, (const uint8_t *)(uintptr_t)sge[0].addr + off, len);
-	else if (len)
+	if (likely(len && n == 1 && off + len <= sge[0].length && !sw_any_remote_mr())) {
+		if (unlikely(sw_copy_safe(dst, (const uint8_t *)(uintptr_t)sge[0].addr + off, len) != 0))
+			memset(dst, 0, len); /* gone: zeroes rather than stale frame bytes */
+	} else if (len)
 		sw_sge_copy_out_slow(pd, sge, n, off, dst, len);
 }
 /* The payload of a send WQE: its SGEs (at most the QP's max_send_sge), or

@@ -119,10 +119,8 @@ void sw_mem_flush_slow(void)
 
 int sw_mem_write(int32_t pid, void *dst, const void *src, uint32_t len)
 {
-	if (!pid) {
-		memcpy(dst, src, len);
-		return 0;
-	}
+	if (!pid)
+		return sw_copy_safe(dst, src, len);
 	struct sw_memq *q = memq();
 	if (!q || len > SW_WB_CAP) {
 		sw_mem_flush(); /* in order with what is waiting */
@@ -149,10 +147,8 @@ int sw_mem_write(int32_t pid, void *dst, const void *src, uint32_t len)
 
 int sw_mem_read(int32_t pid, void *dst, const void *src, uint32_t len)
 {
-	if (!pid) {
-		memcpy(dst, src, len);
-		return 0;
-	}
+	if (!pid)
+		return sw_copy_safe(dst, src, len);
 	sw_mem_flush();
 	return vm_read(pid, dst, src, len);
 }
@@ -195,15 +191,8 @@ static int mem_read_ahead(int32_t pid, void *dst, const uint8_t *src, uint32_t l
 
 int sw_mem_atomic(int32_t pid, uint64_t *p, bool cmp_swap, uint64_t cmp, uint64_t val, uint64_t *orig)
 {
-	if (!pid) {
-		if (cmp_swap) {
-			*orig = cmp;
-			__atomic_compare_exchange_n(p, orig, val, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-		} else {
-			*orig = __atomic_fetch_add(p, val, __ATOMIC_SEQ_CST);
-		}
-		return 0;
-	}
+	if (!pid)
+		return sw_atomic_safe(p, cmp_swap, cmp, val, orig);
 	uint64_t v;
 	sw_mem_flush();
 	rte_spinlock_lock(&g_atomic_lock);
@@ -236,10 +225,11 @@ static uint8_t *sge_resolve(uint32_t pd, uint32_t key, uint64_t addr, uint32_t l
 	return (uint8_t *)(uintptr_t)(addr + (uint64_t)m->delta);
 }
 
-void sw_sge_copy_in_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off, const void *src,
-			 uint32_t len)
+int sw_sge_copy_in_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off, const void *src,
+			uint32_t len)
 {
 	const uint8_t *s = src;
+	int ret = 0;
 	bool remote = sw_any_remote_mr();
 	for (uint32_t i = 0; i < n && len; i++) {
 		if (off >= sge[i].length) {
@@ -250,12 +240,13 @@ void sw_sge_copy_in_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uin
 		uint64_t a = sge[i].addr + off;
 		int32_t pid = 0;
 		uint8_t *p = remote ? sge_resolve(pd, sge[i].lkey, a, chunk, &pid) : (uint8_t *)(uintptr_t)a;
-		if (p)
-			sw_mem_write(pid, p, s, chunk);
+		if (p && sw_mem_write(pid, p, s, chunk) != 0)
+			ret = -EFAULT;
 		s += chunk;
 		len -= chunk;
 		off = 0;
 	}
+	return ret;
 }
 
 void sw_sge_copy_out_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off, void *dst,

@@ -209,7 +209,8 @@ static enum resp_state exec_send(struct sw_qp *qp, struct resp_ctx *x)
 		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_LOC_LEN_ERR);
 	if (x->starts && sw_sge_check(r->rwqe.pd, r->rwqe.sge, r->rwqe.num_sge, IBV_ACCESS_LOCAL_WRITE))
 		return fail(x, DPV_AETH_NAK_REM_OP, IBV_WC_LOC_PROT_ERR);
-	sw_sge_copy_in(r->rwqe.pd, r->rwqe.sge, r->rwqe.num_sge, r->recv_off, x->pay, x->plen);
+	if (sw_sge_copy_in(r->rwqe.pd, r->rwqe.sge, r->rwqe.num_sge, r->recv_off, x->pay, x->plen))
+		return fail(x, DPV_AETH_NAK_REM_OP, IBV_WC_LOC_PROT_ERR); /* unmapped under its MR */
 	r->recv_off += x->plen;
 	r->in_msg = x->ends ? MSG_NONE : MSG_SEND;
 	if (!x->ends)
@@ -245,7 +246,8 @@ static enum resp_state exec_write(struct sw_qp *qp, struct resp_ctx *x)
 		/* the placement is a one-element SGE in the MR of the rkey (lkey
 		 * == rkey): memory of this process or, shared mode, another's */
 		struct dpv_sge s = {.addr = (uintptr_t)r->wr_addr, .length = x->plen, .lkey = r->wr_rkey};
-		sw_sge_copy_in(SW_PD_CHECKED, &s, 1, 0, x->pay, x->plen);
+		if (sw_sge_copy_in(SW_PD_CHECKED, &s, 1, 0, x->pay, x->plen))
+			return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR); /* unmapped under its MR */
 	}
 	r->wr_addr += x->plen;
 	r->wr_left -= x->plen;

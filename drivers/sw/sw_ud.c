@@ -159,8 +159,9 @@ void sw_ud_rx(struct sw_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, struct 
 	if (st == IBV_WC_SUCCESS) {
 		uint8_t grh[DPV_GRH_LEN];
 		build_grh(grh, frame, pi);
-		sw_sge_copy_in(rw.pd, rw.sge, rw.num_sge, 0, grh, DPV_GRH_LEN);
-		sw_sge_copy_in(rw.pd, rw.sge, rw.num_sge, DPV_GRH_LEN, frame + pi->payload_off, pi->payload_len);
+		if (sw_sge_copy_in(rw.pd, rw.sge, rw.num_sge, 0, grh, DPV_GRH_LEN) ||
+		    sw_sge_copy_in(rw.pd, rw.sge, rw.num_sge, DPV_GRH_LEN, frame + pi->payload_off, pi->payload_len))
+			st = IBV_WC_LOC_PROT_ERR; /* the buffer was unmapped under its MR */
 	}
 	e.status = (uint8_t)st;
 	sw_ctr(qp, &qp->rx_pkts);

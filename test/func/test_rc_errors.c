@@ -11,6 +11,7 @@
  *                             the test unless given)
  */
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 
@@ -333,6 +334,60 @@ static void t_local_prot(void)
 	ibv_dereg_mr(omr);
 	ibv_dealloc_pd(opd);
 	free(m);
+}
+
+/* ---- (i) memory unmapped while its MR is registered ----
+ * An RNIC has the MR's pages pinned: the application may munmap them (UCX
+ * does, with its registration cache and its ud_verbs teardown) and an
+ * arriving packet harms nobody. Here the engine's copy would fault: it must
+ * not kill the process. A SEND into an unmapped receive buffer completes the
+ * receive with LOC_PROT_ERR (the requester sees the NAK), an RDMA WRITE into
+ * an unmapped MR is NAKed as a remote access error; the next pair works. */
+static void t_unmapped(void)
+{
+	for (int k = 0; k < 2; k++) {
+		struct ibv_qp *qa, *qb;
+		uint8_t *m = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		struct ibv_mr *mr = m == MAP_FAILED ? NULL : ibv_reg_mr(B.pd, m, 8192,
+									  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+		if (!mr || pair(&qa, &qb, NULL, NULL, false, IBV_QPT_RC, NULL)) {
+			CHECK(0, "unmapped: set-up");
+			return;
+		}
+		if (k == 0)
+			dpvt_post_recv(qb, mr, 21, 0, 4096);
+		munmap(m, 8192); /* the MR stays registered */
+		if (k == 0)
+			dpvt_post_wr(qa, IBV_WR_SEND, 1, abuf, 1000, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
+		else
+			dpvt_post_wr(qa, IBV_WR_RDMA_WRITE, 1, abuf, 1000, amr->lkey, (uintptr_t)m, mr->rkey, 0,
+				     IBV_SEND_SIGNALED);
+		struct ibv_wc wc;
+		int got = dpvt_poll_n(A.scq, &wc, 1, 1000);
+		enum ibv_wc_status want = k == 0 ? IBV_WC_REM_OP_ERR : IBV_WC_REM_ACCESS_ERR;
+		CHECK(got == 1 && wc.status == want, "unmapped %s: requester %s, %s expected", k ? "WRITE" : "SEND",
+		      got ? ibv_wc_status_str(wc.status) : "no completion", ibv_wc_status_str(want));
+		if (k == 0) {
+			got = dpvt_poll_n(B.rcq, &wc, 1, 1000);
+			CHECK(got == 1 && wc.status == IBV_WC_LOC_PROT_ERR && wc.wr_id == 21,
+			      "unmapped SEND: receive completes LOC_PROT_ERR (%s)",
+			      got ? ibv_wc_status_str(wc.status) : "no completion");
+		}
+		unpair(qa, qb);
+		CHECK_EQ(ibv_dereg_mr(mr), 0, "dereg of the unmapped MR");
+	}
+	/* and traffic goes on */
+	struct ibv_qp *qa, *qb;
+	if (pair(&qa, &qb, NULL, NULL, false, IBV_QPT_RC, NULL)) {
+		CHECK(0, "unmapped: set-up after");
+		return;
+	}
+	dpvt_post_recv(qb, bmr, 22, 0, 4096);
+	dpvt_post_wr(qa, IBV_WR_SEND, 2, abuf, 1000, amr->lkey, 0, 0, 0, IBV_SEND_SIGNALED);
+	struct ibv_wc wc;
+	CHECK(dpvt_poll_n(A.scq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS, "a SEND after: completes");
+	CHECK(dpvt_poll_n(B.rcq, &wc, 1, 1000) == 1 && wc.status == IBV_WC_SUCCESS, "a SEND after: received");
+	unpair(qa, qb);
 }
 
 /* ---- (e) receive too small, (f) QP_FATAL ---- */
@@ -663,7 +718,7 @@ int main(int argc, char **argv)
 		{"(b) RNR", t_rnr},                    {"(c) remote access", t_access},
 		{"(d) local protection", t_local_prot}, {"(e) receive too small", t_recv_too_small},
 		{"(f) async events", t_async},         {"(g) query", t_query},
-		{"(h) UC", t_uc},
+		{"(h) UC", t_uc},                      {"(i) unmapped under its MR", t_unmapped},
 	};
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 		int f0 = dpvt_fail_count();
