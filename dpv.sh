@@ -14,7 +14,7 @@ need_pkgs=(build-essential pkg-config meson ninja-build dpdk-dev libdpdk-dev lib
   ibverbs-utils ibverbs-providers perftest python3-pyverbs libjansson-dev iproute2 tshark groff-base man-db
   librdmacm-dev libfabric-bin ucx-utils infiniband-diags
   clang libclang-rt-14-dev rdmacm-utils gnuplot-nox
-  libbpf-dev bpftool qperf iputils-ping libcap2-bin)
+  libbpf-dev bpftool qperf iputils-ping libcap2-bin fio openmpi-bin libopenmpi-dev)
 
 install_missing() {
   local missing=()

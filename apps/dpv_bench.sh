@@ -35,6 +35,15 @@
 #      TCP stream (udp_pingpong); the cache line between CPU 0 and CPU 1
 #      before each group; R rounds (--ports-repeat) alternating the
 #      transports, reported as median and range.
+#   6. the section "apps" (full runs, or alone with --apps;
+#      apps/dpv_bench_apps.sh): fio (rdma against net over TCP), Open MPI
+#      over UCX (apps/dpv_mpi_pingpong, against ob1/tcp), qperf (rc/ud
+#      against tcp_lat/tcp_bw) and ucx_perftest (rc_verbs against tcp), each
+#      in embedded and in shared mode beside the kernel alternative over
+#      127.0.0.1; apps/dpv_bench_apps_report.py writes apps.json, apps.csv,
+#      apps_summary.txt (the targets: latency up to 4 KiB <= 0.5x the
+#      kernel's, bandwidth from 64 KiB >= 1.5x, shared within 1.5x of
+#      embedded) and the MPI plots.
 # Then apps/dpv_bench_report.py writes results.json, results.csv, summary.txt
 # (every dpverbs figure next to its baseline and the ratio; with --shared
 # also the section "shared mode vs embedded mode": every shared figure next
@@ -55,6 +64,9 @@
 #   --ports            only the section "ports" (not the other parts); with
 #                      --quick, short runs and one round (about a minute)
 #   --no-ports         without the section "ports" (which full runs include)
+#   --apps             only the section "apps" (fio, MPI, qperf, UCX); with
+#                      --quick, short runs
+#   --no-apps          without the section "apps" (which full runs include)
 #   --ports-repeat R   rounds of the ports section (default 3, --quick 1)
 #   --ports-pin        ports section: servers on CPU 0, clients on CPU 1
 #                      (default: not pinned; pinned, the busy-polling
@@ -89,6 +101,8 @@ plots=1
 tmo=
 ports=           # the section "ports": default in full runs, not in --quick
 ports_only=0
+apps=            # the section "apps": default in full runs, not in --quick
+apps_only=0
 pt_rounds=
 pt_pin=0
 
@@ -103,6 +117,8 @@ while [ $# -gt 0 ]; do
 	--progress=*) progress=${1#*=}; shift ;;
 	--ports) ports_only=1; shift ;;
 	--no-ports) ports=0; shift ;;
+	--apps) apps_only=1; shift ;;
+	--no-apps) apps=0; shift ;;
 	--ports-repeat) pt_rounds=${2:-}; shift 2 ;;
 	--ports-repeat=*) pt_rounds=${1#*=}; shift ;;
 	--ports-pin) pt_pin=1; shift ;;
@@ -122,6 +138,14 @@ if [ $ports_only = 1 ]; then
 	fi
 	ports=1
 fi
+if [ $apps_only = 1 ]; then
+	if [ "$apps" = 0 ] || [ $ports_only = 1 ] || [ $two = 1 ] || [ $shared = 1 ]; then
+		echo "dpv_bench.sh: --apps runs the apps section alone (not with --no-apps, --ports, --two-process, --shared)" >&2
+		exit 2
+	fi
+	apps=1 ports=0
+fi
+[ -n "$apps" ] || { [ $quick = 1 ] && apps=0 || apps=1; }
 [ -n "$ports" ] || { [ $quick = 1 ] && ports=0 || ports=1; }
 [ -n "$pt_rounds" ] || { [ $quick = 1 ] && pt_rounds=1 || pt_rounds=3; }
 case "$pt_rounds" in [1-9]|[1-9][0-9]) ;; *) echo "dpv_bench.sh: --ports-repeat 1 .. 99" >&2; exit 2 ;; esac
@@ -880,6 +904,21 @@ PY
 
 t0=$(date +%s)
 log "dpv_bench: results in $out ($([ $quick = 1 ] && echo quick || echo full), progress $progress$([ $two = 1 ] && echo ', two-process')$([ $shared = 1 ] && echo ', shared')$([ $ports = 1 ] && echo ", ports ($pt_rounds rounds)")$([ $ports_only = 1 ] && echo ' only'))"
+run_apps() {
+	local a=(-b "$build" -o "$out")
+	[ $quick = 1 ] && a+=(--quick)
+	[ -n "$tmo" ] && a+=(--timeout "$tmo")
+	log "[apps] fio, MPI, qperf and UCX: kernel, embedded, shared"
+	local t=$(date +%s)
+	"$here/dpv_bench_apps.sh" "${a[@]}" || status=1
+	log "[apps] took $(( $(date +%s) - t )) s"
+}
+
+if [ $apps_only = 1 ]; then
+	run_apps
+	python3 "$here/dpv_bench_apps_report.py" "$out" $([ $plots = 0 ] && echo --no-plots) || status=1
+	exit $status
+fi
 if [ $ports_only = 0 ]; then
 	run_baseline
 	run_loopback
@@ -887,6 +926,7 @@ if [ $ports_only = 0 ]; then
 	[ $shared = 1 ] && run_shared
 fi
 [ $ports = 1 ] && run_ports
+[ $apps = 1 ] && [ $ports_only = 0 ] && run_apps
 log "dpv_bench: runs took $(( $(date +%s) - t0 )) s"
 
 report_args=(--dir "$out" --build "$build" --progress "$progress")
@@ -894,4 +934,7 @@ report_args=(--dir "$out" --build "$build" --progress "$progress")
 [ $ports_only = 1 ] && report_args+=(--ports-only)
 [ $plots = 0 ] && report_args+=(--no-plots)
 python3 "$here/dpv_bench_report.py" "${report_args[@]}" || status=1
+if [ $apps = 1 ] && [ $ports_only = 0 ]; then
+	python3 "$here/dpv_bench_apps_report.py" "$out" $([ $plots = 0 ] && echo --no-plots) || status=1
+fi
 exit $status

@@ -235,10 +235,19 @@ void sw_qp_send(struct sw_qp *qp)
 	/* the packets of what is posted leave in bursts where a burst is a
 	 * system call (af_xdp, af_packet) */
 	dpv_port_tx_begin(qp->qc);
-	if (qp->type == IBV_QPT_UD)
+	if (qp->type == IBV_QPT_UD) {
 		sw_ud_send(qp);
-	else if (qp->sq)
+	} else if (qp->sq) {
+		/* an ACK this QP deferred (to coalesce it, till the end of the
+		 * poll turn) leaves before the requests posted after it: an
+		 * RNIC ACKs before the application can even see the message,
+		 * and a peer whose send completes only with that ACK posts its
+		 * receives after it (fio's rdma engine, verb=send: the next
+		 * request came first and was RNR NAKed, rnr_retry 0) */
+		if (qp->resp.ack_pending)
+			sw_resp_flush_ack(qp);
 		sw_req_run(qp);
+	}
 	dpv_port_tx_end(qp->qc);
 }
 
