@@ -322,8 +322,11 @@ static enum comp_state rnr(struct sw_qp *qp, struct comp_ctx *x)
 	struct sw_comp *c = &qp->comp;
 	uint32_t i;
 	sw_cnt(qp, DPV_CNT_RNR_NAK_RCVD);
-	if (!wqe_of_psn(qp, x->pi->psn, &i))
+	if (!wqe_of_psn(qp, x->pi->psn, &i)) {
+		SW_DBG_QP(qp, "RNR NAK psn %#x: no outstanding WQE (head %u cur %u)", x->pi->psn, qp->req.sq_head,
+			  qp->req.sq_cur);
 		return COMPST_DONE;
+	}
 	if (qp->attr.rnr_retry != 7) {
 		if (!c->rnr_left) {
 			sw_cnt(qp, DPV_CNT_RNR_RETRY_EXC);
@@ -336,6 +339,8 @@ static enum comp_state rnr(struct sw_qp *qp, struct comp_ctx *x)
 	c->rnr_psn = x->pi->psn;
 	c->rnr_deadline = rte_get_tsc_cycles() +
 			  (uint64_t)rnr_us[x->pi->aeth_syndrome & 0x1f] * rte_get_tsc_hz() / 1000000;
+	SW_DBG_QP(qp, "RNR NAK psn %#x: resend in %u us (%u RNR retries left)", c->rnr_psn,
+		  rnr_us[x->pi->aeth_syndrome & 0x1f], c->rnr_left);
 	c->timer_deadline = 0;
 	c->probe_deadline = 0;
 	return COMPST_DONE;

@@ -197,6 +197,8 @@ static void qp_timers(struct sw_qp *qp, uint64_t now, bool local_trouble)
 	if (qp->type == IBV_QPT_UD || qp->type == IBV_QPT_UC || qp->type == IBV_QPT_XRC_RECV)
 		return; /* no acknowledgements, no retransmission */
 	if (c->rnr_deadline && now >= c->rnr_deadline) {
+		SW_DBG_QP(qp, "RNR wait over: resend from %#x (%llu us after the deadline)", c->rnr_psn,
+			  (unsigned long long)((now - c->rnr_deadline) / sw_us_cycles));
 		c->rnr_deadline = 0;
 		sw_timer_restart(qp);
 		sw_req_retry(qp, c->rnr_psn, true, false);

@@ -223,8 +223,8 @@ def stop_group(p):
 
 
 def run_module(tdir, mod, args, env):
-    cmd = [sys.executable, os.path.join(tdir, "run_tests.py"), "--dev", args.dev, "-v",
-           "tests." + mod]
+    names = ["tests." + mod + "." + t for t in args.only.split(",")] if args.only else ["tests." + mod]
+    cmd = [sys.executable, os.path.join(tdir, "run_tests.py"), "--dev", args.dev, "-v"] + names
     ns = ""
     if mod in NET_MODULES:
         ns = f"dpvpy{os.getpid()}"
@@ -300,6 +300,8 @@ def main():
     ap.add_argument("--modules", help="comma-separated, default: " + ",".join(DEFAULT_MODULES))
     ap.add_argument("--all", action="store_true",
                     help="run every non-mlx5/efa module, report only")
+    ap.add_argument("--only", metavar="CLASS.TEST[,...]",
+                    help="only these tests of the module(s), e.g. CMTestCase.test_rdmacm_async_traffic_external_qp")
     ap.add_argument("--json", help="write the results as JSON to this file")
     ap.add_argument("--timeout", type=int, default=300, help="per module, seconds")
     ap.add_argument("--suite", default=SUITE, help="rdma-core tests directory")
