@@ -186,9 +186,9 @@ if [ -z "$ONLY" ] || [ "$ONLY" = fio ]; then
 	else
 		FIO_N=64 FIO_SRV_N=64
 		fio_pair fio-send ok --bs=64k --size=4m --iodepth=16 --verify=crc32c --verify_fatal=1 -- \
-			--verb=send --bs=64k --size=4m --iodepth=1 --rate_iops=500 --verify=crc32c --do_verify=0
+			--verb=send --bs=64k --size=4m --iodepth=1 --rate_iops=500 --verify=crc32c --do_verify=0 --verify_state_save=0
 		fio_pair fio-send-control fail --bs=64k --size=4m --iodepth=16 --verify=md5 --verify_fatal=1 -- \
-			--verb=send --bs=64k --size=4m --iodepth=1 --rate_iops=500 --verify=crc32c --do_verify=0
+			--verb=send --bs=64k --size=4m --iodepth=1 --rate_iops=500 --verify=crc32c --do_verify=0 --verify_state_save=0
 		FIO_N=256 FIO_SRV_N=1
 		fio_pair fio-write ok --bs=64k --size=16m --iodepth=16 -- --verb=write --bs=64k --size=16m --iodepth=16
 		FIO_N=1024 FIO_SRV_N=1
