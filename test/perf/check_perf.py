@@ -212,6 +212,25 @@ def test_bench(build):
         check('ratio' in out, 'summary printed')
 
 
+def run_bench(src, build, tmp, part, timeout):
+    """apps/dpv_bench.sh --quick PART --no-plots into tmp: (status, stdout,
+    stderr); on a timeout SIGTERM (the script cleans up), SIGKILL 60 s later."""
+    p = subprocess.Popen([os.path.join(src, 'apps', 'dpv_bench.sh'), '--quick', part, '--no-plots',
+                          '-b', build, '-o', tmp], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.terminate()
+        try:
+            out, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+        err += ' (timeout)'
+    return p.returncode, out, err
+
+
 def test_bench_shared(build):
     if (os.cpu_count() or 1) < 2:
         print('SKIP: --shared needs two CPUs')
@@ -222,20 +241,7 @@ def test_bench_shared(build):
     src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     with tempfile.TemporaryDirectory() as tmp:
         # SIGTERM, not SIGKILL, on a timeout: the script then stops its daemon
-        p = subprocess.Popen([os.path.join(src, 'apps', 'dpv_bench.sh'), '--quick', '--shared', '--no-plots',
-                              '-b', build, '-o', tmp], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
-        try:
-            out, err = p.communicate(timeout=840)
-        except subprocess.TimeoutExpired:
-            p.terminate()
-            try:
-                out, err = p.communicate(timeout=60)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                out, err = p.communicate()
-            err += ' (timeout)'
-        rc = p.returncode
+        rc, out, err = run_bench(src, build, tmp, '--shared', 840)
         check(rc == 0, 'dpv_bench.sh --quick --shared: exit %d %s' % (rc, err[-800:]))
         check('dpverbsd pid' in err and 'exited with status 0' in err, 'the daemon started and exited with 0')
         d = json.load(open(os.path.join(tmp, 'results.json'), encoding='utf-8'))
@@ -278,20 +284,7 @@ def test_bench_ports(build):
     src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     with tempfile.TemporaryDirectory() as tmp:
         # SIGTERM on a timeout: the script's traps then remove what it made
-        p = subprocess.Popen([os.path.join(src, 'apps', 'dpv_bench.sh'), '--quick', '--ports', '--no-plots',
-                              '-b', build, '-o', tmp], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
-        try:
-            out, err = p.communicate(timeout=480)
-        except subprocess.TimeoutExpired:
-            p.terminate()
-            try:
-                out, err = p.communicate(timeout=60)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                out, err = p.communicate()
-            err += ' (timeout)'
-        rc = p.returncode
+        rc, out, err = run_bench(src, build, tmp, '--ports', 480)
         m = re.search(r'namespaces (dpvb-\d+-a) ', err)
         check(rc in (0, 1) and m, 'dpv_bench.sh --quick --ports: exit %d %s' % (rc, err[-800:]))
         d = json.load(open(os.path.join(tmp, 'results.json'), encoding='utf-8'))
