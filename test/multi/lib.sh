@@ -292,6 +292,17 @@ descendants() {
 	done
 }
 
+# perftest_rejected FILE: true when perftest -R's client (output in FILE)
+# was rejected with reason 8 (no listener), on its first connection
+# ("Unexpected CM event bl blka 8": the server prints "Waiting for client
+# to connect" just before its rdma_bind_addr/rdma_listen) or on its second
+# ("RDMA_CM_EVENT_REJECTED; error: 8": its server listens for the test QP
+# only after the handshake). Both are perftest's listen races, as on Linux's
+# CM; a loaded machine loses them. The callers run such a pair again.
+perftest_rejected() {
+	grep -Eq "Unexpected CM event bl blka 8|RDMA_CM_EVENT_REJECTED; error: 8" "$1"
+}
+
 # wait_cm_thread PID [TENTHS]: wait (default 300 x 0.1 s) until PID or a
 # process below it (timeout, ip netns exec, env...) runs dpverbs' CM thread
 # ("dpv-cm": the drop-in librdmacm opened its CM, e.g. rping -s listens).

@@ -175,9 +175,9 @@ run_test() {
 		MULTI_PIDS=""
 		# perftest -R's listen race (see the header): once, start again
 		if [ -n "$RDMACM" ] && [ "$RETRIED" -lt 2 ] && [ "$rc_c" != 0 ] &&
-			grep -q "RDMA_CM_EVENT_REJECTED; error: 8" "$WORK/$t.client"; then
-			log "WARN: $t: the client's second connection was rejected (8: nobody listened yet," \
-				"perftest's listen race; its own retry crashes): running $t again"
+			perftest_rejected "$WORK/$t.client"; then
+			log "WARN: $t: the client was rejected (8: nobody listened yet," \
+				"perftest's listen race, lib.sh perftest_rejected): running $t again"
 			for d in $RUNDIRS; do rm -rf "$d"; done
 			[ -e "$SOCK" ] && rm -f "$SOCK"
 			MULTI_FAIL=$nfail

@@ -90,7 +90,7 @@ pair() {
 	wait "$sp"; rc_s=$?
 	MULTI_PIDS=$(echo "$MULTI_PIDS" | tr ' ' '\n' | grep -vx "$sp" | tr '\n' ' ')
 	if [ "$rc_c" != 0 ] && [ "${PAIR_TRY:-1}" -lt 3 ] &&
-		grep -q "RDMA_CM_EVENT_REJECTED; error: 8" "$WORK/$name.client"; then
+		perftest_rejected "$WORK/$name.client"; then
 		# perftest -R connects a second time right after its handshake; its
 		# server listens for that only afterwards, so on a loaded machine
 		# the REQ can come first and get REJ 8 (as from Linux's CM), and
