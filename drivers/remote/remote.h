@@ -73,7 +73,7 @@ struct rm_state {
 	struct rm_cq *cqs;
 	pthread_t watcher;
 	char path[108];
-	uint32_t idle_yield;         /* empty polls of a thread per sched_yield (0: never) */
+	uint32_t idle_yield;         /* empty polls of a thread per contention check (0: never) */
 };
 
 extern struct rm_state rm;

@@ -189,6 +189,7 @@ struct sw_comp {
 	uint32_t retry_psn;       /* last go-back target ... */
 	uint32_t retry_comp_psn;  /* ... and comp psn then */
 	bool retried;
+	uint32_t lock_miss;       /* timer scans that found it due but locked (debug) */
 };
 
 struct sw_resp {

@@ -196,9 +196,10 @@ static void qp_timers(struct sw_qp *qp, uint64_t now, bool local_trouble)
 	}
 	if (qp->type == IBV_QPT_UD || qp->type == IBV_QPT_UC || qp->type == IBV_QPT_XRC_RECV)
 		return; /* no acknowledgements, no retransmission */
+	c->lock_miss = 0;
 	if (c->rnr_deadline && now >= c->rnr_deadline) {
-		SW_DBG_QP(qp, "RNR wait over: resend from %#x (%llu us after the deadline)", c->rnr_psn,
-			  (unsigned long long)((now - c->rnr_deadline) / sw_us_cycles));
+		SW_DBG_QP(qp, "RNR wait over: resend from %#x (%llu us after the deadline, %u scans found it locked)",
+			  c->rnr_psn, (unsigned long long)((now - c->rnr_deadline) / sw_us_cycles), c->lock_miss);
 		c->rnr_deadline = 0;
 		sw_timer_restart(qp);
 		sw_req_retry(qp, c->rnr_psn, true, false);
@@ -264,7 +265,13 @@ static int poll_turn(struct dpv_qctx *qc, uint64_t now)
 {
 	int work = 0;
 	struct sw_ctx *c = ctx_of(qc);
-	bool starved = c->last_poll_tsc && now - c->last_poll_tsc > sw_us_cycles * SW_STARVED_US;
+	/* signed: a thread that moved to another CPU may read a TSC a little
+	 * behind the last one (vCPUs' TSCs differ by a few cycles) */
+	int64_t since = c->last_poll_tsc ? (int64_t)(now - c->last_poll_tsc) : 0;
+	bool starved = since > (int64_t)(sw_us_cycles * SW_STARVED_US);
+	if (sw_debug() && since > (int64_t)(sw_us_cycles * 100000))
+		SW_LOG(DEBUG, "context %u/%u not polled for %llu us", qc->port->index, qc->qid,
+		       (unsigned long long)((uint64_t)since / sw_us_cycles));
 	c->last_poll_tsc = now;
 	if (qc->port->index == 0 && qc->qid == 0)
 		sw_stats_publish(now);
@@ -291,8 +298,12 @@ static int poll_turn(struct dpv_qctx *qc, uint64_t now)
 		if (c->cursor >= c->n)
 			c->cursor = 0;
 		struct sw_qp *qp = c->qps[c->cursor++];
-		if (!qp_due(qp, now) || !sw_qp_trylock(qp))
-			continue; /* lock order: the QP lock is taken before the list's elsewhere */
+		if (!qp_due(qp, now))
+			continue;
+		if (!sw_qp_trylock(qp)) { /* lock order: the QP lock is taken before the list's elsewhere */
+			__atomic_fetch_add(&qp->comp.lock_miss, 1, __ATOMIC_RELAXED);
+			continue;
+		}
 		qp_timers(qp, now, trouble);
 		sw_qp_unlock(qp);
 	}

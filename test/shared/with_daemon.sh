@@ -45,7 +45,7 @@ else:
         {"name": "dpv1", "device": {"type": "ring", "peer": "dpv0"}, "mac": "02:64:70:76:00:02",
          "ipv4": "192.0.2.2/24"}]}
 d["mode"] = "shared"
-d["shared"] = {"socket": sock}
+d.setdefault("shared", {})["socket"] = sock
 d.setdefault("eal", {})["file_prefix"] = prefix
 if lcore == "1":
     d["progress"] = "lcore"
