@@ -229,8 +229,8 @@ bench_mpi() {
 	python3 - "$work/$name.json" "$mode" >>"$tsv" <<'PY'
 import json, sys
 for r in json.load(open(sys.argv[1])):
-    if r['test'] == 'pingpong':
-        print('mpi\tpingpong\t%d\t%s\t%.3f\t%.1f' % (r['size'], sys.argv[2], r['p50_us'], r['MBps']))
+    if r['test'] in ('pingpong', 'startup'):
+        print('mpi\t%s\t%d\t%s\t%.3f\t%.1f' % (r['test'], r['size'], sys.argv[2], r['p50_us'], r['MBps']))
     else:
         print('mpi\tallreduce\t%d\t%s\t%.3f\t' % (r['size'], sys.argv[2], r['mean_us']))
 PY

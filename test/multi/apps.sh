@@ -201,7 +201,7 @@ if [ -z "$ONLY" ] || [ "$ONLY" = mpi ]; then
 	if ! command -v mpirun >/dev/null || [ ! -x "$MPIPP" ]; then
 		fail "Open MPI (Debian openmpi-bin, libopenmpi-dev) not installed or $MPIPP not built"
 	else
-		ARGS=(--max 1m --iters 200 --big-iters 20 --warmup 10)
+		ARGS=(--max 1m --iters 200 --big-iters 20 --warmup 10 --startup 200)
 		spawn mpi mpirun --allow-run-as-root --oversubscribe --bind-to none \
 			--mca pml ucx --mca pml_ucx_devices any --mca btl self --mca osc ^ucx \
 			-x UCX_TLS=self,rc_verbs,ud_verbs -x UCX_LOG_LEVEL=info -x DPVERBS_DROPIN \
