@@ -256,6 +256,16 @@ static void print(FILE *f, const struct result *r, int json, int first)
 		fprintf(f, "allreduce %zu %d %.3f\n", r->size, r->iters, r->mean);
 }
 
+/* Rank 0: one result to stdout and, with --json, to jf (*any: one written). */
+static void emit(const struct result *r, FILE *jf, int *any)
+{
+	print(stdout, r, 0, 0);
+	fflush(stdout);
+	if (jf)
+		print(jf, r, 1, !*any);
+	*any = 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -291,13 +301,8 @@ int main(int argc, char **argv)
 		r.what = "startup";
 		MPI_Allreduce(&f, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 		fail = all;
-		if (rank == 0 && !fail) {
-			print(stdout, &r, 0, 0);
-			fflush(stdout);
-			if (jf)
-				print(jf, &r, 1, !any);
-			any = 1;
-		}
+		if (rank == 0 && !fail)
+			emit(&r, jf, &any);
 	}
 	for (int pass = 0; pass < 2 && !fail; pass++) {
 		if ((pass == 0 && !o.pingpong) || (pass == 1 && !o.allreduce))
@@ -311,13 +316,8 @@ int main(int argc, char **argv)
 				fail = 1;
 				break;
 			}
-			if (rank == 0) {
-				print(stdout, &r, 0, 0);
-				fflush(stdout);
-				if (jf)
-					print(jf, &r, 1, !any);
-				any = 1;
-			}
+			if (rank == 0)
+				emit(&r, jf, &any);
 		}
 		if (fail)
 			break;

@@ -9,9 +9,9 @@
  */
 #include <errno.h>
 #include <poll.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>

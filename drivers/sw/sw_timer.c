@@ -196,10 +196,10 @@ static void qp_timers(struct sw_qp *qp, uint64_t now, bool local_trouble)
 	}
 	if (qp->type == IBV_QPT_UD || qp->type == IBV_QPT_UC || qp->type == IBV_QPT_XRC_RECV)
 		return; /* no acknowledgements, no retransmission */
-	c->lock_miss = 0;
+	uint32_t missed = __atomic_exchange_n(&c->lock_miss, 0, __ATOMIC_RELAXED);
 	if (c->rnr_deadline && now >= c->rnr_deadline) {
 		SW_DBG_QP(qp, "RNR wait over: resend from %#x (%llu us after the deadline, %u scans found it locked)",
-			  c->rnr_psn, (unsigned long long)((now - c->rnr_deadline) / sw_us_cycles), c->lock_miss);
+			  c->rnr_psn, (unsigned long long)((now - c->rnr_deadline) / sw_us_cycles), missed);
 		c->rnr_deadline = 0;
 		sw_timer_restart(qp);
 		sw_req_retry(qp, c->rnr_psn, true, false);
@@ -276,7 +276,7 @@ static int poll_turn(struct dpv_qctx *qc, uint64_t now)
 	 * three after 247 s of retries. The READ stall is the bug to find; then
 	 * this becomes signed. */
 	int64_t since = c->last_poll_tsc ? (int64_t)(now - c->last_poll_tsc) : 0;
-	bool starved = c->last_poll_tsc && now - c->last_poll_tsc > sw_us_cycles * SW_STARVED_US;
+	bool starved = (uint64_t)since > sw_us_cycles * SW_STARVED_US;
 	if (sw_debug() && since > (int64_t)(sw_us_cycles * 100000))
 		SW_LOG(DEBUG, "context %u/%u not polled for %llu us", qc->port->index, qc->qid,
 		       (unsigned long long)((uint64_t)since / sw_us_cycles));

@@ -91,10 +91,8 @@ pair() {
 	MULTI_PIDS=$(echo "$MULTI_PIDS" | tr ' ' '\n' | grep -vx "$sp" | tr '\n' ' ')
 	if [ "$rc_c" != 0 ] && [ "${PAIR_TRY:-1}" -lt 3 ] &&
 		perftest_rejected "$WORK/$name.client"; then
-		# perftest -R connects a second time right after its handshake; its
-		# server listens for that only afterwards, so on a loaded machine
-		# the REQ can come first and get REJ 8 (as from Linux's CM), and
-		# perftest's own retry then crashes: run the pair again (twice at most)
+		# perftest -R's listen race (lib.sh perftest_rejected): the pair
+		# runs again, twice at most
 		log "WARN: $name: the client's REQ came before the server listened (REJ 8); again"
 		PAIR_TRY=$(( ${PAIR_TRY:-1} + 1 )) pair "$name" "$check" "${srv0[@]}" -- "${cli0[@]}"
 		return
