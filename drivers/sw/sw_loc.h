@@ -396,6 +396,13 @@ bool sw_lcore_mode(void);
 /* ---- sw_cq.c ---- */
 /* Write a completion; raises the channel event when armed. */
 void sw_cq_push(struct sw_cq *cq, const struct dpv_cqe *cqe);
+/* true when a successful CQE with these flags (DPV_CQE_F_*) pushed now
+ * would signal the CQ's completion channel: a thread waits for it. */
+static inline bool sw_cq_armed(struct sw_cq *cq, uint32_t flags)
+{
+	uint32_t arm = atomic_load_explicit(&cq->ring->arm, memory_order_relaxed);
+	return arm == DPV_CQ_ARM_NEXT || (arm && (flags & DPV_CQE_F_SOLICITED));
+}
 void *sw_create_cq(void *dev, const struct dpv_cq_cfg *cfg);
 void sw_destroy_cq(void *cq);
 int sw_resize_cq(void *cq, struct dpv_ring_hdr *ring, uint32_t size);

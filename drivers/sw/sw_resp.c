@@ -56,6 +56,7 @@ struct resp_ctx {
 	enum ibv_wc_status status; /* RESPST_ERROR: status of the receive WQE held */
 	enum ibv_wc_opcode wc_op;  /* RESPST_COMPLETE */
 	uint32_t wc_len;
+	bool acked;                /* RESPST_COMPLETE sent this packet's ACK already */
 };
 
 static enum resp_state fail(struct resp_ctx *x, uint8_t nak, enum ibv_wc_status st)
@@ -324,7 +325,24 @@ static enum resp_state complete(struct sw_qp *qp, struct resp_ctx *x)
 	}
 	r->msn = dpv_psn_add(r->msn, 1);
 	r->have_rwqe = false;
-	sw_cq_push(resp_cq(qp), &e);
+	struct sw_cq *cq = resp_cq(qp);
+	/* A thread waits for this completion (its CQ is armed): the ACK
+	 * leaves first, not deferred to the end of the receive burst. The
+	 * waiter may end its process as soon as it wakes (fio's job processes
+	 * _exit() after the client's last SEND), and an ACK still held by
+	 * this thread would die with it: the peer retried its SEND into the
+	 * void (fio verb=read over memif: 7 retries, 17 s). An RNIC has sent
+	 * the ACK by then. Polled CQs keep the coalescing (the poller runs
+	 * the burst itself, or sees the CQE a burst before the ACK at most). */
+	if (sw_cq_armed(cq, e.flags)) {
+		if (qp->type != IBV_QPT_UC && pi->ackreq) {
+			sw_resp_queue_ack(qp, pi->psn);
+			x->acked = true;
+		}
+		sw_resp_flush_ack(qp);
+		dpv_port_tx_push(qp->qc);
+	}
+	sw_cq_push(cq, &e);
 	return RESPST_ACKNOWLEDGE;
 }
 
@@ -335,7 +353,7 @@ static enum resp_state acknowledge(struct sw_qp *qp, struct resp_ctx *x)
 		r->msn = dpv_psn_add(r->msn, 1);
 	r->psn = dpv_psn_add(x->pi->psn, 1);
 	r->nak_sent = false;
-	if (qp->type != IBV_QPT_UC && x->pi->ackreq)
+	if (qp->type != IBV_QPT_UC && x->pi->ackreq && !x->acked)
 		sw_resp_queue_ack(qp, x->pi->psn);
 	return RESPST_DONE;
 }

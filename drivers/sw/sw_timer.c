@@ -266,17 +266,12 @@ static int poll_turn(struct dpv_qctx *qc, uint64_t now)
 	int work = 0;
 	struct sw_ctx *c = ctx_of(qc);
 	/* A thread on another CPU may read a TSC a little behind the last one
-	 * (vCPUs' TSCs differ by a few cycles): `since` is then negative, and
-	 * the unsigned test below calls that "starved" too, so an expired
-	 * retransmission timer is restarted instead of counted. KNOWN BUG,
-	 * kept on purpose for now: with the signed test (since > limit) fio's
-	 * verb=read over memif (test apps_embedded) ended 2 runs in 4 with
-	 * "transport retry counter exceeded", i.e. its READs were not answered
-	 * for 7 timeouts in a row; with this one the same runs pass, one of
-	 * three after 247 s of retries. The READ stall is the bug to find; then
-	 * this becomes signed. */
+	 * (vCPUs' TSCs differ by a few cycles): `since` is then negative, which
+	 * is not starvation (read unsigned, it was: an expired retransmission
+	 * timer was restarted instead of counted, and a peer that had gone
+	 * away was retried for minutes instead of 7 times). */
 	int64_t since = c->last_poll_tsc ? (int64_t)(now - c->last_poll_tsc) : 0;
-	bool starved = (uint64_t)since > sw_us_cycles * SW_STARVED_US;
+	bool starved = since > (int64_t)(sw_us_cycles * SW_STARVED_US);
 	if (sw_debug() && since > (int64_t)(sw_us_cycles * 100000))
 		SW_LOG(DEBUG, "context %u/%u not polled for %llu us", qc->port->index, qc->qid,
 		       (unsigned long long)((uint64_t)since / sw_us_cycles));

@@ -94,6 +94,12 @@ void dpv_port_tx_end(struct dpv_qctx *qc)
 		stage_flush(&t_stage);
 }
 
+void dpv_port_tx_push(struct dpv_qctx *qc)
+{
+	if (t_stage.depth && t_stage.qc == qc)
+		stage_flush(&t_stage);
+}
+
 static int tx_one(struct dpv_qctx *qc, struct rte_mbuf *m)
 {
 	struct dpv_port *p = qc->port;

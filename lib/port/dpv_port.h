@@ -302,6 +302,9 @@ int dpv_port_tx_raw(struct dpv_qctx *qc, struct rte_mbuf *m); /* send as is, con
  */
 void dpv_port_tx_begin(struct dpv_qctx *qc);
 void dpv_port_tx_end(struct dpv_qctx *qc);
+/* Inside a bracket: what this thread holds for qc leaves now (a frame that
+ * must be on the wire before the application can see what follows). */
+void dpv_port_tx_push(struct dpv_qctx *qc);
 /* The same without fault injection (the kernel's frames of an exception path). */
 int dpv_port_tx_frame(struct dpv_qctx *qc, struct rte_mbuf *m);
 

@@ -107,6 +107,11 @@ void dpv_port_tx_end(struct dpv_qctx *qc)
 	(void)qc;
 }
 
+void dpv_port_tx_push(struct dpv_qctx *qc)
+{
+	(void)qc;
+}
+
 uint16_t dpv_port_lid(const struct dpv_port *port)
 {
 	(void)port;

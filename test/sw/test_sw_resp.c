@@ -550,6 +550,60 @@ static void ack_before_error(void)
 	sw_h_qp_destroy(&h);
 }
 
+/* A thread waits for the receive completion (the CQ is armed): the ACK
+ * leaves before the completion is there, not at the end of the burst (the
+ * waiter may _exit() as soon as it wakes: fio's jobs do; a held ACK would
+ * die with it). A CQ armed for solicited completions only, a SEND without
+ * SE: coalesced as usual; with SE: at once. */
+static void ack_before_wakeup(void)
+{
+	struct sw_h_qp h;
+	struct ibv_wc wc;
+	uint8_t pay[16] = { 3 };
+	const struct dpv_pkt_info *p;
+
+	if (new_qp(&h, 4, 12))
+		return;
+	for (uint64_t i = 0; i < 3; i++)
+		CHECK(sw_h_post_recv(&h, 31 + i, 0, 1024) == 0, "post_recv");
+	CHECK(ibv_req_notify_cq(h.cq, 0) == 0, "arm the CQ (next completion)");
+	sw_h_req(&b, &h, DPV_OPC_SEND_ONLY, RQ_PSN);
+	b.ackreq = true;
+	CHECK(sw_h_rx(&b, pay, sizeof(pay)) == 0, "rx");
+	p = one_sent("ACK of a SEND an armed CQ waits for");
+	if (p)
+		CHECK(p->opcode == DPV_OPC_ACK && p->psn == RQ_PSN && p->aeth_msn == 1,
+		      "ACK PSN %#x MSN 1 (got opcode 0x%02x PSN %#x MSN %u)", RQ_PSN, p->opcode, p->psn,
+		      p->aeth_msn);
+	CHECK(sw_h_poll_cq(&h, &wc) == 1 && wc.wr_id == 31 && wc.status == IBV_WC_SUCCESS,
+	      "the receive completion");
+	sw_h_clear();
+	sw_h_poll();
+	CHECK(sw_h_nsent() == 0, "the end of the burst sends no second ACK");
+
+	CHECK(ibv_req_notify_cq(h.cq, 1) == 0, "arm the CQ (solicited only)");
+	sw_h_req(&b, &h, DPV_OPC_SEND_ONLY, RQ_PSN + 1);
+	b.ackreq = true;
+	CHECK(sw_h_rx(&b, pay, sizeof(pay)) == 0, "rx");
+	CHECK(sw_h_nsent() == 0, "no SE, solicited-only arm: the ACK is coalesced");
+	sw_h_poll();
+	p = one_sent("ACK at the end of the burst");
+	if (p)
+		CHECK(p->psn == RQ_PSN + 1 && p->aeth_msn == 2, "ACK PSN %#x MSN 2 (got %#x, %u)",
+		      RQ_PSN + 1, p->psn, p->aeth_msn);
+	sw_h_clear();
+	sw_h_req(&b, &h, DPV_OPC_SEND_ONLY, RQ_PSN + 2);
+	b.ackreq = true;
+	b.se = true;
+	CHECK(sw_h_rx(&b, pay, sizeof(pay)) == 0, "rx");
+	b.se = false;
+	p = one_sent("ACK of a solicited SEND");
+	if (p)
+		CHECK(p->psn == RQ_PSN + 2 && p->aeth_msn == 3, "ACK PSN %#x MSN 3 (got %#x, %u)",
+		      RQ_PSN + 2, p->psn, p->aeth_msn);
+	sw_h_qp_destroy(&h);
+}
+
 int main(int argc, char **argv)
 {
 	if (sw_h_init(argc, argv))
@@ -566,5 +620,6 @@ int main(int argc, char **argv)
 	resources();
 	tx_full();
 	ack_before_error();
+	ack_before_wakeup();
 	return dpvt_finish();
 }
