@@ -186,6 +186,18 @@ bad_rping unreachable "cma event RDMA_CM_EVENT_UNREACHABLE, error -110" \
 
 # ---- 4. perftest -R ----
 RESULT_RE='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+'
+# the CM MADs of this section (UDP 4791, BTH destination QP 1) are captured
+# too: when a client was rejected, every MAD is listed at the end (who sent
+# the REJ, its reason, when), to tell a listen race from anything else
+REJECTED=0
+ip netns exec "$NS_A" "$TSHARK" -q -n -i dpv-veth-a -f 'udp port 4791 and (udp[12:4] & 0xffffff) = 1' \
+	-a duration:$((TMO * 12)) -F pcap -w "$WORK/perf-cm.pcap" >"$WORK/tshark-perf.out" 2>&1 &
+CAP_PID=$!
+for i in $(seq 1 200); do
+	grep -q "Capturing on" "$WORK/tshark-perf.out" && break
+	kill -0 "$CAP_PID" 2>/dev/null || break
+	sleep 0.1
+done
 # perf_run T: one run; sets rc_c, rc_s
 perf_run() {
 	local t=$1 srv i
@@ -216,7 +228,8 @@ for t in $PERFTESTS; do
 	# perftest's listen race (perftest.sh's header): at most twice again
 	for again in 1 2; do
 		[ "$rc_c" != 0 ] && perftest_rejected "$WORK/$t.client" || break
-		log "WARN: $t: the client was rejected with reason 8 (perftest's listen race, lib.sh perftest_rejected): again ($again)"
+		log "WARN: $t: the client was rejected (perftest's listen race, lib.sh perftest_rejected; the CM MADs are listed at the end): again ($again)"
+		REJECTED=$((REJECTED + 1))
 		rm -rf $RUNDIRS
 		perf_run "$t"
 	done
@@ -235,6 +248,15 @@ for t in $PERFTESTS; do
 	[ "$nf" != 0 ] && MULTI_FAIL=1
 done
 
+kill -INT "$CAP_PID" 2>/dev/null
+wait "$CAP_PID"
+CAP_PID=""
+if [ "$REJECTED" != 0 ]; then
+	log "the CM MADs of the perftest runs (time, source IP and MAC, attribute, REJ reason):"
+	"$TSHARK" -r "$WORK/perf-cm.pcap" -n --disable-protocol rpcordma -T fields -e frame.time_relative \
+		-e ip.src -e eth.src -e infiniband.mad.attributeid -e infiniband.cm.rej.reason 2>/dev/null |
+		sed 's/^/    [cm] /'
+fi
 if [ "$MULTI_FAIL" != 0 ]; then
 	log "FAILED"
 	exit 1
