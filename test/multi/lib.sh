@@ -293,12 +293,15 @@ descendants() {
 }
 
 # perftest_rejected FILE: true when perftest -R's client (output in FILE)
-# was rejected with reason 8 (no listener), on its first connection
-# ("Unexpected CM event bl blka 8": the server prints "Waiting for client
-# to connect" just before its rdma_bind_addr/rdma_listen) or on its second
-# ("RDMA_CM_EVENT_REJECTED; error: 8": its server listens for the test QP
-# only after the handshake). Both are perftest's listen races, as on Linux's
-# CM; a loaded machine loses them. The callers run such a pair again.
+# was rejected, on its first connection ("Unexpected CM event bl blka 8":
+# 8 is the event, RDMA_CM_EVENT_REJECTED, not the REJ reason; the server
+# prints "Waiting for client to connect" just before its rdma_bind_addr/
+# rdma_listen) or on its second ("RDMA_CM_EVENT_REJECTED; error: 8": REJ
+# reason 8, no listener: its server listens for the test QP only after the
+# handshake). The second is perftest's listen race, as on Linux's CM; the
+# first is one too when the client came first, but its reason is not
+# printed (rdmacm_veth lists the MADs when it happens). A loaded machine
+# loses such races; the callers run such a pair again.
 perftest_rejected() {
 	grep -Eq "Unexpected CM event bl blka 8|RDMA_CM_EVENT_REJECTED; error: 8" "$1"
 }

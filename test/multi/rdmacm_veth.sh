@@ -26,11 +26,12 @@
 #   4. ib_send_lat -R, ib_write_bw -R, ib_read_lat -R, ib_atomic_lat -R
 #      (server in A, client in B to 198.51.100.1): both exit 0, result line.
 # The clients start once the rping server runs dpverbs' CM thread ("dpv-cm",
-# started by its rdma_listen) plus DPV_RPING_WAIT s (default 0.2), and once
+# started by its rdma_bind_addr) plus DPV_RPING_WAIT s (default 0.2), and once
 # a perftest server printed "Waiting for client to connect" and runs the
-# CM thread, plus 1 s; a client rejected with reason 8 all the same (a
+# CM thread, plus 1 s; a client rejected all the same (a
 # listen race of perftest's, lib.sh perftest_rejected) runs again, twice at
-# most, with a WARN line.
+# most, with a WARN line; the CM MADs of section 4 (captured too) are then
+# listed at the end with their sender and REJ reason.
 # Always removes its namespaces (and with them the veth). Skips (77) if
 # rping, perftest, tshark or network namespaces are missing.
 #
