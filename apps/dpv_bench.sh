@@ -910,7 +910,9 @@ run_apps() {
 	[ -n "$tmo" ] && a+=(--timeout "$tmo")
 	log "[apps] fio, MPI, qperf and UCX: kernel, embedded, shared"
 	local t=$(date +%s)
+	cacheline_now apps
 	"$here/dpv_bench_apps.sh" "${a[@]}" || status=1
+	cacheline_now apps_end
 	log "[apps] took $(( $(date +%s) - t )) s"
 }
 

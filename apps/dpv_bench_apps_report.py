@@ -107,6 +107,9 @@ def plots(d, rows):
     return made
 
 
+CL_NEAR_NS = 100  # as dpv_bench_report.py: below this one way, the vCPUs are near
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__)
@@ -137,6 +140,18 @@ def main():
                      'figures': {s: {'lat_us': f[0], 'bw_MBps': f[1]} for s, f in figs.items()},
                      'targets': [{'target': n, 'ratio': round(r, 3), 'met': m} for n, r, m in v]})
     lines.append('targets: %d met, %d not met' % (met, missed))
+    cl = []
+    for part in ('apps', 'apps_end'):
+        try:
+            with open(os.path.join(d, 'raw', 'cacheline_%s.json' % part)) as f:
+                cl.append(json.load(f)['cacheline']['one_way_ns_p50'])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    if cl:
+        # the two vCPUs' distance before and after the section (on a VM it moves)
+        lines.append('vCPUs: cache line one way p50 %s ns: %s' % (
+            ' / '.join('%.0f' % x for x in cl),
+            'near' if max(cl) < CL_NEAR_NS else 'far' if min(cl) >= CL_NEAR_NS else 'moved'))
     runs = os.path.join(d, 'raw', 'apps-runs.tsv')
     if os.path.exists(runs):
         with open(runs) as f:
