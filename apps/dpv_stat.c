@@ -42,7 +42,10 @@ static void usage(const char *argv0)
 	       argv0);
 }
 
-/* Copy a consistent snapshot (the writer's seq is odd while it writes). */
+/* Copy a consistent snapshot (the writer's seq is odd while it writes). A
+ * writer preempted in the middle keeps seq odd for as long as it is off the
+ * CPU (milliseconds on a loaded machine): after a few quick tries, wait 1 ms
+ * between tries, up to about 2 s, before giving up with EAGAIN. */
 static int snapshot(const char *path, struct dpv_stats_shm *out)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -58,7 +61,11 @@ static int snapshot(const char *path, struct dpv_stats_shm *out)
 	if (s == MAP_FAILED)
 		return -errno;
 	int r = -EAGAIN;
-	for (int tries = 0; tries < 100; tries++) {
+	for (int tries = 0; tries < 2000; tries++) {
+		if (tries >= 10) {
+			const struct timespec ms = {0, 1000000};
+			nanosleep(&ms, NULL);
+		}
 		uint64_t a = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
 		if (a & 1)
 			continue;

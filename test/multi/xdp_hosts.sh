@@ -173,8 +173,8 @@ fi
 
 # ---- what the XDP program did, and what it left ----
 if [ "$MODE" = shared ]; then
-	"$BUILD/apps/dpv_stat" --json >"$WORK/stat.json" 2>/dev/null
-	/usr/bin/python3 - "$WORK/stat.json" <<'EOF' || fail "XDP counters of the daemons"
+	"$BUILD/apps/dpv_stat" --json >"$WORK/stat.json" 2>"$WORK/stat.err"
+	/usr/bin/python3 - "$WORK/stat.json" <<'EOF' || fail "XDP counters of the daemons (dpv_stat: $(tr '\n' ' ' <"$WORK/stat.err"))"
 import json, sys
 seen = 0
 for p in json.load(open(sys.argv[1])):
@@ -186,6 +186,8 @@ for p in json.load(open(sys.argv[1])):
             p['pid'], port['xdp_mode'], port['xdp_roce'], port['xdp_pass'], port['xdp_no_xsk']))
         if port['xdp_roce'] == 0 or port['xdp_pass'] == 0 or port['xdp_no_xsk'] != 0:
             sys.exit(1)
+if seen < 2:
+    print('    %d daemon(s) with eth0 among %s' % (seen, [(p.get('pid'), [q.get('kernel_iface') for q in p.get('ports', [])]) for p in json.load(open(sys.argv[1]))]))
 sys.exit(0 if seen >= 2 else 1)
 EOF
 	"$HOSTS" down --name "$NAME" >"$WORK/down.log" 2>&1 || fail "dpverbs-hosts down: $(cat "$WORK/down.log")"
