@@ -194,6 +194,25 @@ pair_prepare() {
 	fi
 }
 
+# veth_capture NAME FILTER SECONDS: tshark on dpv-veth-a in namespace NS_A
+# writes $WORK/NAME.pcap (capture FILTER, at most SECONDS; its output in
+# $WORK/NAME.tshark); CAP_PID is its PID. Waits until it reports "Capturing
+# on": 0, or 1 after printing its output. ($TSHARK, else tshark from PATH.)
+veth_capture() {
+	local i
+	ip netns exec "$NS_A" "${TSHARK:-tshark}" -q -n -i dpv-veth-a -f "$2" -B 64 \
+		-a duration:"$3" -F pcap -w "$WORK/$1.pcap" >"$WORK/$1.tshark" 2>&1 &
+	CAP_PID=$!
+	for i in $(seq 1 200); do
+		grep -q "Capturing on" "$WORK/$1.tshark" && return 0
+		kill -0 "$CAP_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	log "tshark ($1) did not start:"
+	sed 's/^/    /' "$WORK/$1.tshark"
+	return 1
+}
+
 veth_teardown() {
 	[ "$VETH_UP" = 1 ] || return 0
 	ip netns del "$NS_A" 2>/dev/null

@@ -87,26 +87,8 @@ in_ns() {
 		LD_LIBRARY_PATH="$COMPAT" "$@"
 }
 
-# capture NAME FILTER SECONDS: tshark on dpv-veth-a (namespace A) writes
-# $WORK/NAME.pcap for at most SECONDS; CAP_PID is its PID once it captures
-# (else the script ends, with tshark's output)
-capture() {
-	local i
-	ip netns exec "$NS_A" "$TSHARK" -q -n -i dpv-veth-a -f "$2" -B 64 \
-		-a duration:"$3" -F pcap -w "$WORK/$1.pcap" >"$WORK/$1.tshark" 2>&1 &
-	CAP_PID=$!
-	for i in $(seq 1 200); do
-		grep -q "Capturing on" "$WORK/$1.tshark" && return 0
-		kill -0 "$CAP_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	log "tshark did not start:"
-	cat "$WORK/$1.tshark"
-	exit 1
-}
-
 # ---- 1. rping, captured ----
-capture cm 'udp port 4791' $((TMO * 3 + 30))
+veth_capture cm 'udp port 4791' $((TMO * 3 + 30)) || exit 1
 
 log "=== rping -s -a 198.51.100.1 -p $PORT -v -C $COUNT (A); rping -c to port $CLOSED, then to $PORT (B)"
 in_ns "$NS_A" veth-a.json rping -s -a 198.51.100.1 -p "$PORT" -v -C "$COUNT" \
@@ -201,7 +183,7 @@ RESULT_RE='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+'
 # too: when a client was rejected, every MAD is listed at the end (who sent
 # the REJ, its reason, when), to tell a listen race from anything else
 REJECTED=0
-capture perf-cm 'udp port 4791 and (udp[12:4] & 0xffffff) = 1' $((TMO * 12))
+veth_capture perf-cm 'udp port 4791 and (udp[12:4] & 0xffffff) = 1' $((TMO * 12)) || exit 1
 # perf_run T: one run; sets rc_c, rc_s
 perf_run() {
 	local t=$1 srv i

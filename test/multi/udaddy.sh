@@ -149,27 +149,11 @@ refused() {
 	fi
 }
 
-# start_capture: tshark on dpv-veth-a in NS_A ('udp port 4791'), bounded;
-# waits until it reports "Capturing on". 1 if it did not start.
-start_capture() {
-	local i
-	ip netns exec "$NS_A" tshark -q -n -i dpv-veth-a -f 'udp port 4791' -B 64 \
-		-a duration:$((TMO * 2 + 30)) -F pcap -w "$WORK/sidr.pcap" >"$WORK/tshark.out" 2>&1 &
-	CAP_PID=$!
-	for i in $(seq 1 200); do
-		grep -q "Capturing on" "$WORK/tshark.out" && return 0
-		kill -0 "$CAP_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	log "tshark did not start:"; sed 's/^/    /' "$WORK/tshark.out"
-	return 1
-}
-
 CAPTURE=0
 if [ "$MODE" = veth ]; then
 	if ! command -v tshark >/dev/null; then
 		log "tshark not installed: the SIDR capture is not checked"
-	elif start_capture; then
+	elif veth_capture sidr 'udp port 4791' $((TMO * 2 + 30)); then
 		CAPTURE=1
 	else
 		fail "tshark capture did not start"

@@ -53,23 +53,12 @@ trap 'exit 130' INT TERM
 
 veth_prepare
 
-# start_capture NAME FILTER: tshark in NS_A on dpv-veth-a, bounded by
-# -a duration; waits until it reports "Capturing on".
+# start_capture NAME FILTER: lib.sh veth_capture, bounded by TMO * 2 + 30 s
 start_capture() {
-	local name=$1 filter=$2 pid i
-	ip netns exec "$NS_A" "$TSHARK" -q -n -i dpv-veth-a -f "$filter" -B 64 \
-		-a duration:$((TMO * 2 + 30)) -F pcap -w "$WORK/$name.pcap" \
-		>"$WORK/$name.tshark" 2>&1 &
-	pid=$!
-	CAP_PIDS="$CAP_PIDS $pid"
-	for i in $(seq 1 200); do
-		grep -q "Capturing on" "$WORK/$name.tshark" && return 0
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	log "tshark ($name) did not start:"
-	sed 's/^/    /' "$WORK/$name.tshark"
-	return 1
+	veth_capture "$1" "$2" $((TMO * 2 + 30))
+	local r=$?
+	CAP_PIDS="$CAP_PIDS $CAP_PID"
+	return $r
 }
 
 stop_captures() {
