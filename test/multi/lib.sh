@@ -28,18 +28,31 @@ resolve_build() {
 
 # kill_own: TERM, then KILL, every PID we started that is still alive.
 kill_own() {
-	local p
-	for p in $MULTI_PIDS; do
+	local p tree=""
+	# each PID with every process below it: a function started with & is a
+	# subshell, and killing it alone leaves its children running (a perftest
+	# server that outlived its run answered the next runs' REQs)
+	for p in $MULTI_PIDS; do tree="$tree $(descendants "$p")"; done
+	for p in $tree; do
 		kill -0 "$p" 2>/dev/null && kill -TERM "$p" 2>/dev/null
 	done
 	sleep 0.5
-	for p in $MULTI_PIDS; do
+	for p in $tree; do
 		kill -0 "$p" 2>/dev/null && kill -KILL "$p" 2>/dev/null
 	done
 	for p in $MULTI_PIDS; do
 		{ wait "$p"; } 2>/dev/null
 	done
 	MULTI_PIDS=""
+}
+
+# kill_tree SIG PID...: SIG to each PID and every process below it
+kill_tree() {
+	local sig=$1 p tree=""
+	shift
+	for p in "$@"; do tree="$tree $(descendants "$p")"; done
+	# shellcheck disable=SC2086
+	kill -"$sig" $tree 2>/dev/null
 }
 
 # pick_port: a TCP port for the pingpong exchange that nothing listens on

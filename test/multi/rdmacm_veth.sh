@@ -204,7 +204,7 @@ perf_run() {
 	rc_c=$?
 	if [ "$rc_c" != 0 ]; then
 		for i in $(seq 1 50); do kill -0 "$srv" 2>/dev/null || break; sleep 0.1; done
-		kill -TERM "$srv" 2>/dev/null
+		kill_tree TERM "$srv" # in_ns runs in a subshell: perftest is below it
 	fi
 	wait "$srv"; rc_s=$?
 	MULTI_PIDS=""
