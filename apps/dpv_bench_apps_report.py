@@ -20,6 +20,8 @@ import os
 import subprocess
 import sys
 
+from dpv_bench_report import cl_verdict
+
 LAT_MAX = 4096
 BW_MIN = 65536
 
@@ -107,9 +109,6 @@ def plots(d, rows):
     return made
 
 
-CL_NEAR_NS = 100  # as dpv_bench_report.py: below this one way, the vCPUs are near
-
-
 def main():
     if len(sys.argv) < 2:
         print(__doc__)
@@ -149,9 +148,8 @@ def main():
             pass
     if cl:
         # the two vCPUs' distance before and after the section (on a VM it moves)
-        lines.append('vCPUs: cache line one way p50 %s ns: %s' % (
-            ' / '.join('%.0f' % x for x in cl),
-            'near' if max(cl) < CL_NEAR_NS else 'far' if min(cl) >= CL_NEAR_NS else 'moved'))
+        lines.append('vCPUs: cache line one way p50 %s ns: %s' % (' / '.join('%.0f' % x for x in cl),
+                                                                 cl_verdict(cl)))
     runs = os.path.join(d, 'raw', 'apps-runs.tsv')
     if os.path.exists(runs):
         with open(runs) as f:

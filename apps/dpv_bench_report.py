@@ -301,6 +301,15 @@ PT_TRANSPORTS = ('memif', 'af_xdp', 'af_packet')
 PT_LABEL = {'memif': 'memif', 'af_xdp': 'AF_XDP', 'af_packet': 'af_packet', 'kernel': 'kernel'}
 MIB = float(1 << 20)
 CL_NEAR_NS = 100   # a cache line one way below this: the two vCPUs are near (same core complex)
+
+
+def cl_verdict(values):
+    """'near', 'far' or 'moved' for cache-line one-way figures (None ignored)"""
+    far = [x for x in values if x and x >= CL_NEAR_NS]
+    near = [x for x in values if x and x < CL_NEAR_NS]
+    return 'moved' if far and near else 'far' if far else 'near'
+
+
 # the dpverbs figures: key, label, unit, better, cache-line group (measured before that group)
 PT_FIGURES = (
     ('lat_p50', 'ib_send_lat 64 B p50 (typical), one-way', 'us', 'lower', 'lat'),
@@ -547,10 +556,8 @@ def ports_table(p):
         for r in range(1, p['rounds'] + 1):
             v = [cls.get(g, {}).get(str(r)) for g in ('lat', 'bw', 'big')]
             if any(v):
-                far = [x for x in v if x and x >= CL_NEAR_NS]
-                near = [x for x in v if x and x < CL_NEAR_NS]
                 per.append('round %d %s ns (%s)' % (r, '/'.join('-' if x is None else '%.0f' % x for x in v),
-                                                    'moved' if far and near else 'far' if far else 'near'))
+                                                    cl_verdict(v)))
         allv = [x for g in cls.values() for x in g.values()]
         lines.append('cache line CPU 0 <-> CPU 1, one way p50, before the latency/rate/bandwidth runs: '
                      + '; '.join(per))

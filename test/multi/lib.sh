@@ -28,11 +28,12 @@ resolve_build() {
 
 # kill_own: TERM, then KILL, every PID we started that is still alive.
 kill_own() {
-	local p tree=""
+	local p tree
 	# each PID with every process below it: a function started with & is a
 	# subshell, and killing it alone leaves its children running (a perftest
 	# server that outlived its run answered the next runs' REQs)
-	for p in $MULTI_PIDS; do tree="$tree $(descendants "$p")"; done
+	# shellcheck disable=SC2086
+	tree=$(trees $MULTI_PIDS)
 	for p in $tree; do
 		kill -0 "$p" 2>/dev/null && kill -TERM "$p" 2>/dev/null
 	done
@@ -48,11 +49,16 @@ kill_own() {
 
 # kill_tree SIG PID...: SIG to each PID and every process below it
 kill_tree() {
-	local sig=$1 p tree=""
+	local sig=$1
 	shift
-	for p in "$@"; do tree="$tree $(descendants "$p")"; done
-	# shellcheck disable=SC2086
-	kill -"$sig" $tree 2>/dev/null
+	# shellcheck disable=SC2046
+	kill -"$sig" $(trees "$@") 2>/dev/null
+}
+
+# trees PID...: each PID and every process below it (descendants)
+trees() {
+	local p
+	for p in "$@"; do descendants "$p"; done
 }
 
 # pick_port: a TCP port for the pingpong exchange that nothing listens on
