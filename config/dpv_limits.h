@@ -52,6 +52,7 @@
 #define DPV_NEIGH_PENDING_MAX 256 /* packets held while resolving */
 #define DPV_BURST 32
 #define DPV_MEMIF_WAIT_MS 10000 /* a memif client waits this long for its server */
+#define DPV_LINK_START_WAIT_MS 5000 /* bring-up waits this long for a tap's or NIC's link */
 #define DPV_RX_BURSTS 4 /* RX bursts per engine turn at most */
 #define DPV_TX_RETRIES 64 /* tx_burst attempts on a full TX queue before giving up
 			     * (the engine stalls the QP and retries after the next

@@ -563,18 +563,38 @@ static int port_start(struct dpv_runtime *rt, struct dpv_port *p)
 /* A memif client's connection is made by its start and completed by EAL's
  * interrupt thread: wait for the link, so that the process does not run
  * (or exit) in the middle of the handshake and its first frames are not
- * lost; the link monitor reconnects a client its server turned away. */
+ * lost; the link monitor reconnects a client its server turned away.
+ * A tap device and a PCI NIC come up because this process started them
+ * (net_tap sets the interface up and attaches its queues; a NIC
+ * autonegotiates), but their link reads down for a while: the kernel
+ * reports a tap RUNNING only once its link watch has run (up to a second
+ * later, more on a loaded machine). Until then every frame would be
+ * dropped as link_down: an RC QP that sends at once (ibv_rc_pingpong's
+ * client does) exhausts its 7 retries within half a second. Wait for
+ * those links too, as DPDK's own applications wait after a start. */
+static unsigned int link_start_wait_ms(const struct dpv_port *p)
+{
+	if (dpv_port_is_memif(p, "role=client"))
+		return DPV_MEMIF_WAIT_MS;
+	if (p->conf->type == DPV_DEV_PCI ||
+	    (p->conf->type == DPV_DEV_VDEV && !strncmp(p->conf->devargs, "net_tap", 7)))
+		return DPV_LINK_START_WAIT_MS;
+	return 0; /* ring, null: up at once; af_packet, AF_XDP, a memif server: a peer's doing */
+}
+
 static void links_wait(struct dpv_runtime *rt)
 {
 	for (unsigned int i = 0; i < rt->n_ports; i++) {
 		struct dpv_port *p = &rt->ports[i];
-		if (!dpv_port_is_memif(p, "role=client") || dpv_link_wait(p, 200))
+		unsigned int ms = link_start_wait_ms(p);
+		if (!ms || dpv_link_wait(p, 200))
 			continue;
-		DPV_PORT_LOG(NOTICE, "port %s: waiting for the memif link (up to %u s)", p->name,
-			     DPV_MEMIF_WAIT_MS / 1000);
-		if (!dpv_link_wait(p, DPV_MEMIF_WAIT_MS))
-			DPV_PORT_LOG(WARNING, "port %s: memif link still down: the port reports DOWN "
-				     "and reconnects every second", p->name);
+		DPV_PORT_LOG(NOTICE, "port %s: waiting for the %s link (up to %u s)", p->name,
+			     dpv_port_is_memif(p, NULL) ? "memif" : "port's", ms / 1000);
+		if (!dpv_link_wait(p, ms))
+			DPV_PORT_LOG(WARNING, "port %s: link still down after %u s: frames are dropped "
+				     "until it comes up%s", p->name, ms / 1000,
+				     dpv_port_is_memif(p, NULL) ? "; the client reconnects every second" : "");
 	}
 }
 

@@ -26,6 +26,10 @@
 #      complete; /dpverbs/port,dpv0 reports flow, steering and rx_other_ctx
 #      (frames of a QP bound to context 1 received on context 0 or the
 #      other way round: the kernel picks the tap queue);
+#      and no frame was dropped as link_down: bring-up waits until the
+#      kernel reports the tap it just set up RUNNING (else the RC client,
+#      started as soon as the server listens, sent into a link still down
+#      and ran out of retries: half of the runs on a loaded machine);
 #   4. "isolate" on net_tap: isolation is accepted but the rules are not, so
 #      the process must refuse to start with a message naming the field,
 #      the PMD and the reason.
@@ -224,8 +228,11 @@ p, f = rep.get("/dpverbs/port"), rep.get("/dpverbs/flow")
 if not isinstance(p, dict) or not isinstance(f, dict):
     sys.exit(f"FAIL: {who}: no telemetry replies: {text[:300]}")
 print(f"    {who}: flow {p['flow']}, steering {p['steering']}, queues {p['queues']}, "
-      f"rx_roce {p['rx_roce']}, rx_other_ctx {p['rx_other_ctx']}, rules {f['rules']}")
+      f"rx_roce {p['rx_roce']}, rx_other_ctx {p['rx_other_ctx']}, rules {f['rules']}, "
+      f"drop_link_down {p['drop_link_down']}")
 bad = p["flow"] != flow or p["rx_roce"] == 0 or p["rx_other_ctx"] > p["rx_roce"]
+# bring-up waits for the tap's link: nothing sent into a link still down
+bad = bad or p["drop_link_down"] != 0
 if flow == "off":
     bad = bad or p["steering"] != "software" or f["rules"] != 0 or f["flows"] != 0
 if p["queues"] == 1:
@@ -261,6 +268,10 @@ if wait_listen "$SRV" "$PORT" "$NS"; then
 	telemetry "$WORK/rc.tel_b" "$PFX_B" /dpverbs/port,dpv0 /dpverbs/flow,dpv0
 	check_port "$WORK/rc.tel_a" A auto || { fail "A's port telemetry"; cat "$WORK/rc.tel_a"; }
 	check_port "$WORK/rc.tel_b" B off || { fail "B's port telemetry"; cat "$WORK/rc.tel_b"; }
+	if [ "$MULTI_FAIL" != 0 ]; then
+		sed "s/^/    [rc server] /" "$WORK/rc.server"
+		sed "s/^/    [rc client] /" "$WORK/rc.client"
+	fi
 else
 	fail "rc: server did not listen"
 fi
