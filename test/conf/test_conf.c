@@ -710,7 +710,7 @@ static void check_pair(const struct dpv_conf *c, const char *file, bool server)
 	CHECK(strcmp(ip4(p->ipv4, b), server ? "192.0.2.1" : "192.0.2.2") == 0 &&
 		      p->ipv4_prefix == 24,
 	      "%s: ipv4", file);
-	CHECK(p->mac_set && p->mtu == 1500 && c->progress == DPV_PROGRESS_INLINE, "%s: port",
+	CHECK(p->mac_set && p->mtu == 9000 && c->progress == DPV_PROGRESS_INLINE, "%s: port",
 	      file);
 }
 
