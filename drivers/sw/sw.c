@@ -180,6 +180,11 @@ static bool sw_progress_is_background(void)
 	return dpv_engine_lcore_mode();
 }
 
+static void sw_progress_blocking(bool on)
+{
+	dpv_engine_app_blocking(on);
+}
+
 static const struct dpv_driver_ops sw_ops = {
 	.probe = sw_probe,
 	.query_port = sw_query_port,
@@ -207,6 +212,7 @@ static const struct dpv_driver_ops sw_ops = {
 	.rq_doorbell = sw_rq_doorbell,
 	.progress = sw_progress,
 	.progress_is_background = sw_progress_is_background,
+	.progress_blocking = sw_progress_blocking,
 	.db_count = sw_db_count,
 	.db_attach = sw_db_attach,
 	.db_detach = sw_db_detach,

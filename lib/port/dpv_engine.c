@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -26,6 +28,11 @@ static dpv_roce_rx_fn g_rx_fn;
 static dpv_poll_fn g_poll_fn;
 static bool g_lcore_mode;
 static _Atomic bool g_stop;
+/* application threads blocked in ibv_get_cq_event after driving progress,
+ * and the word a parked assist thread waits on (bumped to wake it) */
+static _Atomic int g_app_blocked;
+static _Atomic uint32_t g_assist_wake;
+static _Atomic bool g_assist_parked;
 static pthread_t g_assist;
 static bool g_assist_running;
 
@@ -395,6 +402,18 @@ int dpv_progress_all(void)
 	return n;
 }
 
+void dpv_engine_app_blocking(bool on)
+{
+	if (!on) {
+		atomic_fetch_sub(&g_app_blocked, 1);
+		return;
+	}
+	atomic_fetch_add(&g_app_blocked, 1);
+	atomic_fetch_add(&g_assist_wake, 1);
+	if (atomic_load(&g_assist_parked))
+		syscall(SYS_futex, &g_assist_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 /* One turn of the assist thread: poll the contexts the application has
  * not polled lately. Returns the packets processed; *app_driving tells
  * whether the application polled every context within idle. */
@@ -426,17 +445,24 @@ static void *assist_main(void *arg)
 	pthread_setname_np(pthread_self(), "dpv-assist");
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* sleep as asked, not +50 us */
 	while (!atomic_load(&g_stop)) {
+		uint32_t wake = atomic_load(&g_assist_wake);
 		uint64_t now = rte_get_tsc_cycles();
 		bool app_driving;
-		int busy = assist_turn(rt, now, idle, &app_driving);
+		/* a thread that drove the engine blocks for an event: every
+		 * context is ours now, however recently it was polled */
+		bool blocked = atomic_load(&g_app_blocked) > 0;
+		int busy = assist_turn(rt, now, blocked ? 0 : idle, &app_driving);
 		if (busy) {
 			last_work = now;
 			continue;
 		}
 		/* the application polls every context itself: one spinner is
-		 * enough; look again much later */
-		if (app_driving) {
-			nanosleep(&park, NULL);
+		 * enough; look again much later, or as soon as a thread of
+		 * the application blocks (dpv_engine_app_blocking) */
+		if (app_driving && !blocked) {
+			atomic_store(&g_assist_parked, true);
+			syscall(SYS_futex, &g_assist_wake, FUTEX_WAIT_PRIVATE, wake, &park, NULL, 0);
+			atomic_store(&g_assist_parked, false);
 			continue;
 		}
 		/* keep polling while traffic flows (a peer that only spins on

@@ -26,5 +26,8 @@
 int dpv_engine_start(struct dpv_runtime *rt);
 /* true when the contexts are driven by service lcores */
 bool dpv_engine_lcore_mode(void);
+/* An application thread that drove progress blocks (on) in
+ * ibv_get_cq_event, or is back (!on): wakes a parked assist thread. */
+void dpv_engine_app_blocking(bool on);
 
 #endif

@@ -88,7 +88,14 @@ DPV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq 
 		ops->progress(NULL);
 	}
 	struct ibv_cq *got;
+	/* this thread stops driving the engine: the assist thread must not
+	 * sleep out its park (up to 1 ms) while nobody polls */
+	bool hint = !background && ops->progress_blocking && poll(&pfd, 1, 0) <= 0;
+	if (hint)
+		ops->progress_blocking(true);
 	ssize_t r = read(channel->fd, &got, sizeof(got));
+	if (hint)
+		ops->progress_blocking(false);
 	if (r != (ssize_t)sizeof(got)) {
 		errno = r < 0 ? errno : EIO;
 		return -1;

@@ -233,6 +233,10 @@ struct dpv_driver_ops {
 	int (*progress)(void *cq);
 	/** Whether ibv_get_cq_event may block in poll() (service mode). */
 	bool (*progress_is_background)(void);
+	/** Optional: a thread that drove progress is about to block until
+	 *  an event arrives (on) or has returned (!on); the engine must not
+	 *  count on it meanwhile. */
+	void (*progress_blocking)(bool on);
 
 	/* ---- shared mode ---- */
 	/** XRC domain of the inode of fd (-1: a new anonymous one), with

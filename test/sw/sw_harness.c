@@ -208,6 +208,11 @@ bool dpv_engine_lcore_mode(void)
 	return false;
 }
 
+void dpv_engine_app_blocking(bool on)
+{
+	(void)on; /* no assist thread here */
+}
+
 const struct dpv_fault_stats *dpv_fault_stats(void)
 {
 	return &g_fault_stats;
