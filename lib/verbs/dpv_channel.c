@@ -78,19 +78,22 @@ DPV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq 
 	uint64_t start = rte_get_tsc_cycles();
 	uint64_t spin = dpv_tsc_hz() / 10000; /* 100 us of busy progress */
 	struct pollfd pfd = {.fd = channel->fd, .events = POLLIN};
+	bool will_block = false; /* the loop ended with no event pending */
 	while (poll(&pfd, 1, 0) <= 0) {
 		if (nonblock) {
 			errno = EAGAIN;
 			return -1;
 		}
-		if (background || rte_get_tsc_cycles() - start >= spin)
+		if (background || rte_get_tsc_cycles() - start >= spin) {
+			will_block = true;
 			break;
+		}
 		ops->progress(NULL);
 	}
 	struct ibv_cq *got;
 	/* this thread stops driving the engine: the assist thread must not
 	 * sleep out its park (up to 1 ms) while nobody polls */
-	bool hint = !background && ops->progress_blocking && poll(&pfd, 1, 0) <= 0;
+	bool hint = will_block && !background && ops->progress_blocking;
 	if (hint)
 		ops->progress_blocking(true);
 	ssize_t r = read(channel->fd, &got, sizeof(got));
