@@ -18,6 +18,8 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
 
 #include "remote.h"
 
@@ -170,9 +172,15 @@ static int hello(void)
 		r = r ? r : -EPROTO;
 	} else {
 		one = dpv_db_ring_bytes(w->db_size);
-		bytes = RTE_ALIGN_CEIL(RTE_MAX((size_t)w->n_db, (size_t)1) * one, 4096);
-		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, db_fd, 0);
-		r = p == MAP_FAILED ? -ENOMEM : 0;
+		bytes = w->db_map_bytes;
+		if (bytes < (uint64_t)w->n_db * one || w->wake_off < (uint64_t)w->n_db * one ||
+		    w->wake_off % 64 || w->wake_off + sizeof(struct dpv_wake) > bytes) {
+			fprintf(stderr, "dpverbs: dpverbsd on %s: a welcome with a bad doorbell layout\n", rm.path);
+			r = -EPROTO;
+		} else {
+			p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, db_fd, 0);
+			r = p == MAP_FAILED ? -ENOMEM : 0;
+		}
 	}
 	if (db_fd >= 0)
 		close(db_fd);
@@ -183,6 +191,7 @@ static int hello(void)
 	}
 	rm.db_mem = p;
 	rm.db_bytes = bytes;
+	atomic_store(&rm.wake, (struct dpv_wake *)(rm.db_mem + w->wake_off));
 	rm.db_mask = w->db_size - 1;
 	/* the engine reads and writes memory this process registers (heap
 	 * buffers) with process_vm_readv/writev: allow the daemon to, also
@@ -242,6 +251,7 @@ static int rm_reattach(void)
 	int r = 0;
 	pthread_mutex_lock(&lock);
 	if (atomic_load(&rm.forked)) {
+		atomic_store(&rm.wake, NULL);
 		if (rm.db_mem)
 			munmap(rm.db_mem, rm.db_bytes); /* the parent's doorbell rings */
 		rm.db_mem = NULL;
@@ -319,17 +329,22 @@ static int rm_query_port(void *dev, struct ibv_port_attr *attr)
  * scheduler time slice (milliseconds); so every shared.idle_yield empty
  * polls the thread asks the kernel whether it was preempted lately (its
  * involuntary context switches, getrusage(RUSAGE_THREAD)) and, if it was
- * within RM_CONTENDED_NS, gives its CPU away with a short sleep. Alone on
- * its CPU it never sleeps. Not sched_yield(): on EEVDF kernels (6.6+) a
- * sched_yield() loop of two such threads starved every other task of both
- * CPUs for seconds (measured on 6.18, 2 vCPUs: dpverbsd's engine, a plain
- * spinner and a sleeper all stalled 9.4-9.9 s, about one run in ten of
- * pyverbs' external-QP rdmacm test beside a CPU hog; none in 30 with the
- * sleep). */
+ * within RM_CONTENDED_NS, gives its CPU away until the engine writes a
+ * completion for this process: it sleeps on the wake word (struct
+ * dpv_wake), which the engine bumps after every CQE of ours and wakes when
+ * someone sleeps on it. It sleeps only when the word has not moved since
+ * its previous look, shared.idle_yield empty polls ago: every completion
+ * counted by then was there for those polls to find. Alone on its CPU it
+ * never sleeps. Not sched_yield(): on EEVDF kernels (6.6+) a sched_yield()
+ * loop of two such threads starved every other task of both CPUs for
+ * seconds (measured on 6.18, 2 vCPUs). Not a fixed nanosleep() either
+ * (what this did before): with the default timer slack it slept 50-60 us,
+ * every message of a ping-pong. */
 #define RM_CONTENDED_NS 10000000ull /* preempted within 10 ms: keep giving away */
-#define RM_GIVE_NS 1000             /* the sleep asked for; the timer slack (50 us by
-                                     * default) makes it 50-60 us: a shorter one hands
-                                     * nothing over (p50 4 ms, as without) */
+#define RM_WAIT_NS 1000000          /* a sleep on the wake word lasts at most this */
+#define RM_SETTLED_POLLS 32         /* empty polls with the word unmoved before a sleep:
+				       every CQ an application polls in turn (UCX: 4) is
+				       looked at after the last completion counted */
 
 static uint64_t rm_now_ns(void)
 {
@@ -340,21 +355,37 @@ static uint64_t rm_now_ns(void)
 
 static int rm_progress(void *cq)
 {
-	static __thread uint32_t idle;
+	static __thread uint32_t idle, seen, settled;
 	static __thread long nivcsw;
 	static __thread uint64_t contended_until;
 	(void)cq;
-	if (rm.idle_yield && ++idle >= rm.idle_yield) {
+	if (!rm.idle_yield)
+		return atomic_load_explicit(&rm.dead, memory_order_relaxed) ? -EIO : 0;
+	struct dpv_wake *w = atomic_load_explicit(&rm.wake, memory_order_acquire);
+	uint32_t s = w ? atomic_load_explicit(&w->seq, memory_order_acquire) : 0;
+	if (s != seen) {
+		seen = s;
+		settled = 0;
+	} else {
+		settled++;
+	}
+	if (++idle >= rm.idle_yield) {
 		struct rusage ru;
-		uint64_t now = rm_now_ns();
 		idle = 0;
 		if (getrusage(RUSAGE_THREAD, &ru) == 0 && ru.ru_nivcsw != nivcsw) {
 			nivcsw = ru.ru_nivcsw;
-			contended_until = now + RM_CONTENDED_NS;
+			contended_until = rm_now_ns() + RM_CONTENDED_NS;
 		}
-		if (now < contended_until) {
-			struct timespec give = {0, RM_GIVE_NS};
-			nanosleep(&give, NULL);
+	}
+	if (w && contended_until && settled >= RM_SETTLED_POLLS && !atomic_load(&rm.dead)) {
+		if (rm_now_ns() >= contended_until) {
+			contended_until = 0;
+		} else {
+			struct timespec t = {0, RM_WAIT_NS};
+			atomic_fetch_add_explicit(&w->waiters, 1, memory_order_seq_cst);
+			syscall(SYS_futex, &w->seq, FUTEX_WAIT, s, &t, NULL, 0);
+			atomic_fetch_sub_explicit(&w->waiters, 1, memory_order_relaxed);
+			settled = 0;
 		}
 	}
 	return atomic_load_explicit(&rm.dead, memory_order_relaxed) ? -EIO : 0;

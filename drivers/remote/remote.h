@@ -67,6 +67,7 @@ struct rm_state {
 	uint8_t *db_mem;
 	size_t db_bytes;
 	uint32_t db_mask;
+	struct dpv_wake *_Atomic wake; /* in db_mem: the engine bumps it per CQE of ours */
 	struct rm_dev devs[DPV_SHM_MAX_DEVS];
 	pthread_mutex_t list_lock;   /* ctxs, cqs */
 	struct rm_ctx *ctxs;

@@ -4,11 +4,15 @@
  * the next slot and publishes the producer index; a CQ that is full loses
  * the completion and raises IBV_EVENT_CQ_ERR once (IBA 11.4.2.1); an armed
  * CQ is disarmed by the CQE that matches its arming and its completion
- * channel is signalled.
+ * channel is signalled; in shared mode the owner's wake word is bumped.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 
 #include <rte_cycles.h>
 
@@ -32,6 +36,7 @@ void *sw_create_cq(void *dev, const struct dpv_cq_cfg *cfg)
 	cq->td = cfg->td;
 	cq->lockless = cfg->td != NULL;
 	cq->timestamps = cfg->timestamps;
+	cq->wake = cfg->wake;
 	rte_spinlock_init(&cq->lock);
 	return cq;
 }
@@ -73,6 +78,16 @@ int sw_resize_cq(void *p, struct dpv_ring_hdr *ring, uint32_t size)
 	return 0;
 }
 
+/* Shared mode: tell the application that owns the CQ a completion is there
+ * (struct dpv_wake, lib/verbs/dpv_queue.h). The locked add is the full
+ * barrier between the CQE's publication and the read of waiters. */
+static void wake_owner(struct dpv_wake *w)
+{
+	atomic_fetch_add_explicit(&w->seq, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&w->waiters, memory_order_seq_cst))
+		syscall(SYS_futex, &w->seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
 void sw_cq_push(struct sw_cq *cq, const struct dpv_cqe *cqe)
 {
 	bool overrun = false;
@@ -90,6 +105,8 @@ void sw_cq_push(struct sw_cq *cq, const struct dpv_cqe *cqe)
 		SW_LOG(DEBUG, "cq#%u: wr_id %#llx status %u opcode %u qp %#x len %u%s", cq->handle,
 		       (unsigned long long)cqe->wr_id, cqe->status, cqe->opcode, cqe->qp_num, cqe->byte_len,
 		       r < 0 ? " (CQ full: lost)" : "");
+	if (cq->wake && r >= 0)
+		wake_owner(cq->wake);
 	if (overrun)
 		dpv_event_async(NULL, IBV_EVENT_CQ_ERR, cq->handle);
 	if (r > 0)

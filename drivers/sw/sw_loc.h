@@ -100,6 +100,7 @@ struct sw_cq {
 	struct sw_td *td;
 	bool timestamps;          /* CQEs carry the TSC (an extended CQ asked) */
 	bool overrun;             /* CQ_ERR raised (IBA 11.4.2.1) */
+	struct dpv_wake *wake;    /* shared mode: the owner's wake word, or NULL */
 };
 
 struct sw_srq {

@@ -145,7 +145,7 @@ struct dpv_conf {
 	char driver[DPV_NAME_MAX];       /* transport driver: "sw" (default), "null" */
 	enum dpv_mode mode;
 	char shared_socket[108];         /* shared mode: dpverbsd's socket ("shared.socket") */
-	uint32_t shared_idle_yield;      /* shared mode: empty polls of a thread per sched_yield (0: never) */
+	uint32_t shared_idle_yield;      /* shared mode: empty polls of a thread per contention check (0: never sleep) */
 	enum dpv_progress progress;
 	bool sw_loopback;                /* loop local GIDs in software */
 	/* EAL */

@@ -131,8 +131,9 @@ struct dpvd_client {
 	bool gone;                   /* closing: its objects are being destroyed */
 	uint8_t gsi_slot;            /* its comm-ID range on QP 1 (dpvd_gsi.c), 0: none */
 	struct dpvd_ctx ctx[DPVD_MAX_CTX]; /* context id - 1 */
-	uint8_t *db_mem;             /* its doorbell rings */
+	uint8_t *db_mem;             /* its doorbell rings, then its wake word */
 	size_t db_bytes;
+	struct dpv_wake *wake;       /* in db_mem: its CQs' engine bumps it */
 	void *db[DPV_MAX_PORTS][DPV_MAX_QUEUES]; /* the engine's handles of them */
 	uint64_t mem_total;          /* bytes of its regions */
 	struct dpvd_obj_list objs;   /* numbers it reserved, oldest first */

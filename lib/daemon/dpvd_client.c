@@ -200,7 +200,8 @@ static void objs_gone(struct dpvd_client *c)
 		dpvd_obj_release(c, o);
 }
 
-static void db_gone(struct dpvd_client *c)
+/* The engine stops reading the doorbell rings. */
+static void db_detach(struct dpvd_client *c)
 {
 	for (unsigned int d = 0; d < DPV_MAX_PORTS; d++)
 		for (unsigned int q = 0; q < DPV_MAX_QUEUES; q++)
@@ -210,16 +211,24 @@ static void db_gone(struct dpvd_client *c)
 					dpv_ops(dev)->db_detach(c->db[d][q]);
 				c->db[d][q] = NULL;
 			}
+}
+
+/* The doorbell memfd goes: after db_detach and after the CQs (whose
+ * engine writes the wake word in it). */
+static void db_unmap(struct dpvd_client *c)
+{
 	if (c->db_mem)
 		munmap(c->db_mem, c->db_bytes);
 	c->db_mem = NULL;
+	c->wake = NULL;
 }
 
 void dpvd_client_gone(struct dpvd_client *c)
 {
 	c->gone = true;
-	db_gone(c);
+	db_detach(c);
 	objs_gone(c);
+	db_unmap(c);
 	dpvd_gsi_client_gone(c); /* after its GSI QPs */
 	/* handles on other processes' PDs: after this process' QPs and MRs
 	 * (which count as users of them) are gone */
@@ -297,7 +306,10 @@ static int hello(struct dpvd_client *c, struct dpv_shm_msg *m, int *out_fd)
 	}
 	w->n_db = n_db;
 	size_t one = dpv_db_ring_bytes(g_dpvd.db_size);
-	size_t bytes = RTE_ALIGN_CEIL(RTE_MAX((size_t)n_db, (size_t)1) * one, 4096);
+	size_t wake_off = RTE_ALIGN_CEIL((size_t)n_db * one, RTE_CACHE_LINE_SIZE);
+	size_t bytes = RTE_ALIGN_CEIL(wake_off + sizeof(struct dpv_wake), 4096);
+	w->db_map_bytes = bytes;
+	w->wake_off = wake_off;
 	int fd = memfd_create("dpverbs-doorbells", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
@@ -311,6 +323,7 @@ static int hello(struct dpvd_client *c, struct dpv_shm_msg *m, int *out_fd)
 	}
 	c->db_mem = p;
 	c->db_bytes = bytes;
+	c->wake = (struct dpv_wake *)(c->db_mem + wake_off); /* zero: a new memfd */
 	for (unsigned int i = 0; i < w->n_devs; i++) {
 		struct dpv_device *d = &core->devs[i];
 		for (unsigned int q = 0; q < w->devs[i].n_db; q++) {
@@ -319,7 +332,8 @@ static int hello(struct dpvd_client *c, struct dpv_shm_msg *m, int *out_fd)
 			c->db[i][q] = dpv_ops(d)->db_attach(d->drv_dev, q, r, g_dpvd.db_size, c->id);
 			if (!c->db[i][q]) {
 				int e = errno ? errno : ENOMEM;
-				db_gone(c);
+				db_detach(c);
+				db_unmap(c);
 				close(fd);
 				return -e;
 			}

@@ -25,7 +25,7 @@
 
 #include "dpv_param.h"
 
-#define DPV_SHM_VERSION 3
+#define DPV_SHM_VERSION 4
 #define DPV_SHM_MAGIC 0x64707673u /* "dpvs" */
 #define DPV_SHM_MAX_DEVS 8
 #define DPV_SHM_NAME_MAX 64
@@ -34,7 +34,7 @@
 #define DPV_SHM_MAX_FDS 2         /* descriptors one message carries */
 
 enum dpv_shm_op {
-	DPV_SHM_HELLO = 1,        /* answer fd: the doorbell rings (memfd) */
+	DPV_SHM_HELLO = 1,        /* answer fd: the doorbell rings and wake word (memfd) */
 	DPV_SHM_QUERY_PORT,
 	DPV_SHM_CTX_OPEN,         /* fd: the context's async-event pipe (write end);
 				     answer fd: the context's command descriptor */
@@ -106,6 +106,8 @@ struct dpv_shm_hello {
 	uint64_t tsc_hz;          /**< answer: the TSC frequency the engine uses */
 	uint32_t db_size;         /**< answer: slots of each doorbell ring */
 	uint32_t n_db;            /**< answer: doorbell rings in the memfd (dpv_db_ring_bytes each) */
+	uint64_t db_map_bytes;    /**< answer: bytes of the memfd (rings, then the wake word) */
+	uint64_t wake_off;        /**< answer: offset of the application's struct dpv_wake in it */
 	struct dpv_shm_dev devs[DPV_SHM_MAX_DEVS];
 };
 

@@ -86,6 +86,8 @@ struct dpv_cq_cfg {
 	uint32_t ctx;                  /**< the driver's context id (ctx_open) */
 	uint64_t cookie;               /**< the application's struct ibv_cq * (events carry it) */
 	int chan_fd;                   /**< completion channel (pipe write end), -1: none */
+	struct dpv_wake *wake;         /**< shared mode: the owner's wake word (bumped after
+					    every CQE, futex woken when it has waiters), or NULL */
 };
 
 /** Creation parameters of an SRQ. */

@@ -355,6 +355,27 @@ static inline bool dpv_db_ring_get(struct dpv_db_ring *r, uint32_t mask, uint32_
 	return true;
 }
 
+/* ------------------------------------------------------------------------
+ * Wake word (shared mode): how a thread of an application that found its
+ * CQs empty sleeps until the engine in dpverbsd writes a completion for
+ * it, instead of spinning against the engine for a CPU. One per
+ * application, in the doorbell memfd after the rings. The engine bumps
+ * `seq` after every CQE it publishes to one of the application's CQs and,
+ * when `waiters` is not 0, wakes the futex on `seq`; a thread adds itself
+ * to `waiters` and sleeps on the value of `seq` it saw before its last
+ * empty polls (FUTEX_WAIT returns at once if it moved). Dekker: the
+ * engine's bump and the thread's increment are full barriers, so either
+ * the thread's FUTEX_WAIT sees the new `seq` or the engine sees the waiter.
+ * An application that writes garbage here only wakes late or makes the
+ * engine call FUTEX_WAKE for nothing.
+ */
+struct dpv_wake {
+	_Atomic uint32_t seq;     /**< engine: CQEs published to this application */
+	uint8_t pad0[60];
+	_Atomic uint32_t waiters; /**< application: threads sleeping on seq */
+	uint8_t pad1[60];
+};
+
 #ifdef __cplusplus
 }
 #endif
