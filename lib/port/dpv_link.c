@@ -13,9 +13,14 @@
  * connects only in dev_start and never retries, so a client that reached a
  * server in the moment between its probe and its start ("ID not found"),
  * or whose server restarted, would otherwise stay down for good.
+ * When a net_memif link comes up, the pages of its shared regions are
+ * faulted in at once (memif_prefault), not one by one by the first packets
+ * through each buffer.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <rte_alarm.h>
 #include <rte_cycles.h>
@@ -60,6 +65,45 @@ static void memif_restart(struct dpv_port *p, uint64_t now)
 		     r ? rte_strerror(-r) : "started");
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+/* Fault in every page of the memif regions this process maps (its own, a
+ * client's, or a client's it received, a server's): DPDK's memif maps its
+ * shared buffers with plain mmap(), so the first packet through each
+ * buffer slot took a page fault, in a guest also the host's fault behind
+ * it: with 2048 slots of 9216 bytes, the first 2000 round trips of every
+ * connection ran at p50 38 us instead of 1.7 (dpv_perf rc_lat, memif
+ * pair; Open MPI's first 2000 ping-pongs 25 us instead of 2). Populating
+ * changes no byte. The regions show in /proc/self/maps by their memfd's
+ * name, "memif_region_N". Returns the bytes populated. */
+static size_t memif_prefault(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	size_t total = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		if (!strstr(line, "memif_region_") || sscanf(line, "%lx-%lx", &lo, &hi) != 2 || hi <= lo)
+			continue;
+		if (madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE) != 0)
+			continue;
+		/* and touch every page for writing from this process: in a
+		 * guest whose hypervisor shadows its page tables (PVM here) the
+		 * first access of a process to a page still exits to the host
+		 * even when the guest's PTE is in place. An atomic add of 0
+		 * changes nothing, even where the peer writes at the moment */
+		for (unsigned long a = lo; a < hi; a += 4096)
+			__atomic_fetch_add((uint64_t *)a, 0, __ATOMIC_RELAXED);
+		total += hi - lo;
+	}
+	fclose(f);
+	return total;
+}
+
 static void link_check(struct dpv_port *p, uint64_t now, uint64_t hz)
 {
 	struct rte_eth_link l;
@@ -78,6 +122,13 @@ static void link_check(struct dpv_port *p, uint64_t now, uint64_t hz)
 			if (l.link_speed && l.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN)
 				p->eth_speed_mbps = l.link_speed;
 			dpv_neigh_link_up(p);
+			if (dpv_port_is_memif(p, NULL)) {
+				uint64_t t0 = rte_get_tsc_cycles();
+				size_t b = memif_prefault();
+				DPV_STAT_ADD(p, memif_prefault_kib, b >> 10);
+				DPV_PORT_LOG(INFO, "port %s: %zu KiB of memif buffers faulted in (%.1f ms)", p->name,
+					     b >> 10, (double)(rte_get_tsc_cycles() - t0) * 1000.0 / (double)hz);
+			}
 		}
 		if (up)
 			DPV_STAT_ADD(p, link_ups, 1);
@@ -115,6 +166,8 @@ int dpv_link_start(struct dpv_runtime *rt)
 		rte_eth_link_get_nowait(p->eth_port, &l);
 		bool up = p->kif.follow_link ? atomic_load(&p->kif.link_up) : l.link_status == RTE_ETH_LINK_UP;
 		atomic_store(&p->link_up, up);
+		if (up && dpv_port_is_memif(p, NULL))
+			DPV_STAT_ADD(p, memif_prefault_kib, memif_prefault() >> 10);
 		/* an interface the kernel reports down is down from the start */
 		p->link_seen = up || p->kif.follow_link;
 		p->link_restart_tsc = now;

@@ -51,6 +51,9 @@ struct dpv_port_stats {
 	_Atomic uint64_t rx_roce, tx_roce, rx_loopback, tx_loopback;
 	_Atomic uint64_t arp_rx, arp_tx, nd_rx, nd_tx;
 	_Atomic uint64_t link_ups, link_downs, link_restarts;
+	/* KiB of memif shared regions faulted in when the link came up
+	 * (dpv_link.c memif_prefault) */
+	_Atomic uint64_t memif_prefault_kib;
 	/* RoCEv2 frames for us received by a context other than the one
 	 * their destination QP is bound to (dpv_port_qctx_of) */
 	_Atomic uint64_t rx_other_ctx;

@@ -161,6 +161,7 @@ static void add_port_counters(struct rte_tel_data *d, struct dpv_port *p)
 	rte_tel_data_add_dict_u64(d, "link_ups", DPV_STAT_READ(p, link_ups));
 	rte_tel_data_add_dict_u64(d, "link_downs", DPV_STAT_READ(p, link_downs));
 	rte_tel_data_add_dict_u64(d, "link_restarts", DPV_STAT_READ(p, link_restarts));
+	rte_tel_data_add_dict_u64(d, "memif_prefault_kib", DPV_STAT_READ(p, memif_prefault_kib));
 	rte_tel_data_add_dict_u64(d, "rx_other_ctx", DPV_STAT_READ(p, rx_other_ctx));
 	for (unsigned int k = 0; k < DPV_DROP_NR; k++)
 		drops += DPV_STAT_READ(p, drop[k]);

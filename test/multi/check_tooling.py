@@ -13,7 +13,8 @@ few seconds after TEL1. Asserts:
   * /dpverbs/ports is ["dpv0"]; /dpverbs/port,dpv0 has every frame counter,
     every drop reason (drop_<reason>, summing to "drops") and every transport
     counter, with RoCE traffic both ways, RC ACKs, and rx_roce growing from
-    TEL1 to TEL2 (the counters are live);
+    TEL1 to TEL2 (the counters are live); a memif port reports its shared
+    regions faulted in at link up (memif_prefault_kib > 0);
   * /dpverbs/qps lists the server's QP (the QPN it printed) as "RC RTS dpv0";
     /dpverbs/qp,<qpn> shows type RC, state RTS, the client's QPN as dest_qp,
     packets sent and received, and no more than the port counted;
@@ -105,6 +106,10 @@ def check_port(p, tag):
     if fails:
         return
     check(p["name"] == "dpv0" and p["link_up"] == 1, f"{tag}: port identity {p}")
+    # a memif port's shared buffers were faulted in when its link came up
+    if p.get("pmd") == "net_memif":
+        check(isinstance(p.get("memif_prefault_kib"), int) and p["memif_prefault_kib"] > 0,
+              f"{tag}: memif regions not faulted in at link up: {p.get('memif_prefault_kib')!r}")
     check(p["drops"] == sum(p["drop_" + d] for d in DROPS), f"{tag}: drops != sum of drop_*")
     check(p["rx_roce"] > 0 and p["tx_roce"] > 0, f"{tag}: no RoCE traffic: {p}")
     check(p["rx_pkts"] >= p["rx_roce"], f"{tag}: rx_pkts < rx_roce")
