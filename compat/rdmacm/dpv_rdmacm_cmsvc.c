@@ -4,14 +4,9 @@
  * The per-process CM service of the drop-in librdmacm.so.1: one CM runtime
  * (lib/cmrt, the IB CM on QP 1) per device, opened on first need, and one
  * background thread that polls every runtime with CLOCK_MONOTONIC time.
- * When a round handed no MAD to any agent the thread naps: 100 us while
- * the CM is busy (a MAD handled or an rdma_* call within the last
- * CMSVC_BUSY_NS), CMSVC_QUIET_NS once it is quiet; an rdma_* call wakes a
- * quiet nap at once (dpv_rdmacm_cmsvc_lock). It never busy-spins. A fixed
- * 100 us nap woke the thread 10 000 times a second for the whole life of
- * every connection; in a guest where a context switch costs 6.5 us (PVM,
- * this machine) that was an eighth of a CPU, preempting the data path
- * (fio's job thread, the engine's assist) each time.
+ * When a round handed no MAD to any agent the thread naps 100 us (a
+ * compromise: CM exchanges are rare and latency-tolerant, and 10 000
+ * wake-ups a second cost well under 1% of a core); it never busy-spins.
  * The thread is started by the first dpv_rdmacm_cmsvc_rt() call. A device's
  * runtime is opened when an id of the device first needs the CM (Linux's
  * ib_cm runs on every port: a REQ to a device of this process whose CM was
@@ -34,24 +29,17 @@
  * the rdma_* calls take it with dpv_rdmacm_cmsvc_lock().
  */
 #include <errno.h>
-#include <limits.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
 
 #include "dpv_cmrt.h"
 #include "dpv_rdmacm.h"
 #include "dpv_rdmacm_cmsvc.h"
 
 #define CMSVC_MAX_DEVS 16
-#define CMSVC_NAP_NS 100000L     /* nap while the CM is busy */
-#define CMSVC_QUIET_NS 5000000L  /* nap once it is quiet: a REQ or DREQ waits this long at most */
-#define CMSVC_BUSY_NS 100000000ull /* busy: a MAD or an rdma_* call within this */
+#define CMSVC_NAP_NS 100000L
 #define CMSVC_FLUSH_ROUNDS 20 /* x 1 ms at exit, only when something was sent */
 #define CMSVC_IDLE_ROUNDS 128 /* idle rounds between two looks for a CM id left */
 
@@ -65,9 +53,6 @@ static struct {
 	struct ibv_context *ctx[CMSVC_MAX_DEVS];
 	struct dpv_cmrt *rt[CMSVC_MAX_DEVS];
 	unsigned int n;
-	_Atomic uint64_t busy_until; /* CLOCK_MONOTONIC ns: nap short until then */
-	_Atomic uint32_t kick;       /* futex: bumped by rdma_* calls */
-	_Atomic bool quiet_nap;      /* the thread sleeps on kick */
 } g_svc = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 uint64_t dpv_rdmacm_now_ns(void)
@@ -103,11 +88,6 @@ uint8_t dpv_rdmacm_cm_retries(void)
 void dpv_rdmacm_cmsvc_lock(void)
 {
 	pthread_mutex_lock(&g_svc.lock);
-	/* an rdma_* call: its answers come soon, nap short again */
-	atomic_store_explicit(&g_svc.busy_until, dpv_rdmacm_now_ns() + CMSVC_BUSY_NS, memory_order_relaxed);
-	atomic_fetch_add(&g_svc.kick, 1);
-	if (atomic_load(&g_svc.quiet_nap))
-		syscall(SYS_futex, &g_svc.kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 void dpv_rdmacm_cmsvc_unlock(void)
@@ -170,23 +150,9 @@ static void *cmsvc_thread(void *arg)
 		}
 		pthread_mutex_unlock(&g_svc.lock);
 		got += dpv_rdmacm_neigh_poll(dpv_rdmacm_now_ns()); /* rdma_resolve_addr waiting for ARP/ND */
-		uint64_t now = dpv_rdmacm_now_ns();
-		if (got) {
-			atomic_store_explicit(&g_svc.busy_until, now + CMSVC_BUSY_NS, memory_order_relaxed);
-		} else if (now < atomic_load_explicit(&g_svc.busy_until, memory_order_relaxed) ||
-			   dpv_rdmacm_neigh_pending()) {
+		if (got == 0) {
 			struct timespec nap = {0, CMSVC_NAP_NS};
 			nanosleep(&nap, NULL);
-		} else {
-			/* quiet: sleep long unless an rdma_* call kicks (the
-			 * kick read before quiet_nap is set: a call in between
-			 * makes FUTEX_WAIT return at once) */
-			uint32_t k = atomic_load(&g_svc.kick);
-			struct timespec nap = {0, CMSVC_QUIET_NS};
-			atomic_store(&g_svc.quiet_nap, true);
-			if (now >= atomic_load_explicit(&g_svc.busy_until, memory_order_relaxed))
-				syscall(SYS_futex, &g_svc.kick, FUTEX_WAIT_PRIVATE, k, &nap, NULL, 0);
-			atomic_store(&g_svc.quiet_nap, false);
 		}
 	}
 }
