@@ -145,8 +145,21 @@ fio_pair_once() {
 	# a block fails its check), the client when the server has answered
 	# its last block (or its job failed); once one has ended the other has
 	# 10 s, then what is left of the run is stopped
-	while kill -0 "$s" 2>/dev/null && kill -0 "$c" 2>/dev/null; do sleep 0.1; done
+	# fio's client does not end after a failed completion: its getevents
+	# goes back to ibv_get_cq_event, which no completion wakes again (fio's
+	# engines/rdma.c, on any RDMA stack), so the handshake race's RNR NAK
+	# left both processes waiting until the test's timeout: seeing the
+	# message is seeing the end
+	local rnr=0
+	while kill -0 "$s" 2>/dev/null && kill -0 "$c" 2>/dev/null; do
+		if grep -q "RNR retry counter exceeded" "$WORK/$name.cli" 2>/dev/null; then
+			rnr=1
+			break
+		fi
+		sleep 0.1
+	done
 	for n in $(seq 1 100); do
+		[ $rnr = 1 ] && break
 		kill -0 "$s" 2>/dev/null || kill -0 "$c" 2>/dev/null || break
 		sleep 0.1
 	done
