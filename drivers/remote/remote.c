@@ -173,8 +173,8 @@ static int hello(void)
 	} else {
 		one = dpv_db_ring_bytes(w->db_size);
 		bytes = w->db_map_bytes;
-		if (bytes < (uint64_t)w->n_db * one || w->wake_off < (uint64_t)w->n_db * one ||
-		    w->wake_off % 64 || w->wake_off + sizeof(struct dpv_wake) > bytes) {
+		if (w->wake_off < (uint64_t)w->n_db * one || w->wake_off % 64 ||
+		    w->wake_off + sizeof(struct dpv_wake) > bytes) {
 			fprintf(stderr, "dpverbs: dpverbsd on %s: a welcome with a bad doorbell layout\n", rm.path);
 			r = -EPROTO;
 		} else {
@@ -361,14 +361,6 @@ static int rm_progress(void *cq)
 	(void)cq;
 	if (!rm.idle_yield)
 		return atomic_load_explicit(&rm.dead, memory_order_relaxed) ? -EIO : 0;
-	struct dpv_wake *w = atomic_load_explicit(&rm.wake, memory_order_acquire);
-	uint32_t s = w ? atomic_load_explicit(&w->seq, memory_order_acquire) : 0;
-	if (s != seen) {
-		seen = s;
-		settled = 0;
-	} else {
-		settled++;
-	}
 	if (++idle >= rm.idle_yield) {
 		struct rusage ru;
 		idle = 0;
@@ -377,9 +369,22 @@ static int rm_progress(void *cq)
 			contended_until = rm_now_ns() + RM_CONTENDED_NS;
 		}
 	}
-	if (w && contended_until && settled >= RM_SETTLED_POLLS && !atomic_load(&rm.dead)) {
+	/* the wake word is read only while contended: alone on its CPU the
+	 * thread never touches the line the engine writes per CQE */
+	struct dpv_wake *w = contended_until ? atomic_load_explicit(&rm.wake, memory_order_acquire) : NULL;
+	if (!w)
+		return atomic_load_explicit(&rm.dead, memory_order_relaxed) ? -EIO : 0;
+	uint32_t s = atomic_load_explicit(&w->seq, memory_order_acquire);
+	if (s != seen) {
+		seen = s;
+		settled = 0;
+	} else {
+		settled++;
+	}
+	if (settled >= RM_SETTLED_POLLS && !atomic_load(&rm.dead)) {
 		if (rm_now_ns() >= contended_until) {
-			contended_until = 0;
+			contended_until = 0; /* the next contended period counts its own polls */
+			settled = 0;
 		} else {
 			struct timespec t = {0, RM_WAIT_NS};
 			atomic_fetch_add_explicit(&w->waiters, 1, memory_order_seq_cst);

@@ -104,6 +104,16 @@ static size_t memif_prefault(void)
 	return total;
 }
 
+/* A memif port's link is up: its regions faulted in, counted and logged. */
+static void memif_link_up(struct dpv_port *p)
+{
+	uint64_t t0 = rte_get_tsc_cycles();
+	size_t b = memif_prefault();
+	DPV_STAT_ADD(p, memif_prefault_kib, b >> 10);
+	DPV_PORT_LOG(INFO, "port %s: %zu KiB of memif buffers faulted in (%.1f ms)", p->name, b >> 10,
+		     (double)(rte_get_tsc_cycles() - t0) * 1000.0 / (double)rte_get_tsc_hz());
+}
+
 static void link_check(struct dpv_port *p, uint64_t now, uint64_t hz)
 {
 	struct rte_eth_link l;
@@ -122,13 +132,8 @@ static void link_check(struct dpv_port *p, uint64_t now, uint64_t hz)
 			if (l.link_speed && l.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN)
 				p->eth_speed_mbps = l.link_speed;
 			dpv_neigh_link_up(p);
-			if (dpv_port_is_memif(p, NULL)) {
-				uint64_t t0 = rte_get_tsc_cycles();
-				size_t b = memif_prefault();
-				DPV_STAT_ADD(p, memif_prefault_kib, b >> 10);
-				DPV_PORT_LOG(INFO, "port %s: %zu KiB of memif buffers faulted in (%.1f ms)", p->name,
-					     b >> 10, (double)(rte_get_tsc_cycles() - t0) * 1000.0 / (double)hz);
-			}
+			if (dpv_port_is_memif(p, NULL))
+				memif_link_up(p);
 		}
 		if (up)
 			DPV_STAT_ADD(p, link_ups, 1);
@@ -167,7 +172,7 @@ int dpv_link_start(struct dpv_runtime *rt)
 		bool up = p->kif.follow_link ? atomic_load(&p->kif.link_up) : l.link_status == RTE_ETH_LINK_UP;
 		atomic_store(&p->link_up, up);
 		if (up && dpv_port_is_memif(p, NULL))
-			DPV_STAT_ADD(p, memif_prefault_kib, memif_prefault() >> 10);
+			memif_link_up(p);
 		/* an interface the kernel reports down is down from the start */
 		p->link_seen = up || p->kif.follow_link;
 		p->link_restart_tsc = now;
