@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* dpverbs compile-time limits, in one place (as rxe_param.h). */
+/* dpverbs compile-time limits and device parameters, in one place (as
+ * rxe_param.h): the device's identity and fixed capabilities, the defaults
+ * of the configuration's "limits" section (lib/verbs/dpv_param.h holds the
+ * limits as run), object ranges, engine sizes. */
 #ifndef DPV_LIMITS_H
 #define DPV_LIMITS_H
 
@@ -58,5 +61,31 @@
 			     * (the engine stalls the QP and retries after the next
 			     * receive burst: spinning longer while the peer's
 			     * queue is full too deadlocks two processes) */
+
+/* ---- the device's fixed capabilities (ibv_query_device) ---- */
+#define DPV_MAX_MSG_SZ (1u << 31)       /* IBA 9.4: 2^31 bytes per message */
+#define DPV_MAX_QP_RD_ATOM 128          /* outstanding READ/atomic per QP, as rxe */
+#define DPV_MAX_QP_INIT_RD_ATOM 128
+#define DPV_LOCAL_CA_ACK_DELAY 15
+#define DPV_NUM_COMP_VECTORS 1
+#define DPV_PHYS_PORT_CNT 1
+#define DPV_PORT_NUM 1                  /* the only port number of a device */
+#define DPV_MIN_CQE_ALIGN 64            /* ring buffers: cache-line aligned */
+
+/* Object index ranges (struct dpv_pool): 24-bit QPNs, 0 and 1 reserved (SMI,
+ * GSI) and up to 0x10 kept free as rxe does; MR keys are index << 8 | key. */
+#define DPV_QPN_GSI 1                   /* the GSI's QPN on the wire (IBA 13.5.1) */
+#define DPV_QPN_MCAST 0xffffff          /* destination QP of multicast packets (IBA 10.5) */
+#define DPV_QPN_FIRST 0x11
+#define DPV_QPN_LAST 0x1ffff
+#define DPV_MR_INDEX_LAST 0xffffff
+#define DPV_SRQN_LAST 0xffff
+#define DPV_OBJ_INDEX_LAST 0xfffff     /* PDs, AHs, CQs, XRC domains */
+
+/* wc.sl of a UD receive: the network header type, as ConnectX reports it
+ * on RoCEv2 (its CQE's L3 type; UCX's UD transport reads it to build the
+ * reply's address): 2 for IPv4, 1 for IPv6 */
+#define DPV_WC_SL_IPV4 2
+#define DPV_WC_SL_IPV6 1
 
 #endif

@@ -27,7 +27,7 @@ static uint64_t g_next_tsc;
 static bool g_failed;
 
 /* At exit: stop publishing and remove the file. The mapping stays: an
- * engine thread may still be inside dpv_stats_publish (process exit unmaps). */
+ * engine thread may still be inside sw_stats_publish (process exit unmaps). */
 static void stats_remove(void)
 {
 	g_failed = true;

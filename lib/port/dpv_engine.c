@@ -40,10 +40,12 @@ void dpv_port_set_rx_handler(dpv_roce_rx_fn fn) { g_rx_fn = fn; }
 void dpv_port_set_poll_handler(dpv_poll_fn fn) { g_poll_fn = fn; }
 bool dpv_engine_lcore_mode(void) { return g_lcore_mode; }
 
+/* The drop counter of each parse error, indexed by -enum dpv_parse_err. */
 static const enum dpv_drop_reason parse_drop[DPV_PARSE_NERR] = {
-	[1] = DPV_DROP_NOT_ROCE, [2] = DPV_DROP_SHORT, [3] = DPV_DROP_BAD_IP,
-	[4] = DPV_DROP_BAD_UDP, [5] = DPV_DROP_BAD_OPCODE, [6] = DPV_DROP_BAD_TVER,
-	[7] = DPV_DROP_BAD_PAD, [8] = DPV_DROP_BAD_ICRC,
+	[-DPV_PARSE_NOT_ROCE] = DPV_DROP_NOT_ROCE,	[-DPV_PARSE_SHORT] = DPV_DROP_SHORT,
+	[-DPV_PARSE_BAD_IP] = DPV_DROP_BAD_IP,		[-DPV_PARSE_BAD_UDP] = DPV_DROP_BAD_UDP,
+	[-DPV_PARSE_BAD_OPCODE] = DPV_DROP_BAD_OPCODE,	[-DPV_PARSE_BAD_TVER] = DPV_DROP_BAD_TVER,
+	[-DPV_PARSE_BAD_PAD] = DPV_DROP_BAD_PAD,	[-DPV_PARSE_BAD_ICRC] = DPV_DROP_BAD_ICRC,
 };
 
 /* Frames held by this thread for one context (dpv_port_tx_begin). */
@@ -203,12 +205,6 @@ int dpv_port_xmit_local(struct dpv_qctx *qc, struct dpv_port *lp, struct rte_mbu
 	if (dup)
 		lo_enqueue(p, lq, dup);
 	return r;
-}
-
-int dpv_port_xmit(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16])
-{
-	struct dpv_port *lp = dpv_port_loopback_dst(dgid);
-	return lp ? dpv_port_xmit_local(qc, lp, m) : dpv_port_xmit_remote(qc, m, dgid);
 }
 
 int dpv_port_xmit_remote(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16])

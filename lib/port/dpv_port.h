@@ -71,7 +71,6 @@ struct dpv_qctx {
 	_Atomic uint64_t last_poll_tsc; /* last time someone polled this context */
 	int lcore;                /* service lcore, -1 in inline mode */
 	bool rx_backlog;          /* the last poll left frames in the RX queue */
-	uint64_t next_timer_tsc;  /* next transport timer scan */
 	/* transport objects with deferred work after this burst (coalesced
 	 * ACKs); protected by rx_lock */
 	void *deferred[DPV_BURST * 2];
@@ -251,16 +250,14 @@ extern uint64_t dpv_lo_trusted_flag;
 struct dpv_port *dpv_port_loopback_dst(const uint8_t dgid[16]);
 
 /*
- * Transmit a fully built RoCEv2 frame (Ethernet header's dst MAC may be
- * unset): resolves the neighbour of dgid, or loops back in software when dgid
- * is local. Consumes the mbuf in every case. Returns 0 if sent or queued
- * (pending neighbour resolution), -ENOBUFS if the TX queue (or the loopback
- * ring) stayed full (the caller may send it again later), another negative
- * errno if dropped.
+ * Transmit a fully built RoCEv2 frame (the Ethernet header's destination MAC
+ * may be unset; the caller has chosen the path with dpv_port_loopback_dst):
+ * into local port lp by software loopback, or to the wire after resolving
+ * the neighbour of dgid. Consume the mbuf in every case. Return 0 if sent
+ * or queued (pending neighbour resolution), -ENOBUFS if the TX queue (or
+ * the loopback ring) stayed full (the caller may send it again later),
+ * another negative errno if dropped.
  */
-int dpv_port_xmit(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16]);
-/* The two halves of dpv_port_xmit, for a caller that already knows where
- * the frame goes: into local port lp by software loopback, or to the wire. */
 int dpv_port_xmit_local(struct dpv_qctx *qc, struct dpv_port *lp, struct rte_mbuf *m);
 int dpv_port_xmit_remote(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16]);
 /* To multicast group dgid: on the wire to the group's Ethernet address,

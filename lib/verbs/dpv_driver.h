@@ -12,7 +12,7 @@
  * provider sends to its RNIC) plus the doorbell and the progress call.
  * Direction: drivers include lib headers and call lib functions; lib calls a
  * driver only through its ops table and never includes a driver's headers
- * (test/abi/check_layers.sh checks it).
+ * (test/abi/check_layers.py checks it).
  *
  * Error convention: ops return 0 or a negative errno value; constructors
  * return the driver object or NULL with rte_errno-style errno set.

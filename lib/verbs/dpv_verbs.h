@@ -75,7 +75,7 @@ void dpv_av_from_lid(struct dpv_device *d, const struct ibv_ah_attr *in, struct 
 int dpv_query_port_full(struct ibv_context *c, uint8_t port, struct ibv_port_attr *a);
 void dpv_context_ops_init(struct dpv_context *ctx);
 
-/* dpv_async.c */
+/* dpv_context.c: queue an async event on the context (ibv_get_async_event) */
 void dpv_async_deliver(struct dpv_context *ctx, const struct ibv_async_event *ev);
 
 /* dpv_cq.c */
@@ -125,7 +125,5 @@ struct ibv_xrcd *dpv_open_xrcd(struct ibv_context *c, struct ibv_xrcd_init_attr 
 int dpv_close_xrcd(struct ibv_xrcd *x);
 struct ibv_qp *dpv_open_qp(struct ibv_context *c, struct ibv_qp_open_attr *a);
 
-/* dpv_stats.c */
-void dpv_stats_publish(void);
 
 #endif /* DPV_VERBS_H */

@@ -5,7 +5,7 @@
  *
  * The test links the verbs façade, the sw driver, lib/wire and lib/conf,
  * but not lib/port: sw_harness.c provides the port layer the driver calls
- * (dpv_runtime_start, dpv_port_xmit, dpv_port_alloc_mbuf, neighbours ...)
+ * (dpv_runtime_start, dpv_port_xmit_remote, dpv_port_alloc_mbuf, neighbours ...)
  * with one port "dpv0" whose GID 0 is ::ffff:192.0.2.1 and whose path MTU
  * is 1024 bytes, on an EAL without hugepages or devices. Every frame the
  * engine transmits is parsed and kept in order (sw_h_sent); the test feeds
@@ -43,7 +43,7 @@ int sw_h_init(int argc, char **argv);
 unsigned int sw_h_nsent(void);
 const struct sw_h_frame *sw_h_sent(unsigned int i);
 void sw_h_clear(void);
-/** The next dpv_port_xmit calls return r (0, or -ENOBUFS for a full TX queue). */
+/** The next transmits (dpv_port_xmit_*) return r (0, or -ENOBUFS for a full TX queue). */
 void sw_h_xmit_result(int r);
 
 /** Builds a frame from b (source the peer, destination port dpv0; missing
