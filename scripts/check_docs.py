@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""check_docs.py: the documents name only files and identifiers that exist.
+"""check_docs.py: the documents name only files and identifiers that exist,
+and doc/architecture.md names every source file.
 
 usage: check_docs.py TOPDIR [DOC.md...]
 
@@ -16,7 +17,12 @@ README.md, test/data/wire/README.md) every `code span` is looked at:
   * a C identifier of the project (dpv_*, sw_*, DPV_*, SW_*, DPVERBS_*,
     conf_*, null_*) must occur in the sources (lib, drivers, compat, config,
     apps, test, scripts, meson.build files).
-Prints each missing name with its document and line; exit 1 if any.
+Then every source file of lib/, drivers/, compat/ (*.c, *.h) and apps/ (also
+*.sh, *.py, *.in) must be named by a `code span` of doc/architecture.md: its
+path, its bare name (only if no other such file has that name), a path
+ending in it ("bpf/dpv_xdp.bpf.c"), or "NAME.[ch]".
+Prints each missing name with its document and line, and each source file
+architecture.md does not name; exit 1 if any.
 """
 import os
 import re
@@ -113,6 +119,48 @@ def exists(c, doc_dir, files, names, dirs):
     return any(f.endswith('/' + n) for f in files) or any(d.endswith('/' + n) for d in dirs)
 
 
+def code_spans(text):
+    """(line number, code span) of a Markdown text, fenced blocks left out."""
+    in_fence = False
+    for ln, line in enumerate(text.split('\n'), 1):
+        if line.strip().startswith('```'):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        for tok in re.findall(r'`([^`]+)`', line):
+            yield ln, tok.strip()
+
+
+# The source files doc/architecture.md must name: folder, suffixes.
+LISTED = (('lib', ('.c', '.h')), ('drivers', ('.c', '.h')), ('compat', ('.c', '.h')),
+          ('apps', ('.c', '.h', '.sh', '.py', '.in')))
+ARCH_DOC = os.path.join('doc', 'architecture.md')
+
+
+def unlisted(top, files):
+    """The source files (LISTED) that ARCH_DOC does not name."""
+    srcs = sorted(f for d, sfx in LISTED for f in files
+                  if f.startswith(d + '/') and f.endswith(sfx) and '__pycache__' not in f)
+    named = set()
+    for _, tok in code_spans(open(os.path.join(top, ARCH_DOC), encoding='utf-8').read()):
+        m = re.fullmatch(r'(.*)\.\[([a-z]+)\]', tok)
+        for c in [m.group(1) + '.' + x for x in m.group(2)] if m else [tok]:
+            named.add(c[2:] if c.startswith('./') else c)
+    base_count = {}
+    for f in srcs:
+        base_count[os.path.basename(f)] = base_count.get(os.path.basename(f), 0) + 1
+    out = []
+    for f in srcs:
+        base = os.path.basename(f)
+        if f in named or any('/' in n and f.endswith('/' + n) for n in named):
+            continue
+        if base in named and base_count[base] == 1:
+            continue
+        out.append((f, base in named))
+    return len(srcs), out
+
+
 def main(argv):
     if not argv:
         print(__doc__.strip())
@@ -130,29 +178,26 @@ def main(argv):
     checked = 0
     for doc in docs:
         text = open(os.path.join(top, doc), encoding='utf-8').read()
-        in_fence = False
-        for ln, line in enumerate(text.split('\n'), 1):
-            if line.strip().startswith('```'):
-                in_fence = not in_fence
+        for ln, tok in code_spans(text):
+            if path_like(tok):
+                checked += 1
+                if not path_ok(tok, os.path.dirname(doc), files, names, dirs):
+                    print(f'{doc}:{ln}: no such file: {tok}')
+                    missing += 1
                 continue
-            if in_fence:
-                continue
-            for tok in re.findall(r'`([^`]+)`', line):
-                tok = tok.strip()
-                if path_like(tok):
-                    checked += 1
-                    if not path_ok(tok, os.path.dirname(doc), files, names, dirs):
-                        print(f'{doc}:{ln}: no such file: {tok}')
-                        missing += 1
-                    continue
-                for ident in IDENT.findall(tok):
-                    checked += 1
-                    if ident not in idents and not any(i.startswith(ident) for i in idents
-                                                       if ident.endswith('_')):
-                        print(f'{doc}:{ln}: no such identifier: {ident}')
-                        missing += 1
-    print(f'{len(docs)} documents, {checked} names checked, {missing} missing')
-    return 1 if missing else 0
+            for ident in IDENT.findall(tok):
+                checked += 1
+                if ident not in idents and not any(i.startswith(ident) for i in idents
+                                                   if ident.endswith('_')):
+                    print(f'{doc}:{ln}: no such identifier: {ident}')
+                    missing += 1
+    n_src, unnamed = unlisted(top, files)
+    for f, ambiguous in unnamed:
+        why = ' (another source file has its name: give the path)' if ambiguous else ''
+        print(f'{ARCH_DOC}: source file not named: {f}{why}')
+    print(f'{len(docs)} documents, {checked} names checked, {missing} missing; '
+          f'{n_src} source files, {len(unnamed)} not named in {ARCH_DOC}')
+    return 1 if missing or unnamed else 0
 
 
 if __name__ == '__main__':
