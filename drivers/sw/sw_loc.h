@@ -495,24 +495,31 @@ void sw_db_sync(void *dev);
 /* Take the doorbells rung on the context's attached rings: how many. */
 int sw_db_poll(struct dpv_qctx *qc);
 
-/* ---- sw_timer.c ---- */
+/* ---- sw_poll.c ---- */
 /* The per-context tasks after each RX burst (poll hook of the port layer):
  * returns the doorbells it took (work the caller did not see as packets). */
 int sw_poll(struct dpv_qctx *qc, uint64_t now);
 int sw_td_progress(struct sw_td *td);
 /* Queue a QP with ACKs to coalesce at the end of this burst (or send now). */
 void sw_defer_ack(struct sw_qp *qp, struct dpv_qctx *qc);
-/* (Re)start the retransmission timer (IBA 9.7.6.1.3) / the tail-loss probe. */
-void sw_timer_restart(struct sw_qp *qp);
-void sw_timer_probe_restart(struct sw_qp *qp, bool reset);
-/* The QP's timers and deferred work run from its context's (or TD's) scan. */
-int sw_timer_add(struct sw_qp *qp); /* 0 or -ENOMEM */
 /* The QP's sending stopped on a full TX queue (or loopback ring): queue it
  * on its context's ring so that the context's next poll turn, after
  * receiving, runs it again. Not for a thread domain's QPs (their owner's
  * timer pass does). Must hold the QP lock. */
 void sw_qp_kick(struct sw_qp *qp);
+
+/* ---- sw_timer.c ---- */
+/* (Re)start the retransmission timer (IBA 9.7.6.1.3) / the tail-loss probe. */
+void sw_timer_restart(struct sw_qp *qp);
+void sw_timer_probe_restart(struct sw_qp *qp, bool reset);
+/* The QP's timers and deferred work run from its context's (or TD's) scan. */
+int sw_timer_add(struct sw_qp *qp); /* 0 or -ENOMEM */
 void sw_timer_del(struct sw_qp *qp);
+/* The timer scan of a context, at most every SW_TIMER_US (at once when
+ * starved: the context was not polled for SW_STARVED_US). */
+void sw_timer_scan(struct dpv_qctx *qc, uint64_t now, bool starved);
+/* A thread domain's QPs' timers, at most every SW_TIMER_US. */
+void sw_timer_td(struct sw_td *td, uint64_t now);
 
 /* ---- sw_net.c ---- */
 void sw_build_init(struct sw_qp *qp, struct dpv_pkt_build *b, uint8_t opcode, uint32_t psn);

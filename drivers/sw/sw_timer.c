@@ -1,14 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Timers and the per-context tasks of the software engine.
+ * Timers of the software engine: retransmission (IBA 9.7.6.1.3), RNR wait
+ * (IBA 9.7.5.2.8), tail-loss probe, and the retries of work held back by an
+ * unresolved neighbour or a full TX queue.
  *
- * After each RX burst of an engine context (the port layer's poll hook):
- * the coalesced ACKs of the burst go out, QPs whose doorbell was rung in
- * service mode run their senders, and at most every SW_TIMER_US the timer
- * scan looks at the next SW_TIMER_SLICE QPs bound to the context (round
- * robin, so a scan costs the same with 1 QP or 100000): retransmission
- * (IBA 9.7.6.1.3), RNR wait (IBA 9.7.5.2.8), tail-loss probe, and the
- * retries of work held back by an unresolved neighbour or a full TX queue.
+ * The poll turn of an engine context (sw_poll.c) calls the scan after each
+ * RX burst; at most every SW_TIMER_US it looks at the next SW_TIMER_SLICE
+ * QPs bound to the context (round robin, so a scan costs the same with 1 QP or 100000).
  * A QP with nothing due is recognised without its lock (relaxed reads of
  * its deadlines and flags). With n QPs on a context each is looked at every
  * ceil(n / SW_TIMER_SLICE) * SW_TIMER_US: 10 us up to 16 QPs, 640 us with
@@ -36,7 +34,6 @@ struct sw_ctx {
 	struct sw_qp **qps;
 	unsigned int n, cap, cursor;
 	uint64_t next_timer_tsc;
-	uint64_t last_poll_tsc;
 };
 
 static struct sw_ctx g_ctx[DPV_MAX_PORTS][DPV_MAX_QUEUES];
@@ -221,79 +218,15 @@ static void qp_timers(struct sw_qp *qp, uint64_t now, bool local_trouble)
 	}
 }
 
-void sw_defer_ack(struct sw_qp *qp, struct dpv_qctx *qc)
+void sw_timer_scan(struct dpv_qctx *qc, uint64_t now, bool starved)
 {
-	for (unsigned int i = 0; i < qc->n_deferred; i++)
-		if (qc->deferred[i] == qp)
-			return;
-	if (qc->n_deferred < RTE_DIM(qc->deferred))
-		qc->deferred[qc->n_deferred++] = qp;
-	else
-		sw_resp_flush_ack(qp);
-}
-
-void sw_qp_kick(struct sw_qp *qp)
-{
-	if (qp->lockless || atomic_exchange(&qp->req.db_pending, true))
-		return;
-	if (rte_ring_mp_enqueue(qp->qc->db_ring, (void *)(uintptr_t)qp->qpn) != 0)
-		atomic_store(&qp->req.db_pending, false); /* the timer scan finds it */
-}
-
-/* QPs queued on the context's ring: rung doorbells (service mode) and QPs
- * whose sending stopped on a full TX queue (sw_qp_kick): their responses
- * and requests go out again, right after this turn's receive burst. */
-static int doorbells(struct dpv_qctx *qc)
-{
-	void *db[DPV_BURST];
-	unsigned int n = rte_ring_sc_dequeue_burst(qc->db_ring, db, DPV_BURST, NULL);
-	for (unsigned int i = 0; i < n; i++) {
-		struct sw_qp *qp = sw_qp_lookup((uint32_t)(uintptr_t)db[i]);
-		if (!qp)
-			continue;
-		atomic_store(&qp->req.db_pending, false);
-		sw_qp_lock(qp);
-		if (sw_resp_pending(qp))
-			sw_resp_pump(qp, SW_RESP_BURST);
-		sw_qp_send(qp);
-		sw_qp_unlock(qp);
-	}
-	return (int)n;
-}
-
-static int poll_turn(struct dpv_qctx *qc, uint64_t now)
-{
-	int work = 0;
 	struct sw_ctx *c = ctx_of(qc);
-	/* A thread on another CPU may read a TSC a little behind the last one
-	 * (vCPUs' TSCs differ by a few cycles): `since` is then negative, which
-	 * is not starvation (read unsigned, it was: an expired retransmission
-	 * timer was restarted instead of counted, and a peer that had gone
-	 * away was retried for minutes instead of 7 times). */
-	int64_t since = c->last_poll_tsc ? (int64_t)(now - c->last_poll_tsc) : 0;
-	bool starved = since > (int64_t)(sw_us_cycles * SW_STARVED_US);
-	if (sw_debug() && since > (int64_t)(sw_us_cycles * 100000))
-		SW_LOG(DEBUG, "context %u/%u not polled for %llu us", qc->port->index, qc->qid,
-		       (unsigned long long)((uint64_t)since / sw_us_cycles));
-	c->last_poll_tsc = now;
-	if (qc->port->index == 0 && qc->qid == 0)
-		sw_stats_publish(now);
-	for (unsigned int i = 0; i < qc->n_deferred; i++) {
-		struct sw_qp *qp = qc->deferred[i];
-		sw_qp_lock(qp);
-		sw_resp_flush_ack(qp);
-		sw_qp_unlock(qp);
-	}
-	qc->n_deferred = 0;
-	if (!rte_ring_empty(qc->db_ring))
-		work += doorbells(qc);
-	work += sw_db_poll(qc);
 	if (now < c->next_timer_tsc && !starved)
-		return work;
+		return;
 	c->next_timer_tsc = now + sw_us_cycles * SW_TIMER_US;
 	sw_debug_on = rte_log_can_log(sw_logtype, RTE_LOG_DEBUG);
 	if (!c->n)
-		return work;
+		return;
 	bool trouble = starved || qc->rx_backlog;
 	rte_spinlock_lock(&c->lock);
 	unsigned int k = RTE_MIN(c->n, (unsigned int)SW_TIMER_SLICE);
@@ -311,28 +244,13 @@ static int poll_turn(struct dpv_qctx *qc, uint64_t now)
 		sw_qp_unlock(qp);
 	}
 	rte_spinlock_unlock(&c->lock);
-	return work;
 }
 
-/* Engine hook after each RX burst of a context. Runs with qc->rx_lock held. */
-int sw_poll(struct dpv_qctx *qc, uint64_t now)
+void sw_timer_td(struct sw_td *td, uint64_t now)
 {
-	int work = poll_turn(qc, now);
-	sw_mem_flush(); /* nothing waits past the poll turn (the context's lock) */
-	return work;
-}
-
-/* A thread domain's owner: the packets other threads received for its QPs,
- * then (at most every SW_TIMER_US) its QPs' timers. */
-int sw_td_progress(struct sw_td *td)
-{
-	int n = sw_td_rx(td);
-	uint64_t now = rte_get_tsc_cycles();
-	sw_mem_flush();
 	if (now < td->next_timer_tsc)
-		return n;
-	td->next_timer_tsc = now + rte_get_tsc_hz() / 1000000 * SW_TIMER_US;
+		return;
+	td->next_timer_tsc = now + sw_us_cycles * SW_TIMER_US;
 	for (struct sw_qp *qp = td->conn; qp; qp = qp->timer_next)
 		qp_timers(qp, now, false);
-	return n;
 }

@@ -71,10 +71,6 @@ struct dpv_qctx {
 	_Atomic uint64_t last_poll_tsc; /* last time someone polled this context */
 	int lcore;                /* service lcore, -1 in inline mode */
 	bool rx_backlog;          /* the last poll left frames in the RX queue */
-	/* transport objects with deferred work after this burst (coalesced
-	 * ACKs); protected by rx_lock */
-	void *deferred[DPV_BURST * 2];
-	unsigned int n_deferred;
 };
 
 /* struct dpv_gid_entry: dpv_conf.h (dpv_conf_gid_table) */

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The poll turn of the software engine: what runs on an engine context
+ * after each of its RX bursts (the port layer's poll hook, sw_poll), and on
+ * a thread domain's owner (sw_td_progress).
+ *
+ * In order: starvation is noted (the context was not polled for
+ * SW_STARVED_US: its thread was descheduled, and an expired timer is then
+ * restarted instead of counted, see sw_timer.c), the counters are published
+ * (context 0/0 only), the ACKs the burst coalesced go out (one per QP,
+ * sw_defer_ack), the QPs queued on the context's ring run their senders and
+ * pending responses (rung doorbells in service mode, and QPs whose sending
+ * stopped on a full TX queue, sw_qp_kick), shared mode's doorbell rings are
+ * read (sw_db.c), then the timer scan (sw_timer_scan).
+ */
+#include <rte_cycles.h>
+
+#include "sw_loc.h"
+
+/* What one engine context's turn keeps between turns; used under the
+ * context's rx_lock (the port layer holds it around the burst and the
+ * hook). */
+struct sw_turn {
+	uint64_t last_poll_tsc;
+	/* QPs with an ACK coalesced during this burst */
+	struct sw_qp *deferred[DPV_BURST * 2];
+	unsigned int n_deferred;
+};
+
+static struct sw_turn g_turn[DPV_MAX_PORTS][DPV_MAX_QUEUES];
+
+static struct sw_turn *turn_of(const struct dpv_qctx *qc)
+{
+	return &g_turn[qc->port->index][qc->qid];
+}
+
+void sw_defer_ack(struct sw_qp *qp, struct dpv_qctx *qc)
+{
+	struct sw_turn *t = turn_of(qc);
+	for (unsigned int i = 0; i < t->n_deferred; i++)
+		if (t->deferred[i] == qp)
+			return;
+	if (t->n_deferred < RTE_DIM(t->deferred))
+		t->deferred[t->n_deferred++] = qp;
+	else
+		sw_resp_flush_ack(qp);
+}
+
+void sw_qp_kick(struct sw_qp *qp)
+{
+	if (qp->lockless || atomic_exchange(&qp->req.db_pending, true))
+		return;
+	if (rte_ring_mp_enqueue(qp->qc->db_ring, (void *)(uintptr_t)qp->qpn) != 0)
+		atomic_store(&qp->req.db_pending, false); /* the timer scan finds it */
+}
+
+/* QPs queued on the context's ring: rung doorbells (service mode) and QPs
+ * whose sending stopped on a full TX queue (sw_qp_kick): their responses
+ * and requests go out again, right after this turn's receive burst. */
+static int doorbells(struct dpv_qctx *qc)
+{
+	void *db[DPV_BURST];
+	unsigned int n = rte_ring_sc_dequeue_burst(qc->db_ring, db, DPV_BURST, NULL);
+	for (unsigned int i = 0; i < n; i++) {
+		struct sw_qp *qp = sw_qp_lookup((uint32_t)(uintptr_t)db[i]);
+		if (!qp)
+			continue;
+		atomic_store(&qp->req.db_pending, false);
+		sw_qp_lock(qp);
+		if (sw_resp_pending(qp))
+			sw_resp_pump(qp, SW_RESP_BURST);
+		sw_qp_send(qp);
+		sw_qp_unlock(qp);
+	}
+	return (int)n;
+}
+
+/* The ACKs coalesced during the burst: one per QP. */
+static void flush_deferred(struct sw_turn *t)
+{
+	for (unsigned int i = 0; i < t->n_deferred; i++) {
+		struct sw_qp *qp = t->deferred[i];
+		sw_qp_lock(qp);
+		sw_resp_flush_ack(qp);
+		sw_qp_unlock(qp);
+	}
+	t->n_deferred = 0;
+}
+
+/* Engine hook after each RX burst of a context. Runs with qc->rx_lock held. */
+int sw_poll(struct dpv_qctx *qc, uint64_t now)
+{
+	int work = 0;
+	struct sw_turn *t = turn_of(qc);
+	/* A thread on another CPU may read a TSC a little behind the last one
+	 * (vCPUs' TSCs differ by a few cycles): `since` is then negative, which
+	 * is not starvation (read unsigned, it was: an expired retransmission
+	 * timer was restarted instead of counted, and a peer that had gone
+	 * away was retried for minutes instead of 7 times). */
+	int64_t since = t->last_poll_tsc ? (int64_t)(now - t->last_poll_tsc) : 0;
+	bool starved = since > (int64_t)(sw_us_cycles * SW_STARVED_US);
+	if (sw_debug() && since > (int64_t)(sw_us_cycles * 100000))
+		SW_LOG(DEBUG, "context %u/%u not polled for %llu us", qc->port->index, qc->qid,
+		       (unsigned long long)((uint64_t)since / sw_us_cycles));
+	t->last_poll_tsc = now;
+	if (qc->port->index == 0 && qc->qid == 0)
+		sw_stats_publish(now);
+	flush_deferred(t);
+	if (!rte_ring_empty(qc->db_ring))
+		work += doorbells(qc);
+	work += sw_db_poll(qc);
+	sw_timer_scan(qc, now, starved);
+	sw_mem_flush(); /* nothing waits past the poll turn (the context's lock) */
+	return work;
+}
+
+/* A thread domain's owner: the packets other threads received for its QPs,
+ * then (at most every SW_TIMER_US) its QPs' timers. */
+int sw_td_progress(struct sw_td *td)
+{
+	int n = sw_td_rx(td);
+	uint64_t now = rte_get_tsc_cycles();
+	sw_mem_flush();
+	sw_timer_td(td, now);
+	return n;
+}
