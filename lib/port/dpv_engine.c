@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Engine contexts: RX burst, classification (ARP/ND vs RoCEv2), receive
- * checks that need no QP (parse, ICRC, destination), dispatch to the
- * transport, software loopback and transmission.
+ * Engine contexts: who polls them and when. One turn of a context (RX
+ * bursts and the loopback ring, each frame to dpv_rx.c, then the
+ * transport's poll hook, with its transmits staged by dpv_tx.c); inline
+ * progress from the application's calls, the assist thread, or one
+ * service lcore per context.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -22,9 +24,6 @@
 #include "dpv_engine.h"
 #include "dpv_fault.h"
 
-uint64_t dpv_lo_trusted_flag;
-
-static dpv_roce_rx_fn g_rx_fn;
 static dpv_poll_fn g_poll_fn;
 static bool g_lcore_mode;
 static _Atomic bool g_stop;
@@ -36,272 +35,8 @@ static _Atomic bool g_assist_parked;
 static pthread_t g_assist;
 static bool g_assist_running;
 
-void dpv_port_set_rx_handler(dpv_roce_rx_fn fn) { g_rx_fn = fn; }
 void dpv_port_set_poll_handler(dpv_poll_fn fn) { g_poll_fn = fn; }
 bool dpv_engine_lcore_mode(void) { return g_lcore_mode; }
-
-/* The drop counter of each parse error, indexed by -enum dpv_parse_err. */
-static const enum dpv_drop_reason parse_drop[DPV_PARSE_NERR] = {
-	[-DPV_PARSE_NOT_ROCE] = DPV_DROP_NOT_ROCE,	[-DPV_PARSE_SHORT] = DPV_DROP_SHORT,
-	[-DPV_PARSE_BAD_IP] = DPV_DROP_BAD_IP,		[-DPV_PARSE_BAD_UDP] = DPV_DROP_BAD_UDP,
-	[-DPV_PARSE_BAD_OPCODE] = DPV_DROP_BAD_OPCODE,	[-DPV_PARSE_BAD_TVER] = DPV_DROP_BAD_TVER,
-	[-DPV_PARSE_BAD_PAD] = DPV_DROP_BAD_PAD,	[-DPV_PARSE_BAD_ICRC] = DPV_DROP_BAD_ICRC,
-};
-
-/* Frames held by this thread for one context (dpv_port_tx_begin). */
-struct tx_stage {
-	struct dpv_qctx *qc;
-	unsigned int depth;
-	uint16_t n;
-	struct rte_mbuf *m[DPV_BURST];
-	uint32_t len[DPV_BURST];
-};
-static __thread struct tx_stage t_stage;
-
-/* One burst of what the stage holds, retried a little on a full queue;
- * what does not fit is dropped (counted tx_full). */
-static void stage_flush(struct tx_stage *t)
-{
-	struct dpv_qctx *qc = t->qc;
-	struct dpv_port *p = qc->port;
-	uint16_t n = t->n, sent;
-	uint64_t bytes = 0;
-
-	if (!n)
-		return;
-	t->n = 0;
-	rte_spinlock_lock(&qc->tx_lock);
-	sent = rte_eth_tx_burst(p->eth_port, qc->qid, t->m, n);
-	for (unsigned int tries = 0; sent < n && tries < DPV_TX_RETRIES; tries++) {
-		rte_pause();
-		sent += rte_eth_tx_burst(p->eth_port, qc->qid, t->m + sent, n - sent);
-	}
-	rte_spinlock_unlock(&qc->tx_lock);
-	for (uint16_t i = 0; i < sent; i++)
-		bytes += t->len[i];
-	DPV_STAT_ADD(p, tx_pkts, sent);
-	DPV_STAT_ADD(p, tx_bytes, bytes);
-	if (sent < n) {
-		DPV_STAT_ADD(p, drop[DPV_DROP_TX_FULL], n - sent);
-		rte_pktmbuf_free_bulk(t->m + sent, n - sent);
-	}
-}
-
-void dpv_port_tx_begin(struct dpv_qctx *qc)
-{
-	if (!qc->port->tx_batch)
-		return;
-	if (t_stage.depth++ == 0)
-		t_stage.qc = qc;
-}
-
-void dpv_port_tx_end(struct dpv_qctx *qc)
-{
-	if (!qc->port->tx_batch || !t_stage.depth)
-		return;
-	if (--t_stage.depth == 0)
-		stage_flush(&t_stage);
-}
-
-void dpv_port_tx_push(struct dpv_qctx *qc)
-{
-	if (t_stage.depth && t_stage.qc == qc)
-		stage_flush(&t_stage);
-}
-
-static int tx_one(struct dpv_qctx *qc, struct rte_mbuf *m)
-{
-	struct dpv_port *p = qc->port;
-	uint32_t len = rte_pktmbuf_pkt_len(m);
-	uint16_t n;
-
-	if (!atomic_load_explicit(&p->link_up, memory_order_relaxed)) {
-		/* lost on the wire: a reliable transport retransmits and, if
-		 * the link stays down, exhausts retry_cnt as on hardware */
-		DPV_STAT_ADD(p, drop[DPV_DROP_LINK_DOWN], 1);
-		rte_pktmbuf_free(m);
-		return 0;
-	}
-	if (t_stage.depth && t_stage.qc == qc) {
-		if (t_stage.n == DPV_BURST)
-			stage_flush(&t_stage);
-		t_stage.len[t_stage.n] = len;
-		t_stage.m[t_stage.n++] = m;
-		return 0;
-	}
-	rte_spinlock_lock(&qc->tx_lock);
-	n = rte_eth_tx_burst(p->eth_port, qc->qid, &m, 1);
-	/* a full TX ring drains quickly (af_packet hands frames to the kernel,
-	 * memif to the peer): try a little before giving up; the engine then
-	 * stalls the QP and retries after this context's next receive burst
-	 * (the peer may be waiting for us to drain our side) */
-	for (unsigned int tries = 0; n != 1 && tries < DPV_TX_RETRIES; tries++) {
-		rte_pause();
-		n = rte_eth_tx_burst(p->eth_port, qc->qid, &m, 1);
-	}
-	rte_spinlock_unlock(&qc->tx_lock);
-	if (n != 1) {
-		DPV_STAT_ADD(p, drop[DPV_DROP_TX_FULL], 1);
-		rte_pktmbuf_free(m);
-		return -ENOBUFS;
-	}
-	DPV_STAT_ADD(p, tx_pkts, 1);
-	DPV_STAT_ADD(p, tx_bytes, len);
-	return 0;
-}
-
-int dpv_port_tx_frame(struct dpv_qctx *qc, struct rte_mbuf *m)
-{
-	return tx_one(qc, m);
-}
-
-int dpv_port_tx_raw(struct dpv_qctx *qc, struct rte_mbuf *m)
-{
-	struct rte_mbuf *dup;
-	if (dpv_fault_tx(qc, &m, &dup))
-		return 0; /* dropped by fault injection: lost on the wire */
-	int r = tx_one(qc, m);
-	if (dup)
-		tx_one(qc, dup);
-	return r;
-}
-
-static int lo_enqueue(struct dpv_port *p, struct dpv_qctx *lq, struct rte_mbuf *m)
-{
-	if (rte_ring_mp_enqueue(lq->lo_ring, m) != 0) {
-		DPV_STAT_ADD(p, drop[DPV_DROP_TX_FULL], 1);
-		rte_pktmbuf_free(m);
-		return -ENOBUFS;
-	}
-	DPV_STAT_ADD(p, tx_loopback, 1);
-	return 0;
-}
-
-struct dpv_port *dpv_port_loopback_dst(const uint8_t dgid[16])
-{
-	struct dpv_runtime *rt = dpv_runtime_peek();
-	return rt && rt->conf.sw_loopback ? dpv_port_find_local_gid(dgid) : NULL;
-}
-
-int dpv_port_xmit_local(struct dpv_qctx *qc, struct dpv_port *lp, struct rte_mbuf *m)
-{
-	struct dpv_port *p = qc->port;
-	uint8_t *eth = rte_pktmbuf_mtod(m, uint8_t *);
-	struct dpv_qctx *lq = &lp->qctx[0];
-	struct rte_mbuf *dup;
-
-	DPV_STAT_ADD(p, tx_roce, 1);
-	if (lp->n_qctx > 1) {
-		/* to the context of the destination QP, as a NIC that could
-		 * steer by BTH DestQP would deliver it */
-		uint32_t bth = DPV_ETH_HLEN + DPV_UDP_HLEN +
-			       ((eth[DPV_ETH_HLEN] >> 4) == 4 ? DPV_IPV4_HLEN : DPV_IPV6_HLEN);
-		lq = dpv_port_qctx_of(lp, __bth_qpn(eth + bth));
-	}
-	memcpy(eth, lp->mac, 6);
-	if (dpv_fault_tx(qc, &m, &dup))
-		return 0; /* dropped by fault injection */
-	int r = lo_enqueue(p, lq, m);
-	if (dup)
-		lo_enqueue(p, lq, dup);
-	return r;
-}
-
-int dpv_port_xmit_remote(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16])
-{
-	struct dpv_port *p = qc->port;
-	uint8_t *eth = rte_pktmbuf_mtod(m, uint8_t *);
-
-	DPV_STAT_ADD(p, tx_roce, 1);
-	uint8_t mac[6];
-	int r = dpv_neigh_resolve_or_queue(qc, dgid, m, mac);
-	if (r < 0)
-		return r;
-	if (r == 0)
-		return 0; /* queued until the neighbour answers */
-	memcpy(eth, mac, 6);
-	return dpv_port_tx_raw(qc, m);
-}
-
-/* A multicast frame goes on the wire to the group's Ethernet address, and
- * a copy to the port itself (as a NIC loops multicast back to its own QPs
- * attached to the group); the engine delivers it to every attached QP. */
-int dpv_port_xmit_mcast(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16])
-{
-	struct dpv_port *p = qc->port;
-	uint8_t *eth = rte_pktmbuf_mtod(m, uint8_t *);
-	struct rte_mbuf *lo = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
-	if (lo)
-		dpv_port_xmit_local(qc, p, lo);
-	else
-		DPV_STAT_ADD(p, drop[DPV_DROP_NOMEM], 1);
-	DPV_STAT_ADD(p, tx_roce, 1);
-	dpv_gid_mcast_mac(dgid, eth);
-	return dpv_port_tx_raw(qc, m);
-}
-
-static bool frame_for_us(const struct dpv_port *p, const struct dpv_pkt_info *pi)
-{
-	if (dpv_gid_is_mcast(pi->dgid)) {
-		uint8_t mac[6];
-		dpv_gid_mcast_mac(pi->dgid, mac);
-		return !memcmp(pi->dst_mac, mac, 6) || !memcmp(pi->dst_mac, p->mac, 6);
-	}
-	if (memcmp(pi->dst_mac, p->mac, 6) != 0)
-		return false;
-	return dpv_port_gid_find(p, pi->dgid) >= 0;
-}
-
-static void rx_one(struct dpv_qctx *qc, struct rte_mbuf *m, bool from_lo)
-{
-	struct dpv_port *p = qc->port;
-	struct dpv_pkt_info pi;
-	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t len = rte_pktmbuf_data_len(m);
-
-	DPV_STAT_ADD(p, rx_pkts, 1);
-	DPV_STAT_ADD(p, rx_bytes, len);
-	if (m->nb_segs != 1) {
-		/* frames larger than one mbuf are not expected at our MTU */
-		if (rte_pktmbuf_linearize(m) != 0) {
-			DPV_STAT_ADD(p, drop[DPV_DROP_SHORT], 1);
-			rte_pktmbuf_free(m);
-			return;
-		}
-		frame = rte_pktmbuf_mtod(m, const uint8_t *);
-		len = rte_pktmbuf_data_len(m);
-	}
-	/* a port with an exception path: what is not RoCEv2 is the kernel's */
-	if (p->exc.on && !from_lo && !dpv_pkt_is_roce(frame, len)) {
-		dpv_exc_to_kernel(p, m);
-		return;
-	}
-	if (!from_lo && dpv_neigh_rx(qc, m))
-		return;
-	int r = from_lo && (m->ol_flags & dpv_lo_trusted_flag)
-		? dpv_pkt_parse_trusted(frame, len, &pi) : dpv_pkt_parse_check(frame, len, &pi);
-	if (r != 0) {
-		DPV_STAT_ADD(p, drop[parse_drop[-r]], 1);
-		rte_pktmbuf_free(m);
-		return;
-	}
-	if (!frame_for_us(p, &pi)) {
-		DPV_STAT_ADD(p, drop[DPV_DROP_NOT_FOR_US], 1);
-		rte_pktmbuf_free(m);
-		return;
-	}
-	DPV_STAT_ADD(p, rx_roce, 1);
-	if (from_lo)
-		DPV_STAT_ADD(p, rx_loopback, 1);
-	if (p->n_qctx > 1 && unlikely(dpv_port_qctx_of(p, pi.dqpn) != qc))
-		DPV_STAT_ADD(p, rx_other_ctx, 1); /* handled here, under the QP's lock */
-	if (!g_rx_fn) {
-		DPV_STAT_ADD(p, drop[DPV_DROP_NO_QP], 1);
-		rte_pktmbuf_free(m);
-		return;
-	}
-	g_rx_fn(qc, m, &pi);
-}
 
 /* Must hold qc->rx_lock. */
 static int qctx_poll_turn(struct dpv_qctx *qc, uint64_t now);
@@ -332,7 +67,7 @@ static int qctx_poll_turn(struct dpv_qctx *qc, uint64_t now)
 		for (uint16_t i = 0; i < n; i++) {
 			if (dpv_fault_rx(qc, &pkts[i]))
 				continue;
-			rx_one(qc, pkts[i], false);
+			dpv_port_rx_frame(qc, pkts[i], false);
 		}
 		total += n;
 		if (n < DPV_BURST)
@@ -344,7 +79,7 @@ static int qctx_poll_turn(struct dpv_qctx *qc, uint64_t now)
 		for (uint16_t i = 0; i < n; i++) {
 			if (dpv_fault_rx(qc, &pkts[i]))
 				continue;
-			rx_one(qc, pkts[i], true);
+			dpv_port_rx_frame(qc, pkts[i], true);
 		}
 		total += n;
 		if (n < DPV_BURST)
@@ -353,7 +88,7 @@ static int qctx_poll_turn(struct dpv_qctx *qc, uint64_t now)
 	if (unlikely(dpv_fault_enabled())) {
 		struct rte_mbuf *held = dpv_fault_take_held(qc);
 		if (held)
-			rx_one(qc, held, false);
+			dpv_port_rx_frame(qc, held, false);
 	}
 	dpv_neigh_timer(qc, now);
 	if (unlikely(p->exc.on))

@@ -30,4 +30,9 @@ bool dpv_engine_lcore_mode(void);
  * ibv_get_cq_event, or is back (!on): wakes a parked assist thread. */
 void dpv_engine_app_blocking(bool on);
 
+/* dpv_rx.c: one received frame of context qc (from its RX queue, or its
+ * loopback ring: from_lo), checked, counted and handed to the transport, or
+ * dropped. Consumes m. Must hold qc->rx_lock. */
+void dpv_port_rx_frame(struct dpv_qctx *qc, struct rte_mbuf *m, bool from_lo);
+
 #endif
