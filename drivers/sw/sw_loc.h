@@ -426,15 +426,11 @@ void sw_quiesce(void);
 int sw_modify_qp(void *qp, const struct ibv_qp_attr *attr, int mask, enum ibv_qp_state cur, enum ibv_qp_state to);
 enum ibv_qp_state sw_query_qp_state(void *qp);
 void sw_query_qp_counters(void *qp, uint64_t *cnt, unsigned int n);
-void sw_sq_doorbell(void *qp);
-void sw_rq_doorbell(void *qp);
 /* The QP goes to ERR: flush its receive queue (IBA 10.3.1). Must hold the QP lock. */
 void sw_qp_to_error(struct sw_qp *qp);
 /* Raise an async event on the QP. */
 void sw_qp_event(struct sw_qp *qp, enum ibv_event_type type);
 uint32_t sw_qp_mtu(const struct sw_qp *qp);
-/* Run the send side of a QP (requester for RC/UC/XRC, sender for UD). Must hold the QP lock. */
-void sw_qp_send(struct sw_qp *qp);
 
 /* ---- sw_req.c (requester) ---- */
 /* Give the WQEs published since the last look their engine state. */
@@ -486,7 +482,7 @@ int sw_td_rx(struct sw_td *td);
 void sw_ud_send(struct sw_qp *qp);
 void sw_ud_rx(struct sw_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi);
 
-/* ---- sw_db.c (doorbell rings of applications, shared mode) ---- */
+/* ---- sw_dbring.c (doorbell rings of applications, shared mode) ---- */
 unsigned int sw_db_count(void *dev);
 unsigned int sw_qp_db_index(void *qp);
 void *sw_db_attach(void *dev, unsigned int index, struct dpv_db_ring *ring, uint32_t size, uint32_t owner);
@@ -502,11 +498,21 @@ int sw_poll(struct dpv_qctx *qc, uint64_t now);
 int sw_td_progress(struct sw_td *td);
 /* Queue a QP with ACKs to coalesce at the end of this burst (or send now). */
 void sw_defer_ack(struct sw_qp *qp, struct dpv_qctx *qc);
+
+/* ---- sw_doorbell.c ---- */
+/* ibv_post_send / ibv_post_recv on the QP (driver operations). */
+void sw_sq_doorbell(void *qp);
+void sw_rq_doorbell(void *qp);
+/* Run the send side of a QP (requester for RC/UC/XRC, sender for UD; an
+ * ACK it deferred leaves first). Must hold the QP lock. */
+void sw_qp_send(struct sw_qp *qp);
 /* The QP's sending stopped on a full TX queue (or loopback ring): queue it
  * on its context's ring so that the context's next poll turn, after
  * receiving, runs it again. Not for a thread domain's QPs (their owner's
  * timer pass does). Must hold the QP lock. */
 void sw_qp_kick(struct sw_qp *qp);
+/* The QPs queued on the context's ring run: how many. */
+int sw_doorbells_drain(struct dpv_qctx *qc);
 
 /* ---- sw_timer.c ---- */
 /* (Re)start the retransmission timer (IBA 9.7.6.1.3) / the tail-loss probe. */

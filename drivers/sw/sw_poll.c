@@ -9,9 +9,9 @@
  * restarted instead of counted, see sw_timer.c), the counters are published
  * (context 0/0 only), the ACKs the burst coalesced go out (one per QP,
  * sw_defer_ack), the QPs queued on the context's ring run their senders and
- * pending responses (rung doorbells in service mode, and QPs whose sending
- * stopped on a full TX queue, sw_qp_kick), shared mode's doorbell rings are
- * read (sw_db.c), then the timer scan (sw_timer_scan).
+ * pending responses (sw_doorbells_drain: rung doorbells in service mode, and
+ * QPs whose sending stopped on a full TX queue), shared mode's doorbell
+ * rings are read (sw_dbring.c), then the timer scan (sw_timer_scan).
  */
 #include <rte_cycles.h>
 
@@ -46,35 +46,6 @@ void sw_defer_ack(struct sw_qp *qp, struct dpv_qctx *qc)
 		sw_resp_flush_ack(qp);
 }
 
-void sw_qp_kick(struct sw_qp *qp)
-{
-	if (qp->lockless || atomic_exchange(&qp->req.db_pending, true))
-		return;
-	if (rte_ring_mp_enqueue(qp->qc->db_ring, (void *)(uintptr_t)qp->qpn) != 0)
-		atomic_store(&qp->req.db_pending, false); /* the timer scan finds it */
-}
-
-/* QPs queued on the context's ring: rung doorbells (service mode) and QPs
- * whose sending stopped on a full TX queue (sw_qp_kick): their responses
- * and requests go out again, right after this turn's receive burst. */
-static int doorbells(struct dpv_qctx *qc)
-{
-	void *db[DPV_BURST];
-	unsigned int n = rte_ring_sc_dequeue_burst(qc->db_ring, db, DPV_BURST, NULL);
-	for (unsigned int i = 0; i < n; i++) {
-		struct sw_qp *qp = sw_qp_lookup((uint32_t)(uintptr_t)db[i]);
-		if (!qp)
-			continue;
-		atomic_store(&qp->req.db_pending, false);
-		sw_qp_lock(qp);
-		if (sw_resp_pending(qp))
-			sw_resp_pump(qp, SW_RESP_BURST);
-		sw_qp_send(qp);
-		sw_qp_unlock(qp);
-	}
-	return (int)n;
-}
-
 /* The ACKs coalesced during the burst: one per QP. */
 static void flush_deferred(struct sw_turn *t)
 {
@@ -107,7 +78,7 @@ int sw_poll(struct dpv_qctx *qc, uint64_t now)
 		sw_stats_publish(now);
 	flush_deferred(t);
 	if (!rte_ring_empty(qc->db_ring))
-		work += doorbells(qc);
+		work += sw_doorbells_drain(qc);
 	work += sw_db_poll(qc);
 	sw_timer_scan(qc, now, starved);
 	sw_mem_flush(); /* nothing waits past the poll turn (the context's lock) */

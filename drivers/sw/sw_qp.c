@@ -2,7 +2,7 @@
 /*
  * QP contexts of the software engine: creation, the side effects of state
  * transitions the façade has validated (PSNs, windows, timers, flushes,
- * events), error handling, doorbells.
+ * events), error handling. Doorbells: sw_doorbell.c.
  */
 #include <errno.h>
 #include <string.h>
@@ -227,55 +227,4 @@ void sw_qp_to_error(struct sw_qp *qp)
 	else if (qp->sq)
 		sw_comp_flush_sq(qp);
 	sw_rq_flush(qp);
-}
-
-/* Must hold the QP lock. */
-void sw_qp_send(struct sw_qp *qp)
-{
-	/* the packets of what is posted leave in bursts where a burst is a
-	 * system call (af_xdp, af_packet) */
-	dpv_port_tx_begin(qp->qc);
-	if (qp->type == IBV_QPT_UD) {
-		sw_ud_send(qp);
-	} else if (qp->sq) {
-		/* an ACK this QP deferred (to coalesce it, till the end of the
-		 * poll turn) leaves before the requests posted after it: an
-		 * RNIC ACKs before the application can even see the message,
-		 * and a peer whose send completes only with that ACK posts its
-		 * receives after it (fio's rdma engine, verb=send: the next
-		 * request came first and was RNR NAKed, rnr_retry 0) */
-		if (qp->resp.ack_pending)
-			sw_resp_flush_ack(qp);
-		sw_req_run(qp);
-	}
-	dpv_port_tx_end(qp->qc);
-}
-
-void sw_sq_doorbell(void *p)
-{
-	struct sw_qp *qp = p;
-	if (qp->lockless) {
-		sw_td_claim(qp->td); /* the poster is the TD's thread */
-	} else if (sw_lcore_mode()) {
-		/* service mode: the lcore that owns the QP's context sends (the
-		 * QPN is queued, not the pointer: the QP may be gone when read) */
-		if (atomic_exchange(&qp->req.db_pending, true))
-			return;
-		if (rte_ring_mp_enqueue(qp->qc->db_ring, (void *)(uintptr_t)qp->qpn) == 0)
-			return;
-		atomic_store(&qp->req.db_pending, false); /* ring full: send from here */
-	}
-	sw_qp_lock(qp);
-	sw_qp_send(qp);
-	sw_qp_unlock(qp);
-}
-
-void sw_rq_doorbell(void *p)
-{
-	struct sw_qp *qp = p;
-	if (sw_qp_state(qp) != IBV_QPS_ERR)
-		return; /* the responder takes WQEs when messages arrive */
-	sw_qp_lock(qp);
-	sw_rq_flush(qp);
-	sw_qp_unlock(qp);
 }
