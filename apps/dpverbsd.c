@@ -176,7 +176,7 @@ static void *ctl_main(void *arg)
 static void shutdown_clients(void)
 {
 	struct dpvd_client *c;
-	TAILQ_FOREACH(c, &g_dpvd.clients, next) {
+	TAILQ_FOREACH(c, &dpvd_global.clients, next) {
 		struct dpvd_obj *o;
 		TAILQ_FOREACH(o, &c->objs, next) {
 			if (o->type != DPV_OBJ_QP || !o->created)
@@ -298,8 +298,8 @@ int main(int argc, char **argv)
 	shutdown_clients();
 	for (int i = 0; i < 100 && inline_engine; i++) /* the flushes reach the CQs */
 		dpv_progress_all();
-	while (!TAILQ_EMPTY(&g_dpvd.clients)) {
-		struct dpvd_client *c = TAILQ_FIRST(&g_dpvd.clients);
+	while (!TAILQ_EMPTY(&dpvd_global.clients)) {
+		struct dpvd_client *c = TAILQ_FIRST(&dpvd_global.clients);
 		dpvd_client_gone(c);
 	}
 	close(ctl.ep);

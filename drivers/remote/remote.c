@@ -25,29 +25,29 @@
 
 RTE_LOG_REGISTER(rm_logtype, pmd.dpv.remote, NOTICE);
 
-struct rm_state rm = {.sock = -1, .lock = PTHREAD_MUTEX_INITIALIZER, .list_lock = PTHREAD_MUTEX_INITIALIZER};
+struct rm_state rm_global = {.sock = -1, .lock = PTHREAD_MUTEX_INITIALIZER, .list_lock = PTHREAD_MUTEX_INITIALIZER};
 
 void rm_fatal(const char *why)
 {
-	if (atomic_exchange(&rm.dead, true))
+	if (atomic_exchange(&rm_global.dead, true))
 		return;
-	shutdown(rm.sock, SHUT_RDWR); /* a daemon still there reclaims what we had */
+	shutdown(rm_global.sock, SHUT_RDWR); /* a daemon still there reclaims what we had */
 	RM_LOG(ERR, "shared mode: dpverbsd (pid %d, %s) %s: every context of this process is dead "
 		    "(IBV_EVENT_DEVICE_FATAL); start the application again once the daemon runs",
-	       (int)rm.w.pid, rm.path, why);
-	pthread_mutex_lock(&rm.list_lock);
+	       (int)rm_global.w.pid, rm_global.path, why);
+	pthread_mutex_lock(&rm_global.list_lock);
 	struct ibv_async_event ev = {.event_type = IBV_EVENT_DEVICE_FATAL};
 	ev.element.port_num = DPV_PORT_NUM;
-	for (struct rm_ctx *c = rm.ctxs; c; c = c->next) {
+	for (struct rm_ctx *c = rm_global.ctxs; c; c = c->next) {
 		ssize_t w = write(c->async_wfd, &ev, sizeof(ev));
 		(void)w;
 	}
 	/* a thread blocked in ibv_get_cq_event wakes, polls, gets the error */
-	for (struct rm_cq *q = rm.cqs; q; q = q->next) {
+	for (struct rm_cq *q = rm_global.cqs; q; q = q->next) {
 		ssize_t w = write(q->chan_fd, &q->cookie, sizeof(q->cookie));
 		(void)w;
 	}
-	pthread_mutex_unlock(&rm.list_lock);
+	pthread_mutex_unlock(&rm_global.list_lock);
 }
 
 static int rm_reattach(void);
@@ -60,20 +60,20 @@ static int call(uint16_t op, void *body, const int *fds, unsigned int nfd, int *
 	int in[DPV_SHM_MAX_FDS];
 	if (out_fd)
 		*out_fd = -1;
-	if (atomic_load(&rm.dead))
+	if (atomic_load(&rm_global.dead))
 		return -EIO;
 	memset(&m.h, 0, sizeof(m.h));
 	m.h.magic = DPV_SHM_MAGIC;
 	m.h.op = op;
 	m.h.len = (uint16_t)(sizeof(m.h) + len);
 	memcpy(&m.u, body, len);
-	pthread_mutex_lock(&rm.lock);
-	m.h.seq = ++rm.seq;
+	pthread_mutex_lock(&rm_global.lock);
+	m.h.seq = ++rm_global.seq;
 	uint64_t seq = m.h.seq;
-	int r = dpv_shm_send(rm.sock, &m, fds, nfd);
+	int r = dpv_shm_send(rm_global.sock, &m, fds, nfd);
 	if (r == 0)
-		r = dpv_shm_recv(rm.sock, &m, in, RM_ANSWER_MS);
-	pthread_mutex_unlock(&rm.lock);
+		r = dpv_shm_recv(rm_global.sock, &m, in, RM_ANSWER_MS);
+	pthread_mutex_unlock(&rm_global.lock);
 	if (r <= 0 || m.h.seq != seq || m.h.op != op || m.h.len != sizeof(m.h) + len) {
 		if (r > 0)
 			dpv_shm_close_fds(in);
@@ -92,7 +92,7 @@ static int call(uint16_t op, void *body, const int *fds, unsigned int nfd, int *
 
 int rm_call(uint16_t op, void *body, const int *fds, unsigned int nfd, int *out_fd)
 {
-	if (atomic_load(&rm.forked) && rm_reattach() != 0) {
+	if (atomic_load(&rm_global.forked) && rm_reattach() != 0) {
 		if (out_fd)
 			*out_fd = -1;
 		return -EIO;
@@ -104,7 +104,7 @@ int rm_call(uint16_t op, void *body, const int *fds, unsigned int nfd, int *out_
 static void *watcher(void *arg)
 {
 	(void)arg;
-	struct pollfd p = {.fd = rm.sock, .events = POLLRDHUP};
+	struct pollfd p = {.fd = rm_global.sock, .events = POLLRDHUP};
 	for (;;) {
 		int r = poll(&p, 1, -1);
 		if (r < 0 && errno == EINTR)
@@ -152,12 +152,12 @@ static int connect_daemon(const char *path)
 	return s;
 }
 
-/* HELLO on rm.sock: the welcome in rm.w, the doorbell rings mapped, the
- * devices' GIDs and doorbells in rm.devs, the watcher started. The number
- * of devices, or -errno (rm.sock closed). */
+/* HELLO on rm_global.sock: the welcome in rm_global.w, the doorbell rings mapped, the
+ * devices' GIDs and doorbells in rm_global.devs, the watcher started. The number
+ * of devices, or -errno (rm_global.sock closed). */
 static int hello(void)
 {
-	struct dpv_shm_hello *w = &rm.w;
+	struct dpv_shm_hello *w = &rm_global.w;
 	memset(w, 0, sizeof(*w));
 	w->version = DPV_SHM_VERSION;
 	w->pid = (int32_t)getpid();
@@ -166,7 +166,7 @@ static int hello(void)
 	void *p = MAP_FAILED;
 	size_t one = 0, bytes = 0;
 	if (r || db_fd < 0 || w->version != DPV_SHM_VERSION || !w->db_size || (w->db_size & (w->db_size - 1))) {
-		fprintf(stderr, "dpverbs: dpverbsd on %s refused this process: %s\n", rm.path,
+		fprintf(stderr, "dpverbs: dpverbsd on %s refused this process: %s\n", rm_global.path,
 			r == -EPROTONOSUPPORT ? "another protocol version (a daemon of another build)"
 					      : strerror(r ? -r : EPROTO));
 		r = r ? r : -EPROTO;
@@ -175,7 +175,7 @@ static int hello(void)
 		bytes = w->db_map_bytes;
 		if (w->wake_off < (uint64_t)w->n_db * one || w->wake_off % 64 ||
 		    w->wake_off + sizeof(struct dpv_wake) > bytes) {
-			fprintf(stderr, "dpverbs: dpverbsd on %s: a welcome with a bad doorbell layout\n", rm.path);
+			fprintf(stderr, "dpverbs: dpverbsd on %s: a welcome with a bad doorbell layout\n", rm_global.path);
 			r = -EPROTO;
 		} else {
 			p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, db_fd, 0);
@@ -185,14 +185,14 @@ static int hello(void)
 	if (db_fd >= 0)
 		close(db_fd);
 	if (r) {
-		close(rm.sock);
-		rm.sock = -1;
+		close(rm_global.sock);
+		rm_global.sock = -1;
 		return r;
 	}
-	rm.db_mem = p;
-	rm.db_bytes = bytes;
-	atomic_store(&rm.wake, (struct dpv_wake *)(rm.db_mem + w->wake_off));
-	rm.db_mask = w->db_size - 1;
+	rm_global.db_mem = p;
+	rm_global.db_bytes = bytes;
+	atomic_store(&rm_global.wake, (struct dpv_wake *)(rm_global.db_mem + w->wake_off));
+	rm_global.db_mask = w->db_size - 1;
 	/* the engine reads and writes memory this process registers (heap
 	 * buffers) with process_vm_readv/writev: allow the daemon to, also
 	 * where Yama restricts ptrace to descendants */
@@ -200,7 +200,7 @@ static int hello(void)
 	unsigned int n = RTE_MIN(w->n_devs, (uint32_t)DPV_SHM_MAX_DEVS);
 	for (unsigned int i = 0; i < n; i++) {
 		const struct dpv_shm_dev *sd = &w->devs[i];
-		struct rm_dev *d = &rm.devs[i];
+		struct rm_dev *d = &rm_global.devs[i];
 		d->index = i;
 		for (unsigned int g = 0; g < DPV_SHM_GIDS; g++) {
 			memcpy(d->gid[g].raw, sd->gid[g], 16);
@@ -211,14 +211,14 @@ static int hello(void)
 		d->n_db = sd->n_db;
 		d->db = calloc(RTE_MAX(sd->n_db, 1u), sizeof(*d->db));
 		for (uint32_t q = 0; d->db && q < sd->n_db && sd->db_first + q < w->n_db; q++)
-			d->db[q] = (struct dpv_db_ring *)(rm.db_mem + (sd->db_first + q) * one);
+			d->db[q] = (struct dpv_db_ring *)(rm_global.db_mem + (sd->db_first + q) * one);
 	}
-	if (pthread_create(&rm.watcher, NULL, watcher, NULL) == 0) {
-		pthread_setname_np(rm.watcher, "dpv-remote");
-		pthread_detach(rm.watcher);
+	if (pthread_create(&rm_global.watcher, NULL, watcher, NULL) == 0) {
+		pthread_setname_np(rm_global.watcher, "dpv-remote");
+		pthread_detach(rm_global.watcher);
 	}
 	RM_LOG(INFO, "shared mode: attached to dpverbsd (pid %d) on %s as connection %u, %u device(s)",
-	       (int)w->pid, rm.path, w->client_id, n);
+	       (int)w->pid, rm_global.path, w->client_id, n);
 	return (int)n;
 }
 
@@ -232,17 +232,17 @@ static int hello(void)
  * the parent's (ibv_fork_init(3)). Only async-signal-safe work here. */
 static void rm_atfork_child(void)
 {
-	pthread_mutex_init(&rm.lock, NULL);
-	pthread_mutex_init(&rm.list_lock, NULL);
-	if (rm.sock >= 0)
-		close(rm.sock);
-	rm.sock = -1;
-	rm.ctxs = NULL;
-	rm.cqs = NULL;
+	pthread_mutex_init(&rm_global.lock, NULL);
+	pthread_mutex_init(&rm_global.list_lock, NULL);
+	if (rm_global.sock >= 0)
+		close(rm_global.sock);
+	rm_global.sock = -1;
+	rm_global.ctxs = NULL;
+	rm_global.cqs = NULL;
 	rm_mem_forget();
 	dpv_pool_forget();
-	atomic_store(&rm.dead, false);
-	atomic_store(&rm.forked, true);
+	atomic_store(&rm_global.dead, false);
+	atomic_store(&rm_global.forked, true);
 }
 
 static int rm_reattach(void)
@@ -250,19 +250,19 @@ static int rm_reattach(void)
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	int r = 0;
 	pthread_mutex_lock(&lock);
-	if (atomic_load(&rm.forked)) {
-		atomic_store(&rm.wake, NULL);
-		if (rm.db_mem)
-			munmap(rm.db_mem, rm.db_bytes); /* the parent's doorbell rings */
-		rm.db_mem = NULL;
-		rm.sock = connect_daemon(rm.path);
-		r = rm.sock < 0 ? rm.sock : hello();
+	if (atomic_load(&rm_global.forked)) {
+		atomic_store(&rm_global.wake, NULL);
+		if (rm_global.db_mem)
+			munmap(rm_global.db_mem, rm_global.db_bytes); /* the parent's doorbell rings */
+		rm_global.db_mem = NULL;
+		rm_global.sock = connect_daemon(rm_global.path);
+		r = rm_global.sock < 0 ? rm_global.sock : hello();
 		if (r < 0) {
 			RM_LOG(ERR, "shared mode: a child of pid %d cannot attach to dpverbsd on %s: %s",
-			       (int)getppid(), rm.path, strerror(-r));
-			atomic_store(&rm.dead, true);
+			       (int)getppid(), rm_global.path, strerror(-r));
+			atomic_store(&rm_global.dead, true);
 		}
-		atomic_store(&rm.forked, false);
+		atomic_store(&rm_global.forked, false);
 	}
 	pthread_mutex_unlock(&lock);
 	return r < 0 ? r : 0;
@@ -270,28 +270,28 @@ static int rm_reattach(void)
 
 static int rm_probe(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsigned int max)
 {
-	snprintf(rm.path, sizeof(rm.path), "%s", conf->shared_socket);
-	rm.idle_yield = conf->shared_idle_yield;
-	int s = connect_daemon(rm.path);
+	snprintf(rm_global.path, sizeof(rm_global.path), "%s", conf->shared_socket);
+	rm_global.idle_yield = conf->shared_idle_yield;
+	int s = connect_daemon(rm_global.path);
 	if (s < 0) {
 		fprintf(stderr, "dpverbs: %s: \"mode\" is \"shared\" but dpverbsd does not answer on %s: %s "
 				"(start it first: dpverbsd %s)\n",
-			conf->source, rm.path, strerror(-s), conf->source);
+			conf->source, rm_global.path, strerror(-s), conf->source);
 		return -ENODEV;
 	}
-	rm.sock = s;
+	rm_global.sock = s;
 	int r = hello();
 	if (r < 0)
 		return r;
-	if (dpv_core_set_params(&rm.w.params) != 0)
+	if (dpv_core_set_params(&rm_global.w.params) != 0)
 		RM_LOG(WARNING, "shared mode: cannot adopt the daemon's limits");
-	dpv_core_set_tsc_hz(rm.w.tsc_hz);
+	dpv_core_set_tsc_hz(rm_global.w.tsc_hz);
 	dpv_pool_set_source(&rm_source);
 	unsigned int n = RTE_MIN((unsigned int)r, max);
 	for (unsigned int i = 0; i < n; i++) {
-		snprintf(devs[i].name, sizeof(devs[i].name), "%s", rm.w.devs[i].name);
-		memcpy(devs[i].mac, rm.w.devs[i].mac, 6);
-		devs[i].drv = &rm.devs[i];
+		snprintf(devs[i].name, sizeof(devs[i].name), "%s", rm_global.w.devs[i].name);
+		memcpy(devs[i].mac, rm_global.w.devs[i].mac, 6);
+		devs[i].drv = &rm_global.devs[i];
 	}
 	pthread_atfork(NULL, NULL, rm_atfork_child);
 	return (int)n;
@@ -359,9 +359,9 @@ static int rm_progress(void *cq)
 	static __thread long nivcsw;
 	static __thread uint64_t contended_until;
 	(void)cq;
-	if (!rm.idle_yield)
-		return atomic_load_explicit(&rm.dead, memory_order_relaxed) ? -EIO : 0;
-	if (++idle >= rm.idle_yield) {
+	if (!rm_global.idle_yield)
+		return atomic_load_explicit(&rm_global.dead, memory_order_relaxed) ? -EIO : 0;
+	if (++idle >= rm_global.idle_yield) {
 		struct rusage ru;
 		idle = 0;
 		if (getrusage(RUSAGE_THREAD, &ru) == 0 && ru.ru_nivcsw != nivcsw) {
@@ -371,9 +371,9 @@ static int rm_progress(void *cq)
 	}
 	/* the wake word is read only while contended: alone on its CPU the
 	 * thread never touches the line the engine writes per CQE */
-	struct dpv_wake *w = contended_until ? atomic_load_explicit(&rm.wake, memory_order_acquire) : NULL;
+	struct dpv_wake *w = contended_until ? atomic_load_explicit(&rm_global.wake, memory_order_acquire) : NULL;
 	if (!w)
-		return atomic_load_explicit(&rm.dead, memory_order_relaxed) ? -EIO : 0;
+		return atomic_load_explicit(&rm_global.dead, memory_order_relaxed) ? -EIO : 0;
 	uint32_t s = atomic_load_explicit(&w->seq, memory_order_acquire);
 	if (s != seen) {
 		seen = s;
@@ -381,7 +381,7 @@ static int rm_progress(void *cq)
 	} else {
 		settled++;
 	}
-	if (settled >= RM_SETTLED_POLLS && !atomic_load(&rm.dead)) {
+	if (settled >= RM_SETTLED_POLLS && !atomic_load(&rm_global.dead)) {
 		if (rm_now_ns() >= contended_until) {
 			contended_until = 0; /* the next contended period counts its own polls */
 			settled = 0;
@@ -393,7 +393,7 @@ static int rm_progress(void *cq)
 			settled = 0;
 		}
 	}
-	return atomic_load_explicit(&rm.dead, memory_order_relaxed) ? -EIO : 0;
+	return atomic_load_explicit(&rm_global.dead, memory_order_relaxed) ? -EIO : 0;
 }
 
 static bool rm_background(void)

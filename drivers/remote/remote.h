@@ -77,7 +77,7 @@ struct rm_state {
 	uint32_t idle_yield;         /* empty polls of a thread per contention check (0: never) */
 };
 
-extern struct rm_state rm;
+extern struct rm_state rm_global;
 
 /* One request: body (len bytes, the op's layout) is sent with fds and
  * replaced by the answer; *out_fd gets a descriptor that came back (or -1;

@@ -28,10 +28,10 @@ static int rm_ctx_add(uint32_t id, int async_wfd)
 		return -ENOMEM;
 	c->id = id;
 	c->async_wfd = async_wfd;
-	pthread_mutex_lock(&rm.list_lock);
-	c->next = rm.ctxs;
-	rm.ctxs = c;
-	pthread_mutex_unlock(&rm.list_lock);
+	pthread_mutex_lock(&rm_global.list_lock);
+	c->next = rm_global.ctxs;
+	rm_global.ctxs = c;
+	pthread_mutex_unlock(&rm_global.list_lock);
 	return 0;
 }
 
@@ -55,15 +55,15 @@ static void rm_ctx_close(void *dev, uint32_t ctx)
 {
 	struct dpv_shm_dev_ref r = {.dev = dev_index(dev), .ctx = ctx};
 	rm_call(DPV_SHM_CTX_CLOSE, &r, NULL, 0, NULL);
-	pthread_mutex_lock(&rm.list_lock);
-	for (struct rm_ctx **pp = &rm.ctxs; *pp; pp = &(*pp)->next)
+	pthread_mutex_lock(&rm_global.list_lock);
+	for (struct rm_ctx **pp = &rm_global.ctxs; *pp; pp = &(*pp)->next)
 		if ((*pp)->id == ctx) {
 			struct rm_ctx *c = *pp;
 			*pp = c->next;
 			free(c);
 			break;
 		}
-	pthread_mutex_unlock(&rm.list_lock);
+	pthread_mutex_unlock(&rm_global.list_lock);
 }
 
 static int rm_ctx_import(int cmd_fd, unsigned int *dev_idx, int async_wfd, int *new_cmd_fd)
@@ -188,10 +188,10 @@ static void *rm_create_cq(void *dev, const struct dpv_cq_cfg *cfg)
 	q->chan_fd = cfg->chan_fd;
 	q->cookie = cfg->cookie;
 	if (q->chan_fd >= 0) {
-		pthread_mutex_lock(&rm.list_lock);
-		q->next = rm.cqs;
-		rm.cqs = q;
-		pthread_mutex_unlock(&rm.list_lock);
+		pthread_mutex_lock(&rm_global.list_lock);
+		q->next = rm_global.cqs;
+		rm_global.cqs = q;
+		pthread_mutex_unlock(&rm_global.list_lock);
 	}
 	return q;
 }
@@ -201,13 +201,13 @@ static void rm_destroy_cq(void *p)
 	struct rm_cq *q = p;
 	struct dpv_shm_cq m = {.handle = q->handle};
 	rm_call(DPV_SHM_CQ_DESTROY, &m, NULL, 0, NULL);
-	pthread_mutex_lock(&rm.list_lock);
-	for (struct rm_cq **pp = &rm.cqs; *pp; pp = &(*pp)->next)
+	pthread_mutex_lock(&rm_global.list_lock);
+	for (struct rm_cq **pp = &rm_global.cqs; *pp; pp = &(*pp)->next)
 		if (*pp == q) {
 			*pp = q->next;
 			break;
 		}
-	pthread_mutex_unlock(&rm.list_lock);
+	pthread_mutex_unlock(&rm_global.list_lock);
 	free(q);
 }
 
@@ -353,7 +353,7 @@ static void ring(struct rm_qp *qp, struct dpv_ring_hdr *h, uint32_t v)
 {
 	if (atomic_exchange_explicit(&h->db, 1, memory_order_seq_cst))
 		return;
-	if (dpv_db_ring_put(qp->db, rm.db_mask, v) != 0)
+	if (dpv_db_ring_put(qp->db, rm_global.db_mask, v) != 0)
 		atomic_store_explicit(&h->db, 0, memory_order_release); /* full: never with a sane peer */
 }
 

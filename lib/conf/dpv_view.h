@@ -10,7 +10,7 @@
  *  - apps/dpv_sysfs (dpverbs-run --view) fills a struct dpv_view_dev from
  *    the configuration alone (dpv_view_from_conf: no EAL, no NIC) and writes
  *    the files into a private mount namespace;
- *  - the drop-in's ibv_read_sysfs_file() hook (compat/dpv_sysfs.c) fills it
+ *  - the drop-in's ibv_read_sysfs_file() hook (compat/dpv_read_sysfs.c) fills it
  *    from the running device and answers from the same table.
  * They differ only where the configuration cannot know the running value:
  * the port state and rate (the view shows the port ACTIVE at the nominal

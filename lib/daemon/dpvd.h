@@ -11,7 +11,7 @@
  * and executing their commands, one at a time: every handler runs on it);
  * the engine runs on the configuration's lcores or on the daemon's main
  * thread; the engine's event callbacks (dpvd_events.c) run on engine
- * threads and take g_dpvd.evlock to read the objects they deliver to.
+ * threads and take dpvd_global.evlock to read the objects they deliver to.
  *
  * Not installed; lib/daemon is linked into apps/dpverbsd and the fuzzer of
  * the request path (test/fuzz/fuzz_daemon.c).
@@ -154,7 +154,7 @@ struct dpvd {
 	uint64_t mem_limit;          /* bytes of regions one application may add */
 };
 
-extern struct dpvd g_dpvd;
+extern struct dpvd dpvd_global;
 
 extern int dpvd_logtype;
 #define DPVD_LOG(level, fmt, ...) rte_log(RTE_LOG_##level, dpvd_logtype, "dpverbsd: " fmt "\n", ##__VA_ARGS__)

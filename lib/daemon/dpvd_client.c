@@ -22,7 +22,7 @@
 
 #include "dpvd.h"
 
-struct dpvd g_dpvd = {.evlock = RTE_SPINLOCK_INITIALIZER};
+struct dpvd dpvd_global = {.evlock = RTE_SPINLOCK_INITIALIZER};
 
 RTE_LOG_REGISTER(dpvd_logtype, dpverbs.daemon, INFO);
 
@@ -51,15 +51,15 @@ const char *dpvd_op_name(uint16_t op)
 
 int dpvd_init(struct dpv_core *core)
 {
-	g_dpvd.core = core;
-	TAILQ_INIT(&g_dpvd.clients);
-	TAILQ_INIT(&g_dpvd.xrcds);
-	g_dpvd.next_id = 1;
+	dpvd_global.core = core;
+	TAILQ_INIT(&dpvd_global.clients);
+	TAILQ_INIT(&dpvd_global.xrcds);
+	dpvd_global.next_id = 1;
 	/* every QP has at most one SQ and one RQ doorbell queued at a time
 	 * (the rings' db flags): twice the QPs never fill a ring */
 	uint32_t want = rte_align32pow2(RTE_MAX(2 * core->params.max_qp, 1024u));
-	g_dpvd.db_size = RTE_MIN(want, 1u << 19);
-	g_dpvd.mem_limit = 64ull << 30;
+	dpvd_global.db_size = RTE_MIN(want, 1u << 19);
+	dpvd_global.mem_limit = 64ull << 30;
 	dpvd_events_init();
 	dpvd_gsi_init();
 	return 0;
@@ -67,7 +67,7 @@ int dpvd_init(struct dpv_core *core)
 
 struct dpv_device *dpvd_dev(uint32_t dev)
 {
-	return dev < g_dpvd.core->n_devs ? &g_dpvd.core->devs[dev] : NULL;
+	return dev < dpvd_global.core->n_devs ? &dpvd_global.core->devs[dev] : NULL;
 }
 
 struct dpvd_client *dpvd_client_new(int sock)
@@ -83,9 +83,9 @@ struct dpvd_client *dpvd_client_new(int sock)
 	c->sock = sock;
 	c->pid = cr.pid;
 	c->uid = cr.uid;
-	c->id = g_dpvd.next_id++;
-	if (!g_dpvd.next_id)
-		g_dpvd.next_id = 1; /* 0 means "any owner" to the engine */
+	c->id = dpvd_global.next_id++;
+	if (!dpvd_global.next_id)
+		dpvd_global.next_id = 1; /* 0 means "any owner" to the engine */
 	for (unsigned int i = 0; i < DPVD_MAX_CTX; i++) {
 		c->ctx[i].async_fd = -1;
 		c->ctx[i].token_fd = -1;
@@ -94,9 +94,9 @@ struct dpvd_client *dpvd_client_new(int sock)
 	TAILQ_INIT(&c->mem);
 	TAILQ_INIT(&c->pdrefs);
 	TAILQ_INIT(&c->xrefs);
-	rte_spinlock_lock(&g_dpvd.evlock); /* engine threads walk the list (port events) */
-	TAILQ_INSERT_TAIL(&g_dpvd.clients, c, next);
-	rte_spinlock_unlock(&g_dpvd.evlock);
+	rte_spinlock_lock(&dpvd_global.evlock); /* engine threads walk the list (port events) */
+	TAILQ_INSERT_TAIL(&dpvd_global.clients, c, next);
+	rte_spinlock_unlock(&dpvd_global.evlock);
 	return c;
 }
 
@@ -155,9 +155,9 @@ void dpvd_pd_unref(struct dpvd_obj *pd)
 	pd->created = false;
 	pd->shared = false;
 	if (!pd->owner) { /* the creator gave the number back already */
-		rte_spinlock_lock(&g_dpvd.evlock);
+		rte_spinlock_lock(&dpvd_global.evlock);
 		dpv_pool_del(DPV_OBJ_PD, pd->num, pd);
-		rte_spinlock_unlock(&g_dpvd.evlock);
+		rte_spinlock_unlock(&dpvd_global.evlock);
 		free(pd);
 	}
 }
@@ -181,9 +181,9 @@ void dpvd_obj_release(struct dpvd_client *c, struct dpvd_obj *o)
 	}
 	if (o->created)
 		dpvd_obj_destroy(o);
-	rte_spinlock_lock(&g_dpvd.evlock);
+	rte_spinlock_lock(&dpvd_global.evlock);
 	dpv_pool_del(o->type, o->num, o);
-	rte_spinlock_unlock(&g_dpvd.evlock);
+	rte_spinlock_unlock(&dpvd_global.evlock);
 	free(o);
 }
 
@@ -245,7 +245,7 @@ void dpvd_client_gone(struct dpvd_client *c)
 		munmap(m->addr, m->size);
 		free(m);
 	}
-	rte_spinlock_lock(&g_dpvd.evlock);
+	rte_spinlock_lock(&dpvd_global.evlock);
 	for (unsigned int i = 0; i < DPVD_MAX_CTX; i++) {
 		if (c->ctx[i].async_fd >= 0)
 			close(c->ctx[i].async_fd);
@@ -253,12 +253,12 @@ void dpvd_client_gone(struct dpvd_client *c)
 			close(c->ctx[i].token_fd);
 		c->ctx[i].async_fd = c->ctx[i].token_fd = -1;
 	}
-	TAILQ_REMOVE(&g_dpvd.clients, c, next);
-	rte_spinlock_unlock(&g_dpvd.evlock);
+	TAILQ_REMOVE(&dpvd_global.clients, c, next);
+	rte_spinlock_unlock(&dpvd_global.evlock);
 	/* contexts of other processes that imported from this one lose the
 	 * right (their imported PDs stay theirs) */
 	struct dpvd_client *o2;
-	TAILQ_FOREACH(o2, &g_dpvd.clients, next)
+	TAILQ_FOREACH(o2, &dpvd_global.clients, next)
 		for (unsigned int i = 0; i < DPVD_MAX_CTX; i++)
 			if (o2->ctx[i].import_from == c)
 				o2->ctx[i].import_from = NULL;
@@ -273,7 +273,7 @@ static int hello(struct dpvd_client *c, struct dpv_shm_msg *m, int *out_fd)
 	if (m->u.hello.version != DPV_SHM_VERSION)
 		return -EPROTONOSUPPORT;
 	struct dpv_shm_hello *w = &m->u.hello;
-	struct dpv_core *core = g_dpvd.core;
+	struct dpv_core *core = dpvd_global.core;
 	memset(w, 0, sizeof(*w));
 	w->version = DPV_SHM_VERSION;
 	w->pid = (int32_t)getpid();
@@ -281,7 +281,7 @@ static int hello(struct dpvd_client *c, struct dpv_shm_msg *m, int *out_fd)
 	w->n_devs = RTE_MIN(core->n_devs, (unsigned int)DPV_SHM_MAX_DEVS);
 	w->tsc_hz = rte_get_tsc_hz();
 	w->params = core->params;
-	w->db_size = g_dpvd.db_size;
+	w->db_size = dpvd_global.db_size;
 	for (unsigned int t = 0; t < DPV_OBJ_NR && t < RTE_DIM(w->pool_last); t++) {
 		uint32_t first;
 		dpv_pool_range((enum dpv_obj_type)t, &first, &w->pool_last[t]);
@@ -305,7 +305,7 @@ static int hello(struct dpvd_client *c, struct dpv_shm_msg *m, int *out_fd)
 		}
 	}
 	w->n_db = n_db;
-	size_t one = dpv_db_ring_bytes(g_dpvd.db_size);
+	size_t one = dpv_db_ring_bytes(dpvd_global.db_size);
 	size_t wake_off = RTE_ALIGN_CEIL((size_t)n_db * one, RTE_CACHE_LINE_SIZE);
 	size_t bytes = RTE_ALIGN_CEIL(wake_off + sizeof(struct dpv_wake), 4096);
 	w->db_map_bytes = bytes;
@@ -328,8 +328,8 @@ static int hello(struct dpvd_client *c, struct dpv_shm_msg *m, int *out_fd)
 		struct dpv_device *d = &core->devs[i];
 		for (unsigned int q = 0; q < w->devs[i].n_db; q++) {
 			struct dpv_db_ring *r = (struct dpv_db_ring *)(c->db_mem + (w->devs[i].db_first + q) * one);
-			dpv_db_ring_init(r, g_dpvd.db_size);
-			c->db[i][q] = dpv_ops(d)->db_attach(d->drv_dev, q, r, g_dpvd.db_size, c->id);
+			dpv_db_ring_init(r, dpvd_global.db_size);
+			c->db[i][q] = dpv_ops(d)->db_attach(d->drv_dev, q, r, dpvd_global.db_size, c->id);
 			if (!c->db[i][q]) {
 				int e = errno ? errno : ENOMEM;
 				db_detach(c);

@@ -323,7 +323,7 @@ int dpvd_cm_start(void)
 		return -1;
 	g_self.sock = -1;
 	g_self.pid = getpid();
-	g_self.id = g_dpvd.next_id++;
+	g_self.id = dpvd_global.next_id++;
 	for (unsigned int i = 0; i < DPVD_MAX_CTX; i++)
 		g_self.ctx[i].async_fd = g_self.ctx[i].token_fd = -1;
 	TAILQ_INIT(&g_self.objs);
@@ -347,7 +347,7 @@ void dpvd_cm_ensure(void)
 	if (!g_started || g_opened)
 		return;
 	g_opened = true;
-	for (uint32_t d = 0; d < g_dpvd.core->n_devs && d < DPV_MAX_PORTS; d++) {
+	for (uint32_t d = 0; d < dpvd_global.core->n_devs && d < DPV_MAX_PORTS; d++) {
 		int e = port_open(&g_port[d], d);
 		g_port[d].ok = e == 0;
 		if (e)

@@ -6,7 +6,7 @@
  * application's own pointer, the cookie it gave at creation) on the async
  * pipe of the object's context, completion events as the CQ's pointer on
  * its completion channel's pipe. Port events go to every context of the
- * device. Runs on engine threads: non-blocking writes under g_dpvd.evlock
+ * device. Runs on engine threads: non-blocking writes under dpvd_global.evlock
  * (an event for an object being destroyed is dropped).
  */
 #include <errno.h>
@@ -25,8 +25,8 @@ static void put(int fd, const struct ibv_async_event *ev)
 
 static int dev_index(void *drv_dev)
 {
-	for (unsigned int i = 0; i < g_dpvd.core->n_devs; i++)
-		if (g_dpvd.core->devs[i].drv_dev == drv_dev)
+	for (unsigned int i = 0; i < dpvd_global.core->n_devs; i++)
+		if (dpvd_global.core->devs[i].drv_dev == drv_dev)
 			return (int)i;
 	return -1;
 }
@@ -36,7 +36,7 @@ static void to_device(int dev, enum ibv_event_type type)
 	struct ibv_async_event ev = {.event_type = type};
 	ev.element.port_num = DPV_PORT_NUM;
 	struct dpvd_client *c;
-	TAILQ_FOREACH(c, &g_dpvd.clients, next)
+	TAILQ_FOREACH(c, &dpvd_global.clients, next)
 		for (unsigned int i = 0; i < DPVD_MAX_CTX; i++)
 			if (c->ctx[i].async_fd >= 0 && (dev < 0 || c->ctx[i].dev == (uint32_t)dev))
 				put(c->ctx[i].async_fd, &ev);
@@ -57,9 +57,9 @@ static void ev_async(void *drv_dev, enum ibv_event_type type, uint32_t num)
 		int d = dev_index(drv_dev);
 		if (d < 0)
 			return;
-		rte_spinlock_lock(&g_dpvd.evlock);
+		rte_spinlock_lock(&dpvd_global.evlock);
 		to_device(d, type);
-		rte_spinlock_unlock(&g_dpvd.evlock);
+		rte_spinlock_unlock(&dpvd_global.evlock);
 		return;
 	}
 	case IBV_EVENT_CQ_ERR:
@@ -74,7 +74,7 @@ static void ev_async(void *drv_dev, enum ibv_event_type type, uint32_t num)
 		break;
 	}
 	struct ibv_async_event ev = {.event_type = type};
-	rte_spinlock_lock(&g_dpvd.evlock);
+	rte_spinlock_lock(&dpvd_global.evlock);
 	struct dpvd_obj *o = dpv_pool_get(t, num);
 	if (o && o->type == t && o->created && o->owner && o->ctx && o->ctx <= DPVD_MAX_CTX) {
 		void *p = (void *)(uintptr_t)o->cookie;
@@ -86,18 +86,18 @@ static void ev_async(void *drv_dev, enum ibv_event_type type, uint32_t num)
 			ev.element.qp = p;
 		put(o->owner->ctx[o->ctx - 1].async_fd, &ev);
 	}
-	rte_spinlock_unlock(&g_dpvd.evlock);
+	rte_spinlock_unlock(&dpvd_global.evlock);
 }
 
 static void ev_comp(uint32_t cq_handle)
 {
-	rte_spinlock_lock(&g_dpvd.evlock);
+	rte_spinlock_lock(&dpvd_global.evlock);
 	struct dpvd_obj *o = dpv_pool_get(DPV_OBJ_CQ, cq_handle);
 	if (o && o->type == DPV_OBJ_CQ && o->created && o->chan_fd >= 0) {
 		ssize_t w = write(o->chan_fd, &o->cookie, sizeof(o->cookie));
 		(void)w;
 	}
-	rte_spinlock_unlock(&g_dpvd.evlock);
+	rte_spinlock_unlock(&dpvd_global.evlock);
 }
 
 static const struct dpv_event_sink g_sink = {.async = ev_async, .comp = ev_comp};
@@ -109,7 +109,7 @@ void dpvd_events_init(void)
 
 void dpvd_events_fatal_all(void)
 {
-	rte_spinlock_lock(&g_dpvd.evlock);
+	rte_spinlock_lock(&dpvd_global.evlock);
 	to_device(-1, IBV_EVENT_DEVICE_FATAL);
-	rte_spinlock_unlock(&g_dpvd.evlock);
+	rte_spinlock_unlock(&dpvd_global.evlock);
 }

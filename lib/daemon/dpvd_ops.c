@@ -78,11 +78,11 @@ static int ctx_set(struct dpvd_client *c, struct dpvd_ctx *x, uint32_t dev, int 
 		return e;
 	/* events are written from engine threads: never block them */
 	fcntl(*async_fd, F_SETFL, fcntl(*async_fd, F_GETFL) | O_NONBLOCK);
-	rte_spinlock_lock(&g_dpvd.evlock);
+	rte_spinlock_lock(&dpvd_global.evlock);
 	x->async_fd = *async_fd;
 	x->dev = dev;
 	x->import_from = from;
-	rte_spinlock_unlock(&g_dpvd.evlock);
+	rte_spinlock_unlock(&dpvd_global.evlock);
 	*async_fd = -1;
 	return 0;
 }
@@ -103,13 +103,13 @@ static int ctx_close(struct dpvd_client *c, struct dpv_shm_dev_ref *r)
 	if (!r->ctx || r->ctx > DPVD_MAX_CTX || c->ctx[r->ctx - 1].token_fd < 0)
 		return -EINVAL;
 	struct dpvd_ctx *x = &c->ctx[r->ctx - 1];
-	rte_spinlock_lock(&g_dpvd.evlock);
+	rte_spinlock_lock(&dpvd_global.evlock);
 	if (x->async_fd >= 0)
 		close(x->async_fd);
 	close(x->token_fd);
 	x->async_fd = x->token_fd = -1;
 	x->import_from = NULL;
-	rte_spinlock_unlock(&g_dpvd.evlock);
+	rte_spinlock_unlock(&dpvd_global.evlock);
 	return 0;
 }
 
@@ -121,7 +121,7 @@ static int ctx_import(struct dpvd_client *c, struct dpv_shm_dev_ref *r, int fds[
 	if (fds[0] < 0 || fds[1] < 0 || fstat(fds[0], &st) != 0 || fstat(fds[1], &ps) != 0 || !S_ISFIFO(ps.st_mode))
 		return -EINVAL;
 	struct dpvd_client *o;
-	TAILQ_FOREACH(o, &g_dpvd.clients, next) {
+	TAILQ_FOREACH(o, &dpvd_global.clients, next) {
 		if (o->gone)
 			continue;
 		for (unsigned int i = 0; i < DPVD_MAX_CTX; i++) {
@@ -151,7 +151,7 @@ static int mem_add(struct dpvd_client *c, struct dpv_shm_mem *r, int fds[DPV_SHM
 	int seals = fcntl(fd, F_GET_SEALS);
 	if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) != (F_SEAL_SHRINK | F_SEAL_GROW))
 		return -EPERM;
-	if (c->mem_total + r->size > g_dpvd.mem_limit)
+	if (c->mem_total + r->size > dpvd_global.mem_limit)
 		return -ENOMEM;
 	struct dpvd_mem *m;
 	TAILQ_FOREACH(m, &c->mem, next)
@@ -390,7 +390,7 @@ static int cq_create(struct dpvd_client *c, struct dpv_shm_cq *q, int fds[DPV_SH
 	if (!drv)
 		return -(errno ? errno : ENOMEM);
 	dpvd_obj_created(o, q->dev, q->ctx, q->cookie, m, NULL);
-	rte_spinlock_lock(&g_dpvd.evlock);
+	rte_spinlock_lock(&dpvd_global.evlock);
 	if (q->has_channel) {
 		fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
 		o->chan_fd = fds[0];
@@ -398,7 +398,7 @@ static int cq_create(struct dpvd_client *c, struct dpv_shm_cq *q, int fds[DPV_SH
 	}
 	o->drv = drv;
 	o->created = true;
-	rte_spinlock_unlock(&g_dpvd.evlock);
+	rte_spinlock_unlock(&dpvd_global.evlock);
 	return 0;
 }
 
@@ -411,8 +411,8 @@ static int cq_resize(struct dpvd_client *c, struct dpv_shm_cq *q)
 		return -EINVAL;
 	/* the completions of work posted before the resize are in the ring it
 	 * copies (an RNIC executes doorbells before a later command) */
-	for (unsigned int i = 0; i < g_dpvd.core->n_devs; i++)
-		dpv_ops(&g_dpvd.core->devs[i])->db_sync(g_dpvd.core->devs[i].drv_dev);
+	for (unsigned int i = 0; i < dpvd_global.core->n_devs; i++)
+		dpv_ops(&dpvd_global.core->devs[i])->db_sync(dpvd_global.core->devs[i].drv_dev);
 	int e = dpv_ops(d)->resize_cq(o->drv, dpvd_mem_xlate(m, q->ring), q->ring_size);
 	if (e)
 		return e;
@@ -532,13 +532,13 @@ void dpvd_obj_destroy(struct dpvd_obj *o)
 	default:
 		break;
 	}
-	rte_spinlock_lock(&g_dpvd.evlock);
+	rte_spinlock_lock(&dpvd_global.evlock);
 	o->created = false;
 	o->drv = NULL;
 	if (o->chan_fd >= 0)
 		close(o->chan_fd);
 	o->chan_fd = -1;
-	rte_spinlock_unlock(&g_dpvd.evlock);
+	rte_spinlock_unlock(&dpvd_global.evlock);
 	for (unsigned int i = 0; i < RTE_DIM(o->ring); i++)
 		if (o->ring[i]) {
 			o->ring[i]->busy--;

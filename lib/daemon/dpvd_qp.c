@@ -49,7 +49,7 @@ struct dpvd_xrcd *dpvd_xrcd_held(struct dpvd_client *c, uint32_t num)
 int dpvd_srq_create(struct dpvd_client *c, struct dpv_shm_srq *s)
 {
 	struct dpv_device *d = dpvd_dev(s->dev);
-	const struct dpv_params *p = &g_dpvd.core->params;
+	const struct dpv_params *p = &dpvd_global.core->params;
 	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_SRQ, s->srqn, false);
 	struct dpvd_mem *m = dpvd_ring_check(c, s->ring, s->ring_size, s->ring_stride);
 	if (!d || !o || o->created || !m || !ctx_ok(c, s->ctx, s->dev) || !dpvd_pd_usable(c, s->pd) ||
@@ -77,10 +77,10 @@ int dpvd_srq_create(struct dpvd_client *c, struct dpv_shm_srq *s)
 		o->xrcd = x;
 		x->users++;
 	}
-	rte_spinlock_lock(&g_dpvd.evlock);
+	rte_spinlock_lock(&dpvd_global.evlock);
 	o->drv = drv;
 	o->created = true;
-	rte_spinlock_unlock(&g_dpvd.evlock);
+	rte_spinlock_unlock(&dpvd_global.evlock);
 	return 0;
 }
 
@@ -97,7 +97,7 @@ int dpvd_srq_destroy(struct dpvd_client *c, struct dpv_shm_srq *s)
 
 static bool cap_ok(const struct ibv_qp_cap *cap)
 {
-	const struct dpv_params *p = &g_dpvd.core->params;
+	const struct dpv_params *p = &dpvd_global.core->params;
 	return cap->max_send_wr <= p->max_qp_wr && cap->max_recv_wr <= p->max_qp_wr &&
 	       cap->max_send_sge <= p->max_sge && cap->max_recv_sge <= p->max_sge &&
 	       cap->max_inline_data <= p->max_inline;
@@ -206,10 +206,10 @@ int dpvd_qp_create(struct dpvd_client *c, struct dpv_shm_qp *q)
 		x->users++;
 	}
 	q->db = dpv_ops(d)->qp_db_index(drv);
-	rte_spinlock_lock(&g_dpvd.evlock);
+	rte_spinlock_lock(&dpvd_global.evlock);
 	o->drv = drv;
 	o->created = true;
-	rte_spinlock_unlock(&g_dpvd.evlock);
+	rte_spinlock_unlock(&dpvd_global.evlock);
 	o->gsi = q->gsi != 0;
 	q->gsi_prefix = q->gsi_mask = 0;
 	if (o->gsi)
@@ -302,7 +302,7 @@ int dpvd_xrcd_open(struct dpvd_client *c, struct dpv_shm_xrcd *r, int *fd)
 		return -EINVAL;
 	struct dpvd_xrcd *x = NULL;
 	if (r->has_fd)
-		TAILQ_FOREACH(x, &g_dpvd.xrcds, next)
+		TAILQ_FOREACH(x, &dpvd_global.xrcds, next)
 			if (x->has_inode && x->st_dev == st.st_dev && x->st_ino == st.st_ino)
 				break; /* one table for the daemon, as embedded mode's per process
 					  (doc/man/ibv_open_xrcd.3.md NOTES) */
@@ -326,7 +326,7 @@ int dpvd_xrcd_open(struct dpvd_client *c, struct dpv_shm_xrcd *r, int *fd)
 			x->st_dev = st.st_dev;
 			x->st_ino = st.st_ino;
 		}
-		TAILQ_INSERT_TAIL(&g_dpvd.xrcds, x, next);
+		TAILQ_INSERT_TAIL(&dpvd_global.xrcds, x, next);
 	}
 	x->opens++;
 	ref->x = x;
@@ -339,7 +339,7 @@ static void xrcd_free_unused(struct dpvd_xrcd *x)
 {
 	if (x->opens || x->users)
 		return;
-	TAILQ_REMOVE(&g_dpvd.xrcds, x, next);
+	TAILQ_REMOVE(&dpvd_global.xrcds, x, next);
 	dpv_pool_del(DPV_OBJ_XRCD, x->num, x);
 	free(x);
 }
