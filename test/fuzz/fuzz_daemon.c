@@ -397,7 +397,7 @@ static long live_find(const struct live *l, const void *o)
 static bool xrcd_known(const struct dpvd_xrcd *x)
 {
 	struct dpvd_xrcd *y;
-	TAILQ_FOREACH(y, &g_dpvd.xrcds, next)
+	TAILQ_FOREACH(y, &dpvd_global.xrcds, next)
 		if (y == x)
 			return true;
 	return false;
@@ -412,7 +412,7 @@ static bool audit(char *why, size_t wl)
 	struct dpvd_client *c;
 	struct dpvd_obj *o;
 	l.n = 0;
-	TAILQ_FOREACH(c, &g_dpvd.clients, next) {
+	TAILQ_FOREACH(c, &dpvd_global.clients, next) {
 		TAILQ_FOREACH(o, &c->objs, next) {
 			if (o->owner != c) {
 				snprintf(why, wl, "object %p (type %d num %u) on the list of connection %u has owner %p",
@@ -425,7 +425,7 @@ static bool audit(char *why, size_t wl)
 	if (l.n > 1)
 		qsort(l.v, l.n, sizeof(*l.v), ptr_cmp);
 	/* ownerless PDs are reachable only through the handles of sharers */
-	TAILQ_FOREACH(c, &g_dpvd.clients, next) {
+	TAILQ_FOREACH(c, &dpvd_global.clients, next) {
 		struct dpvd_pdref *r;
 		TAILQ_FOREACH(r, &c->pdrefs, next) {
 			if (live_find(&l, r->pd) >= 0)
@@ -504,7 +504,7 @@ static bool audit(char *why, size_t wl)
 			}
 		}
 	}
-	TAILQ_FOREACH(c, &g_dpvd.clients, next) {
+	TAILQ_FOREACH(c, &dpvd_global.clients, next) {
 		struct dpvd_pdref *r;
 		TAILQ_FOREACH(r, &c->pdrefs, next)
 			refs[live_find(&l, r->pd)]++;
@@ -531,7 +531,7 @@ static bool audit(char *why, size_t wl)
 		if (t == DPV_OBJ_XRCD) {
 			struct dpvd_xrcd *x;
 			want = 0;
-			TAILQ_FOREACH(x, &g_dpvd.xrcds, next)
+			TAILQ_FOREACH(x, &dpvd_global.xrcds, next)
 				want++;
 		}
 		if (dpv_pool_count((enum dpv_obj_type)t) != want) {
@@ -541,7 +541,7 @@ static bool audit(char *why, size_t wl)
 		}
 	}
 	/* regions: busy counts, totals */
-	TAILQ_FOREACH(c, &g_dpvd.clients, next) {
+	TAILQ_FOREACH(c, &dpvd_global.clients, next) {
 		struct dpvd_mem *m;
 		uint64_t total = 0;
 		TAILQ_FOREACH(m, &c->mem, next) {
@@ -563,9 +563,9 @@ static bool audit(char *why, size_t wl)
 	}
 	/* XRC domains: openings and users */
 	struct dpvd_xrcd *x;
-	TAILQ_FOREACH(x, &g_dpvd.xrcds, next) {
+	TAILQ_FOREACH(x, &dpvd_global.xrcds, next) {
 		uint32_t opens = 0, xu = 0;
-		TAILQ_FOREACH(c, &g_dpvd.clients, next) {
+		TAILQ_FOREACH(c, &dpvd_global.clients, next) {
 			struct dpvd_xref *r;
 			TAILQ_FOREACH(r, &c->xrefs, next)
 				opens += r->x == x;
@@ -578,7 +578,7 @@ static bool audit(char *why, size_t wl)
 			return false;
 		}
 	}
-	TAILQ_FOREACH(c, &g_dpvd.clients, next) {
+	TAILQ_FOREACH(c, &dpvd_global.clients, next) {
 		struct dpvd_xref *r;
 		TAILQ_FOREACH(r, &c->xrefs, next)
 			if (!xrcd_known(r->x)) {
@@ -594,7 +594,7 @@ static int daemon_fds(void)
 {
 	int n = 0;
 	struct dpvd_client *c;
-	TAILQ_FOREACH(c, &g_dpvd.clients, next) {
+	TAILQ_FOREACH(c, &dpvd_global.clients, next) {
 		n++; /* the connection */
 		for (unsigned int i = 0; i < DPVD_MAX_CTX; i++)
 			n += (c->ctx[i].async_fd >= 0) + (c->ctx[i].token_fd >= 0);
@@ -697,7 +697,7 @@ static void snap_others(struct snap *s, struct dpvd_client *me)
 {
 	s->n = 0;
 	struct dpvd_client *c;
-	TAILQ_FOREACH(c, &g_dpvd.clients, next)
+	TAILQ_FOREACH(c, &dpvd_global.clients, next)
 		if (c != me)
 			snap_client(s, c);
 }
@@ -992,7 +992,7 @@ static bool build_valid(struct fclient *f, uint16_t op, struct vreq *v)
 {
 	struct dpvd_client *c = f->c;
 	struct dpv_shm_msg *m = &v->m;
-	const struct dpv_params *p = &g_dpvd.core->params;
+	const struct dpv_params *p = &dpvd_global.core->params;
 	uint32_t dev = rn(n_devs());
 	bool ok = c->hello || op == DPV_SHM_HELLO;
 	struct dpvd_obj *o;
@@ -1435,7 +1435,7 @@ static bool build_valid(struct fclient *f, uint16_t op, struct vreq *v)
 		struct dpvd_client *oc;
 		ok = false;
 		TAILQ_FOREACH(x, &c->xrefs, next)
-			TAILQ_FOREACH(oc, &g_dpvd.clients, next)
+			TAILQ_FOREACH(oc, &dpvd_global.clients, next)
 				TAILQ_FOREACH(o, &oc->objs, next)
 					if (!ok && o->type == DPV_OBJ_QP && o->created && o->qp_type == IBV_QPT_XRC_RECV &&
 					    o->xrcd == x->x) {
@@ -1689,7 +1689,7 @@ static uint32_t any_num(struct fclient *f, int t)
 	if (t == DPV_OBJ_XRCD && r < 60) {
 		struct dpvd_xrcd *x;
 		uint32_t pick = 0, n = 0;
-		TAILQ_FOREACH(x, &g_dpvd.xrcds, next)
+		TAILQ_FOREACH(x, &dpvd_global.xrcds, next)
 			if (rn(++n) == 0)
 				pick = x->num;
 		if (pick)
@@ -2365,8 +2365,8 @@ static int fuzz(uint64_t iters, unsigned int seconds)
 			client_gone(&g_cl[i]);
 	for (unsigned int i = 0; i < 8; i++)
 		dpv_progress_all();
-	CHECK(TAILQ_EMPTY(&g_dpvd.clients), "connections left");
-	CHECK(TAILQ_EMPTY(&g_dpvd.xrcds), "XRC domains left after every connection went away");
+	CHECK(TAILQ_EMPTY(&dpvd_global.clients), "connections left");
+	CHECK(TAILQ_EMPTY(&dpvd_global.xrcds), "XRC domains left after every connection went away");
 	for (unsigned int t = 0; t < DPV_OBJ_NR; t++)
 		CHECK(dpv_pool_count((enum dpv_obj_type)t) == 0, "pool %s: %u objects left after every connection went away",
 		      dpv_pool_name((enum dpv_obj_type)t), dpv_pool_count((enum dpv_obj_type)t));
