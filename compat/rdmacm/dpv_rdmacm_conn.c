@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file
- * rdma_listen, rdma_connect, rdma_accept, rdma_reject and rdma_disconnect
- * of the drop-in librdmacm.so.1 for RC ids (RDMA_PS_TCP), on the IB CM of
- * lib/cm run by the CM service (dpv_rdmacm_cmsvc.c), as Linux rdma_cm:
+ * RC connections of the drop-in librdmacm.so.1 (RDMA_PS_TCP): the IB CM's
+ * events (lib/cm, run by the CM service, dpv_rdmacm_cmsvc.c) turned into
+ * rdma_cm events and QP transitions, as Linux rdma_cm does; the calls
+ * themselves (rdma_listen, rdma_connect, rdma_accept, rdma_reject,
+ * rdma_disconnect) are in dpv_rdmacm_conncall.c. On the wire:
  * the REQ carries the 36-byte rdma_cm IP header then the user's private
  * data; the active side moves its QP to RTR/RTS on the REP and sends the
  * RTU; the passive side moves it in rdma_accept. PSNs follow Linux ib_cm:
