@@ -280,7 +280,15 @@ static int parse_impls(const char *s, struct opts *o)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* The inputs of every cell: one buffer for the CRC, one frame per size. */
+struct inputs {
+	uint8_t *buf;                   /* MAX_PAYLOAD bytes, 64-byte aligned */
+	uint8_t *frames[MAX_SIZES];     /* at the IP header (l3) */
+	uint32_t l3len[MAX_SIZES];      /* IP header .. payload, ICRC excluded */
+};
+
+/* Parse the options into o: -1 to go on, else the exit status. */
+static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
 		{ "iters", required_argument, NULL, 'n' },
@@ -292,40 +300,34 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { .iters = 20000, .rounds = 9, .sizes = { 0, 64, 256, 1024, 4096 },
-			  .nsizes = 5, .use = { true, true, true, true, true } };
-	static struct cell res[2][I_N][MAX_SIZES];
-	uint8_t *buf, *frames[MAX_SIZES];
-	uint32_t flen[MAX_SIZES], l3len[MAX_SIZES];
-	double *samples;
-	int c, bad = 0;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "n:r:s:6i:jh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			o.iters = strtoull(optarg, NULL, 0);
+			o->iters = strtoull(optarg, NULL, 0);
 			break;
 		case 'r':
-			o.rounds = (unsigned)strtoul(optarg, NULL, 0);
+			o->rounds = (unsigned)strtoul(optarg, NULL, 0);
 			break;
 		case 's':
-			if (parse_list(optarg, &o)) {
+			if (parse_list(optarg, o)) {
 				fprintf(stderr, "bad --sizes (at most %d, each <= %d)\n", MAX_SIZES,
 					MAX_PAYLOAD);
 				return 2;
 			}
 			break;
 		case '6':
-			o.ipv6 = true;
+			o->ipv6 = true;
 			break;
 		case 'i':
-			if (parse_impls(optarg, &o)) {
+			if (parse_impls(optarg, o)) {
 				fprintf(stderr, "bad --impl\n");
 				return 2;
 			}
 			break;
 		case 'j':
-			o.json = true;
+			o->json = true;
 			break;
 		case 'h':
 			usage(argv[0]);
@@ -335,10 +337,182 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!o.iters || !o.rounds) {
+	if (!o->iters || !o->rounds) {
 		usage(argv[0]);
 		return 2;
 	}
+	return -1;
+}
+
+/* The CRC buffer and one UD SEND ONLY frame per payload size. */
+static int make_inputs(const struct opts *o, struct inputs *in)
+{
+	in->buf = aligned_alloc(64, MAX_PAYLOAD);
+	for (uint32_t k = 0; k < MAX_PAYLOAD; k++)
+		in->buf[k] = (uint8_t)(k * 2654435761u >> 13);
+	for (unsigned s = 0; s < o->nsizes; s++) {
+		uint32_t flen;
+
+		/* 2 bytes in so that the IP header is 16-byte aligned, as in an
+		 * mbuf whose data starts at RTE_PKTMBUF_HEADROOM + 2 */
+		in->frames[s] = aligned_alloc(64, ((o->sizes[s] + 256) + 63) & ~(size_t)63);
+		flen = build_frame(in->frames[s] + 2, o->sizes[s], o->ipv6);
+		if (!flen) {
+			fprintf(stderr, "cannot build a frame with %u bytes of payload\n",
+				o->sizes[s]);
+			return -1;
+		}
+		in->frames[s] += 2 + DPV_ETH_HLEN; /* l3 */
+		in->l3len[s] = flen - DPV_ETH_HLEN - DPV_ICRC_LEN;
+	}
+	return 0;
+}
+
+/*
+ * Every implementation against sb8 (the CRC) and against the ICRC on the
+ * wire; the in-place rte ICRC must also leave the frame as it found it.
+ * Returns the number of mismatches.
+ */
+static int check_impls(const struct opts *o, const struct inputs *in)
+{
+	int bad = 0;
+
+	for (int i = 0; i < I_N; i++) {
+		if (!o->use[i])
+			continue;
+		if (IS_RTE(i))
+			rte_alg((enum impl)i);
+		for (unsigned s = 0; s < o->nsizes; s++) {
+			uint8_t *l3 = in->frames[s];
+			const uint8_t *ic = l3 + in->l3len[s];
+			uint32_t wire = (uint32_t)ic[0] | (uint32_t)ic[1] << 8 |
+					(uint32_t)ic[2] << 16 | (uint32_t)ic[3] << 24;
+			uint8_t before[64];
+
+			memcpy(before, l3 - 8, sizeof(before));
+			if (crc_once((enum impl)i, in->buf, o->sizes[s]) !=
+			    crc_once(I_SB8, in->buf, o->sizes[s])) {
+				fprintf(stderr, "MISMATCH: %s crc of %u bytes\n", impl_name[i],
+					o->sizes[s]);
+				bad++;
+			}
+			if (icrc_once((enum impl)i, l3, in->l3len[s]) != wire ||
+			    memcmp(before, l3 - 8, sizeof(before))) {
+				fprintf(stderr, "MISMATCH: %s ICRC of the %u-byte payload frame\n",
+					impl_name[i], o->sizes[s]);
+				bad++;
+			}
+		}
+	}
+	return bad;
+}
+
+/*
+ * Fill res[icrc][impl][size] with the median and the minimum of the rounds
+ * (at most 64 kept). Within a round the implementations run one after the
+ * other, so that drift and neighbours' load hit all of them alike.
+ */
+static void measure(const struct opts *o, const struct inputs *in,
+		    struct cell res[2][I_N][MAX_SIZES])
+{
+	double *samples = calloc(o->rounds, sizeof(double));
+
+	for (int icrc = 0; icrc < 2; icrc++) {
+		for (unsigned s = 0; s < o->nsizes; s++) {
+			double all[I_N][64];
+			unsigned rounds = o->rounds > 64 ? 64 : o->rounds;
+			uint8_t *p = icrc ? in->frames[s] : in->buf;
+			uint32_t n = icrc ? in->l3len[s] : o->sizes[s];
+
+			for (int i = 0; i < I_N; i++) /* warm-up */
+				if (o->use[i])
+					time_round((enum impl)i, icrc, p, n, o->iters / 10 + 1);
+			for (unsigned r = 0; r < rounds; r++)
+				for (int i = 0; i < I_N; i++)
+					if (o->use[i])
+						all[i][r] = time_round((enum impl)i, icrc, p, n,
+								       o->iters);
+			for (int i = 0; i < I_N; i++) {
+				if (!o->use[i])
+					continue;
+				memcpy(samples, all[i], rounds * sizeof(double));
+				qsort(samples, rounds, sizeof(double), cmp_double);
+				res[icrc][i][s].ticks = samples[rounds / 2];
+				res[icrc][i][s].ticks_min = samples[0];
+			}
+		}
+	}
+	free(samples);
+}
+
+/* --json: one object, a flat list of cells (crc first, then icrc) */
+static void print_json(const struct opts *o, const struct inputs *in,
+		       struct cell res[2][I_N][MAX_SIZES])
+{
+	bool first = true;
+
+	printf("{\"tsc_hz\": %.0f, \"ip\": %d, \"iters\": %" PRIu64 ", \"rounds\": %u, "
+	       "\"selected\": \"%s\", \"results\": [",
+	       tsc_hz, o->ipv6 ? 6 : 4, o->iters, o->rounds,
+	       dpv_crc_impl_name(dpv_crc_impl_selected()));
+	for (int icrc = 0; icrc < 2; icrc++)
+		for (unsigned s = 0; s < o->nsizes; s++)
+			for (int i = 0; i < I_N; i++) {
+				uint32_t bytes = icrc ? in->l3len[s] : o->sizes[s];
+				double t = res[icrc][i][s].ticks;
+
+				if (!o->use[i])
+					continue;
+				printf("%s{\"test\": \"%s\", \"impl\": \"%s\", \"payload\": %u, "
+				       "\"bytes\": %u, \"ticks\": %.1f, \"ticks_min\": %.1f, "
+				       "\"bytes_per_tick\": %.3f, \"ns\": %.2f}",
+				       first ? "" : ", ", icrc ? "icrc" : "crc", impl_name[i],
+				       o->sizes[s], bytes, t, res[icrc][i][s].ticks_min,
+				       t > 0 ? bytes / t : 0.0, t / tsc_hz * 1e9);
+				first = false;
+			}
+	printf("]}\n");
+}
+
+/* the two tables, crc then icrc */
+static void print_tables(const struct opts *o, const struct inputs *in,
+			 struct cell res[2][I_N][MAX_SIZES])
+{
+	printf("TSC %.3f GHz; median of %u rounds x %" PRIu64 " calls; library uses %s\n",
+	       tsc_hz / 1e9, o->rounds, o->iters, dpv_crc_impl_name(dpv_crc_impl_selected()));
+	for (int icrc = 0; icrc < 2; icrc++) {
+		if (icrc)
+			printf("\nICRC of a whole UD SEND ONLY frame (IPv%d), bytes = IP header .. ICRC\n",
+			       o->ipv6 ? 6 : 4);
+		else
+			printf("\nCRC-32 of a buffer\n");
+		printf("%-11s %8s %6s", "impl", "payload", "bytes");
+		printf(" %10s %10s %9s\n", "ticks/call", "bytes/tick", "ns/call");
+		for (unsigned s = 0; s < o->nsizes; s++) {
+			for (int i = 0; i < I_N; i++) {
+				uint32_t bytes = icrc ? in->l3len[s] : o->sizes[s];
+				double t = res[icrc][i][s].ticks;
+
+				if (!o->use[i])
+					continue;
+				printf("%-11s %8u %6u %10.1f %10.2f %9.1f\n", impl_name[i], o->sizes[s],
+				       bytes, t, t > 0 ? bytes / t : 0.0, t / tsc_hz * 1e9);
+			}
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .iters = 20000, .rounds = 9, .sizes = { 0, 64, 256, 1024, 4096 },
+			  .nsizes = 5, .use = { true, true, true, true, true } };
+	static struct cell res[2][I_N][MAX_SIZES];
+	struct inputs in;
+	int rc;
+
+	rc = parse_opts(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
 	if (!dpv_crc_impl_supported(DPV_CRC_CLMUL))
 		o.use[I_CLMUL] = false;
 	if (!dpv_crc_impl_supported(DPV_CRC_VPCLMUL))
@@ -348,130 +522,15 @@ int main(int argc, char **argv)
 	rte_vect_set_max_simd_bitwidth(RTE_VECT_SIMD_512);
 	calibrate_tsc();
 
-	buf = aligned_alloc(64, MAX_PAYLOAD);
-	for (uint32_t k = 0; k < MAX_PAYLOAD; k++)
-		buf[k] = (uint8_t)(k * 2654435761u >> 13);
-	for (unsigned s = 0; s < o.nsizes; s++) {
-		/* 2 bytes in so that the IP header is 16-byte aligned, as in an
-		 * mbuf whose data starts at RTE_PKTMBUF_HEADROOM + 2 */
-		frames[s] = aligned_alloc(64, ((o.sizes[s] + 256) + 63) & ~(size_t)63);
-		flen[s] = build_frame(frames[s] + 2, o.sizes[s], o.ipv6);
-		if (!flen[s]) {
-			fprintf(stderr, "cannot build a frame with %u bytes of payload\n",
-				o.sizes[s]);
-			return 1;
-		}
-		frames[s] += 2 + DPV_ETH_HLEN; /* l3 */
-		l3len[s] = flen[s] - DPV_ETH_HLEN - DPV_ICRC_LEN;
-	}
-
-	/* correctness first: every implementation against sb8 */
-	for (int i = 0; i < I_N; i++) {
-		if (!o.use[i])
-			continue;
-		if (IS_RTE(i))
-			rte_alg((enum impl)i);
-		for (unsigned s = 0; s < o.nsizes; s++) {
-			uint8_t *l3 = frames[s];
-			const uint8_t *ic = l3 + l3len[s];
-			uint32_t wire = (uint32_t)ic[0] | (uint32_t)ic[1] << 8 |
-					(uint32_t)ic[2] << 16 | (uint32_t)ic[3] << 24;
-			uint8_t before[64];
-
-			memcpy(before, l3 - 8, sizeof(before));
-			if (crc_once((enum impl)i, buf, o.sizes[s]) !=
-			    crc_once(I_SB8, buf, o.sizes[s])) {
-				fprintf(stderr, "MISMATCH: %s crc of %u bytes\n", impl_name[i],
-					o.sizes[s]);
-				bad++;
-			}
-			if (icrc_once((enum impl)i, l3, l3len[s]) != wire ||
-			    memcmp(before, l3 - 8, sizeof(before))) {
-				fprintf(stderr, "MISMATCH: %s ICRC of the %u-byte payload frame\n",
-					impl_name[i], o.sizes[s]);
-				bad++;
-			}
-		}
-	}
-	if (bad)
+	if (make_inputs(&o, &in))
 		return 1;
-
-	samples = calloc(o.rounds, sizeof(double));
-	for (int icrc = 0; icrc < 2; icrc++) {
-		for (unsigned s = 0; s < o.nsizes; s++) {
-			double all[I_N][64];
-			unsigned rounds = o.rounds > 64 ? 64 : o.rounds;
-
-			for (int i = 0; i < I_N; i++) /* warm-up */
-				if (o.use[i])
-					time_round((enum impl)i, icrc, icrc ? frames[s] : buf,
-						   icrc ? l3len[s] : o.sizes[s], o.iters / 10 + 1);
-			for (unsigned r = 0; r < rounds; r++)
-				for (int i = 0; i < I_N; i++)
-					if (o.use[i])
-						all[i][r] = time_round((enum impl)i, icrc,
-								       icrc ? frames[s] : buf,
-								       icrc ? l3len[s] : o.sizes[s],
-								       o.iters);
-			for (int i = 0; i < I_N; i++) {
-				if (!o.use[i])
-					continue;
-				memcpy(samples, all[i], rounds * sizeof(double));
-				qsort(samples, rounds, sizeof(double), cmp_double);
-				res[icrc][i][s].ticks = samples[rounds / 2];
-				res[icrc][i][s].ticks_min = samples[0];
-			}
-		}
-	}
-
-	if (o.json) {
-		printf("{\"tsc_hz\": %.0f, \"ip\": %d, \"iters\": %" PRIu64 ", \"rounds\": %u, "
-		       "\"selected\": \"%s\", \"results\": [",
-		       tsc_hz, o.ipv6 ? 6 : 4, o.iters, o.rounds,
-		       dpv_crc_impl_name(dpv_crc_impl_selected()));
-		bool first = true;
-
-		for (int icrc = 0; icrc < 2; icrc++)
-			for (unsigned s = 0; s < o.nsizes; s++)
-				for (int i = 0; i < I_N; i++) {
-					uint32_t bytes = icrc ? l3len[s] : o.sizes[s];
-					double t = res[icrc][i][s].ticks;
-
-					if (!o.use[i])
-						continue;
-					printf("%s{\"test\": \"%s\", \"impl\": \"%s\", \"payload\": %u, "
-					       "\"bytes\": %u, \"ticks\": %.1f, \"ticks_min\": %.1f, "
-					       "\"bytes_per_tick\": %.3f, \"ns\": %.2f}",
-					       first ? "" : ", ", icrc ? "icrc" : "crc", impl_name[i],
-					       o.sizes[s], bytes, t, res[icrc][i][s].ticks_min,
-					       t > 0 ? bytes / t : 0.0, t / tsc_hz * 1e9);
-					first = false;
-				}
-		printf("]}\n");
-		return 0;
-	}
-
-	printf("TSC %.3f GHz; median of %u rounds x %" PRIu64 " calls; library uses %s\n",
-	       tsc_hz / 1e9, o.rounds, o.iters, dpv_crc_impl_name(dpv_crc_impl_selected()));
-	for (int icrc = 0; icrc < 2; icrc++) {
-		if (icrc)
-			printf("\nICRC of a whole UD SEND ONLY frame (IPv%d), bytes = IP header .. ICRC\n",
-			       o.ipv6 ? 6 : 4);
-		else
-			printf("\nCRC-32 of a buffer\n");
-		printf("%-11s %8s %6s", "impl", "payload", "bytes");
-		printf(" %10s %10s %9s\n", "ticks/call", "bytes/tick", "ns/call");
-		for (unsigned s = 0; s < o.nsizes; s++) {
-			for (int i = 0; i < I_N; i++) {
-				uint32_t bytes = icrc ? l3len[s] : o.sizes[s];
-				double t = res[icrc][i][s].ticks;
-
-				if (!o.use[i])
-					continue;
-				printf("%-11s %8u %6u %10.1f %10.2f %9.1f\n", impl_name[i], o.sizes[s],
-				       bytes, t, t > 0 ? bytes / t : 0.0, t / tsc_hz * 1e9);
-			}
-		}
-	}
+	/* correctness first: no figures for an implementation that is wrong */
+	if (check_impls(&o, &in))
+		return 1;
+	measure(&o, &in, res);
+	if (o.json)
+		print_json(&o, &in, res);
+	else
+		print_tables(&o, &in, res);
 	return 0;
 }

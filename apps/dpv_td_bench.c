@@ -423,10 +423,20 @@ static void usage(void)
 			"                    [--timeout SEC] [--variant plain|td|both] [--json]\n");
 }
 
-int main(int argc, char **argv)
+/* The variants run and their outcome, handed from one stage of main to the next. */
+struct bench {
+	struct pair pp[2];
+	int np;
+	struct pair *plain, *td;        /* in pp[], NULL when not run */
+	struct result res[2];           /* res[i] summarizes pp[i] */
+	struct result *rp, *rt;         /* plain's and td's, NULL when not run */
+	bool truncated, ok;
+	const char *instr_note;         /* why instructions are not counted, or NULL */
+};
+
+/* Parse the options into o: -1 to go on, else the exit status. */
+static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	struct opts o = {.iters = 1000000, .warmup = 20000, .rounds = 4, .batch = 32, .size = 64,
-			 .timeout_s = 60, .run_plain = true, .run_td = true};
 	static const struct option lo[] = {
 		{"iters", required_argument, NULL, 'n'}, {"warmup", required_argument, NULL, 'w'},
 		{"rounds", required_argument, NULL, 'r'}, {"batch", required_argument, NULL, 'b'},
@@ -437,159 +447,203 @@ int main(int argc, char **argv)
 	int c;
 	while ((c = getopt_long(argc, argv, "n:w:r:b:s:t:v:jh", lo, NULL)) != -1) {
 		switch (c) {
-		case 'n': o.iters = strtoull(optarg, NULL, 0); break;
-		case 'w': o.warmup = strtoull(optarg, NULL, 0); break;
-		case 'r': o.rounds = (unsigned int)strtoul(optarg, NULL, 0); break;
-		case 'b': o.batch = (unsigned int)strtoul(optarg, NULL, 0); break;
-		case 's': o.size = (unsigned int)strtoul(optarg, NULL, 0); break;
-		case 't': o.timeout_s = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'n': o->iters = strtoull(optarg, NULL, 0); break;
+		case 'w': o->warmup = strtoull(optarg, NULL, 0); break;
+		case 'r': o->rounds = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'b': o->batch = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 's': o->size = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 't': o->timeout_s = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'v':
-			o.run_plain = !strcmp(optarg, "plain") || !strcmp(optarg, "both");
-			o.run_td = !strcmp(optarg, "td") || !strcmp(optarg, "both");
-			if (!o.run_plain && !o.run_td) {
+			o->run_plain = !strcmp(optarg, "plain") || !strcmp(optarg, "both");
+			o->run_td = !strcmp(optarg, "td") || !strcmp(optarg, "both");
+			if (!o->run_plain && !o->run_td) {
 				usage();
 				return 2;
 			}
 			break;
-		case 'j': o.json = true; break;
+		case 'j': o->json = true; break;
 		default: usage(); return c == 'h' ? 0 : 2;
 		}
 	}
-	if (!o.iters || !o.rounds || !o.batch || o.batch > RQ_DEPTH / 2 || o.size < 8 || o.size > 256) {
+	/* receives are reposted only once --batch of them completed: keep half the queue posted */
+	if (!o->iters || !o->rounds || !o->batch || o->batch > RQ_DEPTH / 2 || o->size < 8 || o->size > 256) {
 		fprintf(stderr, "dpv_td_bench: need iters > 0, rounds > 0, 0 < batch <= %d, 8 <= size <= 256\n",
 			RQ_DEPTH / 2);
 		return 2;
 	}
+	return -1;
+}
+
+/* Open both devices, the pairs asked for, their latency records and the instruction counter. */
+static int setup(const struct opts *o, struct bench *b)
+{
 	pt_clock_init(-1);
 	ctx0 = open_dev("dpv0");
 	ctx1 = open_dev("dpv1");
 	if (!ctx0 || !ctx1)
-		return 1;
-	struct pair pp[2];
-	memset(pp, 0, sizeof(pp));
-	int np = 0;
-	struct pair *plain = NULL, *td = NULL;
-	if (o.run_plain) {
-		plain = &pp[np++];
-		if (pair_open(plain, false)) {
+		return -1;
+	if (o->run_plain) {
+		b->plain = &b->pp[b->np++];
+		if (pair_open(b->plain, false)) {
 			fprintf(stderr, "dpv_td_bench: plain set-up failed: %s\n", strerror(errno));
-			return 1;
+			return -1;
 		}
 	}
-	if (o.run_td) {
-		td = &pp[np++];
-		if (pair_open(td, true)) {
+	if (o->run_td) {
+		b->td = &b->pp[b->np++];
+		if (pair_open(b->td, true)) {
 			fprintf(stderr, "dpv_td_bench: td set-up failed: %s\n", strerror(errno));
-			return 1;
+			return -1;
 		}
 	}
-	for (int i = 0; i < np; i++) {
-		pp[i].lat = malloc(sizeof(uint64_t) * (o.iters + o.warmup));
-		if (!pp[i].lat)
-			return 1;
+	for (int i = 0; i < b->np; i++) {
+		b->pp[i].lat = malloc(sizeof(uint64_t) * (o->iters + o->warmup));
+		if (!b->pp[i].lat)
+			return -1;
 	}
 	g_instr_fd = instr_open();
-	const char *instr_note = g_instr_fd >= 0 ? NULL : strerror(errno);
+	b->instr_note = g_instr_fd >= 0 ? NULL : strerror(errno);
+	return 0;
+}
 
-	uint64_t deadline = pt_mono_ns() + (uint64_t)o.timeout_s * 1000000000ull;
-	bool truncated = false, ok = true;
+/* The warm-up, then the timed rounds, all under one deadline; then the summaries. */
+static void run(const struct opts *o, struct bench *b)
+{
+	uint64_t deadline = pt_mono_ns() + (uint64_t)o->timeout_s * 1000000000ull;
+	b->truncated = false;
+	b->ok = true;
 	/* warm-up: not kept */
-	for (int i = 0; i < np && ok; i++) {
-		ok = run_chunk(&pp[i], &o, o.warmup, deadline, &truncated);
-		pp[i].n = pp[i].ticks = pp[i].instr = 0;
+	for (int i = 0; i < b->np && b->ok; i++) {
+		b->ok = run_chunk(&b->pp[i], o, o->warmup, deadline, &b->truncated);
+		b->pp[i].n = b->pp[i].ticks = b->pp[i].instr = 0;
 	}
-	/* rounds: the variants alternate */
-	for (unsigned int r = 0; r < o.rounds && ok; r++) {
-		uint64_t chunk = o.iters / o.rounds + (r < o.iters % o.rounds ? 1 : 0);
-		for (int i = 0; i < np && ok; i++)
-			ok = run_chunk(&pp[i], &o, chunk, deadline, &truncated);
+	/* rounds: the variants alternate, so that drift affects both */
+	for (unsigned int r = 0; r < o->rounds && b->ok; r++) {
+		uint64_t chunk = o->iters / o->rounds + (r < o->iters % o->rounds ? 1 : 0);
+		for (int i = 0; i < b->np && b->ok; i++)
+			b->ok = run_chunk(&b->pp[i], o, chunk, deadline, &b->truncated);
 	}
 	pt_clock_finish();
-	if (!ok && !truncated) {
+	if (!b->ok && !b->truncated) {
 		fprintf(stderr, "dpv_td_bench: stopped on an error\n");
 	}
-	struct result res[2];
-	for (int i = 0; i < np; i++)
-		res[i] = summarize(&pp[i]);
-	struct result *rp = plain ? &res[plain - pp] : NULL, *rt = td ? &res[td - pp] : NULL;
+	for (int i = 0; i < b->np; i++)
+		b->res[i] = summarize(&b->pp[i]);
+	b->rp = b->plain ? &b->res[b->plain - b->pp] : NULL;
+	b->rt = b->td ? &b->res[b->td - b->pp] : NULL;
+}
 
-	if (o.json) {
-		json_t *root = json_object();
-		json_object_set_new(root, "test", json_string("rc_send_post_poll"));
-		json_object_set_new(root, "size", json_integer(o.size));
-		json_object_set_new(root, "iters", json_integer((json_int_t)o.iters));
-		json_object_set_new(root, "warmup", json_integer((json_int_t)o.warmup));
-		json_object_set_new(root, "rounds", json_integer(o.rounds));
-		json_object_set_new(root, "recv_batch", json_integer(o.batch));
-		json_object_set_new(root, "clock", json_string(pt_clock_name()));
-		json_object_set_new(root, "truncated", json_boolean(truncated));
-		json_object_set_new(root, "ok", json_boolean(ok || truncated));
-		json_t *vs = json_object();
-		for (int i = 0; i < np; i++) {
-			json_t *v = json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:I}", "ops",
-					      (json_int_t)pp[i].n, "mean_ns", res[i].mean, "p50_ns", res[i].p50, "p99_ns",
-					      res[i].p99, "p999_ns", res[i].p999, "min_ns", res[i].min, "max_ns", res[i].max,
-					      "ops_per_s", res[i].ops_s, "ops_over_100us", (json_int_t)res[i].over_100us,
-					      "ops_over_1ms", (json_int_t)res[i].over_1ms, "errors", (json_int_t)pp[i].errors);
-			if (res[i].instr_op >= 0)
-				json_object_set_new(v, "instructions_per_op", json_real(res[i].instr_op));
-			else
-				json_object_set_new(v, "instructions_per_op", json_null());
-			json_object_set_new(vs, pp[i].name, v);
-		}
-		json_object_set_new(root, "variants", vs);
-		if (rp && rt && rt->mean > 0 && rp->ops_s > 0) {
-			json_t *ratio = json_pack("{s:f, s:f, s:f, s:f}", "mean_plain_over_td", rp->mean / rt->mean,
-						  "p50_plain_over_td", rt->p50 > 0 ? rp->p50 / rt->p50 : 0.0,
-						  "p99_plain_over_td", rt->p99 > 0 ? rp->p99 / rt->p99 : 0.0,
-						  "ops_td_over_plain", rt->ops_s / rp->ops_s);
-			if (rp->instr_op > 0 && rt->instr_op > 0)
-				json_object_set_new(ratio, "instr_plain_over_td", json_real(rp->instr_op / rt->instr_op));
-			json_object_set_new(root, "ratio", ratio);
-		}
-		if (instr_note)
-			json_object_set_new(root, "instructions_note", json_string(instr_note));
-		char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		if (s)
-			printf("%s\n", s);
-		free(s);
-		json_decref(root);
-	} else {
-		printf("dpv_td_bench: RC SEND %u B inline, post + poll per op, dpv0 -> dpv1, one thread, clock %s\n",
-		       o.size, pt_clock_name());
-		printf("%-6s %9s %9s %8s %8s %9s %11s %8s %7s %10s\n", "", "ops", "mean ns", "p50 ns", "p99 ns",
-		       "p99.9 ns", "max ns", ">1ms", "ops/s", "instr/op");
-		for (int i = 0; i < np; i++) {
-			char ins[32];
-			if (res[i].instr_op >= 0)
-				snprintf(ins, sizeof(ins), "%.0f", res[i].instr_op);
-			else
-				snprintf(ins, sizeof(ins), "n/a");
-			printf("%-6s %9" PRIu64 " %9.1f %8.1f %8.1f %9.1f %11.0f %8" PRIu64 " %7.0f %10s\n", pp[i].name,
-			       pp[i].n, res[i].mean, res[i].p50, res[i].p99, res[i].p999, res[i].max, res[i].over_1ms,
-			       res[i].ops_s, ins);
-		}
-		if (rp && rt && rt->mean > 0 && rp->ops_s > 0) {
-			printf("ratio plain/td: mean %.3f, p50 %.3f, p99 %.3f; ops/s td/plain %.3f", rp->mean / rt->mean,
-			       rt->p50 > 0 ? rp->p50 / rt->p50 : 0.0, rt->p99 > 0 ? rp->p99 / rt->p99 : 0.0,
-			       rt->ops_s / rp->ops_s);
-			if (rp->instr_op > 0 && rt->instr_op > 0)
-				printf("; instructions plain/td %.3f", rp->instr_op / rt->instr_op);
-			printf("\n");
-		}
-		if (instr_note)
-			printf("(instructions: perf_event_open: %s)\n", instr_note);
-		if (truncated)
-			printf("(truncated by --timeout %u s)\n", o.timeout_s);
+/* --json: one object, the variants by name, the ratios when both ran. */
+static void print_json(const struct opts *o, const struct bench *b)
+{
+	const struct result *rp = b->rp, *rt = b->rt;
+	json_t *root = json_object();
+	json_object_set_new(root, "test", json_string("rc_send_post_poll"));
+	json_object_set_new(root, "size", json_integer(o->size));
+	json_object_set_new(root, "iters", json_integer((json_int_t)o->iters));
+	json_object_set_new(root, "warmup", json_integer((json_int_t)o->warmup));
+	json_object_set_new(root, "rounds", json_integer(o->rounds));
+	json_object_set_new(root, "recv_batch", json_integer(o->batch));
+	json_object_set_new(root, "clock", json_string(pt_clock_name()));
+	json_object_set_new(root, "truncated", json_boolean(b->truncated));
+	json_object_set_new(root, "ok", json_boolean(b->ok || b->truncated));
+	json_t *vs = json_object();
+	for (int i = 0; i < b->np; i++) {
+		const struct pair *p = &b->pp[i];
+		const struct result *r = &b->res[i];
+		json_t *v = json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:I}", "ops",
+				      (json_int_t)p->n, "mean_ns", r->mean, "p50_ns", r->p50, "p99_ns",
+				      r->p99, "p999_ns", r->p999, "min_ns", r->min, "max_ns", r->max,
+				      "ops_per_s", r->ops_s, "ops_over_100us", (json_int_t)r->over_100us,
+				      "ops_over_1ms", (json_int_t)r->over_1ms, "errors", (json_int_t)p->errors);
+		if (r->instr_op >= 0)
+			json_object_set_new(v, "instructions_per_op", json_real(r->instr_op));
+		else
+			json_object_set_new(v, "instructions_per_op", json_null());
+		json_object_set_new(vs, p->name, v);
 	}
+	json_object_set_new(root, "variants", vs);
+	if (rp && rt && rt->mean > 0 && rp->ops_s > 0) {
+		json_t *ratio = json_pack("{s:f, s:f, s:f, s:f}", "mean_plain_over_td", rp->mean / rt->mean,
+					  "p50_plain_over_td", rt->p50 > 0 ? rp->p50 / rt->p50 : 0.0,
+					  "p99_plain_over_td", rt->p99 > 0 ? rp->p99 / rt->p99 : 0.0,
+					  "ops_td_over_plain", rt->ops_s / rp->ops_s);
+		if (rp->instr_op > 0 && rt->instr_op > 0)
+			json_object_set_new(ratio, "instr_plain_over_td", json_real(rp->instr_op / rt->instr_op));
+		json_object_set_new(root, "ratio", ratio);
+	}
+	if (b->instr_note)
+		json_object_set_new(root, "instructions_note", json_string(b->instr_note));
+	char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (s)
+		printf("%s\n", s);
+	free(s);
+	json_decref(root);
+}
+
+/* The table: one line per variant, then the ratios when both ran. */
+static void print_text(const struct opts *o, const struct bench *b)
+{
+	const struct result *rp = b->rp, *rt = b->rt;
+	printf("dpv_td_bench: RC SEND %u B inline, post + poll per op, dpv0 -> dpv1, one thread, clock %s\n",
+	       o->size, pt_clock_name());
+	printf("%-6s %9s %9s %8s %8s %9s %11s %8s %7s %10s\n", "", "ops", "mean ns", "p50 ns", "p99 ns",
+	       "p99.9 ns", "max ns", ">1ms", "ops/s", "instr/op");
+	for (int i = 0; i < b->np; i++) {
+		const struct result *r = &b->res[i];
+		char ins[32];
+		if (r->instr_op >= 0)
+			snprintf(ins, sizeof(ins), "%.0f", r->instr_op);
+		else
+			snprintf(ins, sizeof(ins), "n/a");
+		printf("%-6s %9" PRIu64 " %9.1f %8.1f %8.1f %9.1f %11.0f %8" PRIu64 " %7.0f %10s\n", b->pp[i].name,
+		       b->pp[i].n, r->mean, r->p50, r->p99, r->p999, r->max, r->over_1ms, r->ops_s, ins);
+	}
+	if (rp && rt && rt->mean > 0 && rp->ops_s > 0) {
+		printf("ratio plain/td: mean %.3f, p50 %.3f, p99 %.3f; ops/s td/plain %.3f", rp->mean / rt->mean,
+		       rt->p50 > 0 ? rp->p50 / rt->p50 : 0.0, rt->p99 > 0 ? rp->p99 / rt->p99 : 0.0,
+		       rt->ops_s / rp->ops_s);
+		if (rp->instr_op > 0 && rt->instr_op > 0)
+			printf("; instructions plain/td %.3f", rp->instr_op / rt->instr_op);
+		printf("\n");
+	}
+	if (b->instr_note)
+		printf("(instructions: perf_event_open: %s)\n", b->instr_note);
+	if (b->truncated)
+		printf("(truncated by --timeout %u s)\n", o->timeout_s);
+}
+
+/* Close the counter, the pairs and the devices; returns the completion errors seen. */
+static uint64_t teardown(struct bench *b)
+{
 	if (g_instr_fd >= 0)
 		close(g_instr_fd);
-	for (int i = 0; i < np; i++)
-		pair_close(&pp[i]);
+	for (int i = 0; i < b->np; i++)
+		pair_close(&b->pp[i]);
 	ibv_close_device(ctx0);
 	ibv_close_device(ctx1);
 	uint64_t errs = 0;
-	for (int i = 0; i < np; i++)
-		errs += pp[i].errors;
-	return (ok || truncated) && !errs ? 0 : 1;
+	for (int i = 0; i < b->np; i++)
+		errs += b->pp[i].errors;
+	return errs;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {.iters = 1000000, .warmup = 20000, .rounds = 4, .batch = 32, .size = 64,
+			 .timeout_s = 60, .run_plain = true, .run_td = true};
+	struct bench b;
+	int rc = parse_opts(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	memset(&b, 0, sizeof(b));
+	if (setup(&o, &b))
+		return 1;
+	run(&o, &b);
+	if (o.json)
+		print_json(&o, &b);
+	else
+		print_text(&o, &b);
+	uint64_t errs = teardown(&b);
+	return (b.ok || b.truncated) && !errs ? 0 : 1;
 }
