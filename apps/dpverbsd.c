@@ -198,7 +198,9 @@ static void sleep_us(long us)
 	nanosleep(&ts, NULL);
 }
 
-int main(int argc, char **argv)
+/* The options and CONFIG: -1 to go on, else main's exit status (0 after -h
+ * or -V, 2 for a usage error). CONFIG becomes $DPVERBS_CONFIG. */
+static int parse_args(int argc, char **argv)
 {
 	int opt;
 	while ((opt = getopt(argc, argv, "hV")) != -1) {
@@ -220,18 +222,30 @@ int main(int argc, char **argv)
 	}
 	if (optind == argc - 1)
 		setenv("DPVERBS_CONFIG", argv[optind], 1);
+	return -1;
+}
+
+/* SIGTERM and SIGINT set g_stop and wake the control thread through
+ * g_stop_fd; SIGPIPE is ignored (an application may go at any time). */
+static void install_signals(void)
+{
 	g_stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
 
+/* dpverbs in the daemon's role (the ports' DPDK primary process) and the
+ * daemon's state; NULL, the reason printed, when it could not start. */
+static struct dpv_core *start_core(void)
+{
 	dpv_core_set_role(DPV_ROLE_DAEMON);
 	struct dpv_core *core = dpv_core_get();
 	if (!core) {
 		fprintf(stderr, "dpverbsd: dpverbs could not start: %s\n", strerror(errno));
-		return 1;
+		return NULL;
 	}
 	if (core->conf.mode != DPV_MODE_SHARED)
 		LOG(WARNING, "%s: \"mode\" is not \"shared\"; serving applications anyway (they attach only "
@@ -241,36 +255,34 @@ int main(int argc, char **argv)
 	if (rte_log_get_global_level() < RTE_LOG_INFO && rte_log_get_level(dpvd_logtype) >= (int)RTE_LOG_INFO)
 		rte_log_set_global_level(RTE_LOG_INFO);
 	dpvd_init(core);
-	int lfd = listen_on(core->conf.shared_socket);
-	if (lfd < 0)
-		return 1;
-	struct ctl ctl = {.listen_fd = lfd, .ep = epoll_create1(EPOLL_CLOEXEC)};
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &ctl};
-	epoll_ctl(ctl.ep, EPOLL_CTL_ADD, lfd, &ev);
+	return core;
+}
+
+/* What the control thread waits on: the listening socket, g_stop_fd and the
+ * completion channel of the daemon's CM endpoint, which starts here. */
+static void ctl_watch(struct ctl *ctl)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = ctl};
+	epoll_ctl(ctl->ep, EPOLL_CTL_ADD, ctl->listen_fd, &ev);
 	ev.data.ptr = &g_stop_fd;
-	epoll_ctl(ctl.ep, EPOLL_CTL_ADD, g_stop_fd, &ev);
+	epoll_ctl(ctl->ep, EPOLL_CTL_ADD, g_stop_fd, &ev);
 	/* QP 1 of every port: the daemon's own CM endpoint, before any
 	 * application attaches (doc/shared-mode.md, "Connection management") */
 	g_cm_fd = dpvd_cm_start();
 	if (g_cm_fd >= 0) {
 		ev.data.ptr = &g_cm_fd;
-		epoll_ctl(ctl.ep, EPOLL_CTL_ADD, g_cm_fd, &ev);
+		epoll_ctl(ctl->ep, EPOLL_CTL_ADD, g_cm_fd, &ev);
 	} else {
 		LOG(WARNING, "no CM endpoint of the daemon: MADs no application claims are dropped");
 	}
-	pthread_t ctl_thread;
-	if (pthread_create(&ctl_thread, NULL, ctl_main, &ctl) != 0) {
-		LOG(ERR, "cannot start the control thread");
-		return 1;
-	}
-	bool inline_engine = !dpv_engine_lcore_mode();
-	LOG(INFO, "serving %u device(s) on %s (config %s, engine %s, pid %d)", core->n_devs,
-	    core->conf.shared_socket, core->conf.source, inline_engine ? "on the main thread" : "on lcores",
-	    (int)getpid());
+}
 
-	/* the engine: with progress "inline" this thread drives it, spinning
-	 * while there is work and napping DPVD_IDLE_NAP_US once idle */
-	uint64_t hz = rte_get_tsc_hz(), spin = hz / 1000000 * DPVD_IDLE_SPIN_US, last = 0;
+/* Until SIGTERM or SIGINT. The engine: with progress "inline" this thread
+ * drives it, spinning while there is work and napping DPVD_IDLE_NAP_US once
+ * idle; on lcores this thread only waits. @p hz: rte_get_tsc_hz(). */
+static void run_engine(bool inline_engine, uint64_t hz)
+{
+	uint64_t spin = hz / 1000000 * DPVD_IDLE_SPIN_US, last = 0;
 	while (!atomic_load(&g_stop)) {
 		if (!inline_engine) {
 			sleep_us(100000);
@@ -282,10 +294,17 @@ int main(int argc, char **argv)
 		else if (now - last > spin)
 			sleep_us(DPVD_IDLE_NAP_US);
 	}
+}
 
+/* The shutdown of the file's header comment: the socket goes, the control
+ * thread ends, outstanding work gets DPVD_DRAIN_MS, then every QP is
+ * flushed, every context told, every application's resources reclaimed. */
+static void stop_daemon(struct dpv_core *core, struct ctl *ctl, pthread_t ctl_thread, bool inline_engine,
+			uint64_t hz)
+{
 	LOG(INFO, "stopping: no new applications; outstanding work has %d ms", DPVD_DRAIN_MS);
 	dpvd_gsi_log_stats();
-	close(lfd);
+	close(ctl->listen_fd);
 	unlink(core->conf.shared_socket);
 	pthread_join(ctl_thread, NULL);
 	uint64_t end = rte_get_tsc_cycles() + hz / 1000 * DPVD_DRAIN_MS;
@@ -302,7 +321,35 @@ int main(int argc, char **argv)
 		struct dpvd_client *c = TAILQ_FIRST(&dpvd_global.clients);
 		dpvd_client_gone(c);
 	}
-	close(ctl.ep);
+	close(ctl->ep);
 	LOG(INFO, "stopped");
+}
+
+int main(int argc, char **argv)
+{
+	int rc = parse_args(argc, argv);
+	if (rc >= 0)
+		return rc;
+	install_signals();
+	struct dpv_core *core = start_core();
+	if (!core)
+		return 1;
+	int lfd = listen_on(core->conf.shared_socket);
+	if (lfd < 0)
+		return 1;
+	struct ctl ctl = {.listen_fd = lfd, .ep = epoll_create1(EPOLL_CLOEXEC)};
+	ctl_watch(&ctl);
+	pthread_t ctl_thread;
+	if (pthread_create(&ctl_thread, NULL, ctl_main, &ctl) != 0) {
+		LOG(ERR, "cannot start the control thread");
+		return 1;
+	}
+	bool inline_engine = !dpv_engine_lcore_mode();
+	LOG(INFO, "serving %u device(s) on %s (config %s, engine %s, pid %d)", core->n_devs,
+	    core->conf.shared_socket, core->conf.source, inline_engine ? "on the main thread" : "on lcores",
+	    (int)getpid());
+	uint64_t hz = rte_get_tsc_hz();
+	run_engine(inline_engine, hz);
+	stop_daemon(core, &ctl, ctl_thread, inline_engine, hz);
 	return 0;
 }
