@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Size limits of the library and driver sources (and of compat/rdmacm,
-the drop-in librdmacm): no file over MAX_FILE
-lines, no function over MAX_FUNC lines (a function counts from the line of
+"""Size limits of the sources of lib/, drivers/, compat/ (the drop-ins)
+and apps/ (the programs): no file over MAX_FILE lines, no function over MAX_FUNC lines (a function counts from the line of
 its opening brace at column 0 to its closing brace at column 0, both
 included, as the kernel's style puts them). With --list prints every file
 with its line count and the longest function.
@@ -16,7 +15,7 @@ import sys
 
 MAX_FILE = 800
 MAX_FUNC = 80
-DIRS = ('lib', 'drivers', 'compat/rdmacm')
+DIRS = ('lib', 'drivers', 'compat', 'apps')
 NAME = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*\(')
 
 

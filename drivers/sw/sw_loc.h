@@ -10,19 +10,27 @@
  * engine-visible fields of MRs and AHs found through the object pool.
  *
  * Files, split as Linux rxe splits its transport:
- *   sw.c        registration, ops table, devices, progress, thread domains
- *   sw_qp.c     QP contexts: create, modify (state changes), error and flush
- *   sw_cq.c     CQ producer: CQEs, arming, overrun
- *   sw_srq.c    SRQs and receive WQEs (RQ and SRQ consumer)
- *   sw_req.c    requester: WQEs -> request packets, go-back-N
- *   sw_comp.c   completer: ACK/NAK/responses -> send completions
- *   sw_resp.c   responder: request checks -> placement, receive completions
- *   sw_resp_q.c responder output queue (ACK/NAK, READ and atomic responses)
- *   sw_recv.c   receive checks and dispatch by destination QP
- *   sw_ud.c     UD transport
- *   sw_timer.c  retransmission, RNR and probe timers; the per-context tasks
- *   sw_net.c    packet building and transmission, local memory access
- *   sw_stats.c  counters published for dpv_stat
+ *   sw.c          registration, ops table, devices, progress, thread domains
+ *   sw_tab.c      the engine's object tables (QPs, SRQs, MRs, AHs by number)
+ *   sw_qp.c       QP contexts: create, modify (state changes), error and flush
+ *   sw_doorbell.c how posted work reaches the engine (SQ/RQ doorbells, kicks)
+ *   sw_dbring.c   shared mode's doorbell rings, one per application
+ *   sw_cq.c       CQ producer: CQEs, arming, overrun
+ *   sw_rq.c       receive queues: RQ and SRQ consumer (sw_rq_pop), SRQs
+ *   sw_req.c      requester: WQEs -> request packets, go-back-N
+ *   sw_comp.c     completer: ACK/NAK/responses -> send completions
+ *   sw_resp.c     responder: request checks -> placement, receive completions
+ *   sw_resp_q.c   responder output queue (ACK/NAK, READ and atomic responses)
+ *   sw_recv.c     receive dispatch by destination QP (the port's rx hook)
+ *   sw_ud.c       UD transport
+ *   sw_mcast.c    multicast groups of UD QPs
+ *   sw_gsi_fb.c   QP 1 when no application owns it (CM REJ fallback)
+ *   sw_poll.c     the poll turn after each RX burst (ACKs, doorbells, timers)
+ *   sw_timer.c    retransmission, RNR and probe timers
+ *   sw_net.c      packet building and transmission, local memory access
+ *   sw_mem.c      another process's memory (shared mode: process_vm_*)
+ *   sw_fault.c    copies into registered memory that survive an munmap
+ *   sw_stats.c    counters published for dpv_stat
  *   sw_telemetry.c  per-QP telemetry commands (dpdk-telemetry.py)
  *
  * Locking: a QP's engine state is protected by its lock (sw_qp_lock; none for
@@ -408,7 +416,7 @@ void *sw_create_cq(void *dev, const struct dpv_cq_cfg *cfg);
 void sw_destroy_cq(void *cq);
 int sw_resize_cq(void *cq, struct dpv_ring_hdr *ring, uint32_t size);
 
-/* ---- sw_srq.c ---- */
+/* ---- sw_rq.c ---- */
 void *sw_create_srq(void *dev, const struct dpv_srq_cfg *cfg);
 void sw_destroy_srq(void *srq);
 /* Take the next receive WQE of an SRQ or of the QP's RQ. */

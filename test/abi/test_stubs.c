@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * test_stubs: behaviour of lib/verbs/dpv_abi_stubs.c.
+ * test_stubs: behaviour of compat/dpv_abi_stubs.c and dpv_abi_provider.c.
  *  - return conventions of the unsupported verbs (NULL/EOPNOTSUPP, errno
  *    values, -1 for ibv_cmd_poll_cq and the sysfs readers, fork helpers);
  *  - ibv_read_sysfs_file with and without the dpv_sysfs_read hook (this file
