@@ -268,7 +268,7 @@ static int rm_reattach(void)
 	return r < 0 ? r : 0;
 }
 
-static int rm_probe(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsigned int max)
+int rm_probe(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsigned int max)
 {
 	snprintf(rm_global.path, sizeof(rm_global.path), "%s", conf->shared_socket);
 	rm_global.idle_yield = conf->shared_idle_yield;
@@ -297,7 +297,7 @@ static int rm_probe(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsi
 	return (int)n;
 }
 
-static int rm_query_gid(void *dev, uint32_t index, struct dpv_gid *gid)
+int rm_query_gid(void *dev, uint32_t index, struct dpv_gid *gid)
 {
 	struct rm_dev *d = dev;
 	if (index >= DPV_SHM_GIDS) {
@@ -308,7 +308,7 @@ static int rm_query_gid(void *dev, uint32_t index, struct dpv_gid *gid)
 	return 0;
 }
 
-static int rm_query_port(void *dev, struct ibv_port_attr *attr)
+int rm_query_port(void *dev, struct ibv_port_attr *attr)
 {
 	struct dpv_shm_port p = {.dev = ((struct rm_dev *)dev)->index};
 	int r = rm_call(DPV_SHM_QUERY_PORT, &p, NULL, 0, NULL);
@@ -353,7 +353,7 @@ static uint64_t rm_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int rm_progress(void *cq)
+int rm_progress(void *cq)
 {
 	static __thread uint32_t idle, seen, settled;
 	static __thread long nivcsw;
@@ -396,12 +396,12 @@ static int rm_progress(void *cq)
 	return atomic_load_explicit(&rm_global.dead, memory_order_relaxed) ? -EIO : 0;
 }
 
-static bool rm_background(void)
+bool rm_background(void)
 {
 	return true; /* the daemon's engine makes progress: completion channels may block */
 }
 
-static void *rm_queue_alloc(void *dev, size_t size, size_t align)
+void *rm_queue_alloc(void *dev, size_t size, size_t align)
 {
 	(void)dev;
 	if (align > 4096) {
@@ -411,40 +411,18 @@ static void *rm_queue_alloc(void *dev, size_t size, size_t align)
 	return rm_mem_alloc(size, false);
 }
 
-static void rm_queue_free(void *dev, void *p)
+void rm_queue_free(void *dev, void *p)
 {
 	(void)dev;
 	rm_mem_free(p);
 }
 
-static bool rm_rings_queue_only(void)
+bool rm_rings_queue_only(void)
 {
 	return true;
 }
 
-static bool rm_fork_safe(void)
+bool rm_fork_safe(void)
 {
 	return true; /* a child attaches on its own (rm_atfork_child) */
-}
-
-/* the ops of remote_ops.c plus these */
-static struct dpv_driver_ops g_ops;
-
-RTE_INIT(rm_register)
-{
-	g_ops = rm_ops;
-	g_ops.probe = rm_probe;
-	g_ops.query_port = rm_query_port;
-	g_ops.query_gid = rm_query_gid;
-	g_ops.queue_alloc = rm_queue_alloc;
-	g_ops.queue_free = rm_queue_free;
-	g_ops.progress = rm_progress;
-	g_ops.progress_is_background = rm_background;
-	g_ops.rings_queue_only = rm_rings_queue_only;
-	g_ops.fork_safe = rm_fork_safe;
-	g_ops.mem_alloc = rm_mem_alloc;
-	g_ops.mem_free = rm_mem_free;
-	g_ops.mem_is_huge = rm_mem_is_huge;
-	static struct dpv_driver drv = {.name = "remote", .ops = &g_ops};
-	dpv_driver_register(&drv);
 }

@@ -96,7 +96,16 @@ void rm_mem_forget(void);
 void rm_mem_free(void *p);
 int rm_mem_is_huge(const void *p);
 
-/* remote_ops.c: the object commands. */
-extern const struct dpv_driver_ops rm_ops;
+/* remote.c: the driver's device, progress and memory operations (its
+ * table, with the object commands, is in remote_ops.c). */
+int rm_probe(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsigned int max);
+int rm_query_gid(void *dev, uint32_t index, struct dpv_gid *gid);
+int rm_query_port(void *dev, struct ibv_port_attr *attr);
+int rm_progress(void *cq);
+bool rm_background(void);
+void *rm_queue_alloc(void *dev, size_t size, size_t align);
+void rm_queue_free(void *dev, void *p);
+bool rm_rings_queue_only(void);
+bool rm_fork_safe(void);
 
 #endif /* REMOTE_H */

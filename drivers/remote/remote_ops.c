@@ -405,7 +405,21 @@ static int rm_open_qp(void *dev, uint32_t xrcd, uint32_t qpn)
 	return rm_call(DPV_SHM_OPEN_QP, &o, NULL, 0, NULL);
 }
 
-const struct dpv_driver_ops rm_ops = {
+/* The remote driver: every operation a request to dpverbsd, but the
+ * device, progress and memory ones of remote.c. */
+static const struct dpv_driver_ops rm_ops = {
+	.probe = rm_probe,
+	.query_port = rm_query_port,
+	.query_gid = rm_query_gid,
+	.queue_alloc = rm_queue_alloc,
+	.queue_free = rm_queue_free,
+	.progress = rm_progress,
+	.progress_is_background = rm_background,
+	.rings_queue_only = rm_rings_queue_only,
+	.fork_safe = rm_fork_safe,
+	.mem_alloc = rm_mem_alloc,
+	.mem_free = rm_mem_free,
+	.mem_is_huge = rm_mem_is_huge,
 	.ctx_open = rm_ctx_open,
 	.ctx_close = rm_ctx_close,
 	.ctx_import = rm_ctx_import,
@@ -440,3 +454,5 @@ const struct dpv_driver_ops rm_ops = {
 	.open_qp = rm_open_qp,
 	.neigh_query = rm_neigh_query,
 };
+
+DPV_DRIVER_REGISTER(remote, rm_ops);

@@ -185,6 +185,16 @@ static void sw_progress_blocking(bool on)
 	dpv_engine_app_blocking(on);
 }
 
+/* dpverbsd's engine: its applications' doorbell rings and QP 1 */
+static const struct dpv_engine_ops sw_engine_ops = {
+	.db_count = sw_db_count,
+	.db_attach = sw_db_attach,
+	.db_detach = sw_db_detach,
+	.qp_db_index = sw_qp_db_index,
+	.db_sync = sw_db_sync,
+	.gsi_demux = sw_gsi_demux,
+};
+
 static const struct dpv_driver_ops sw_ops = {
 	.probe = sw_probe,
 	.query_port = sw_query_port,
@@ -213,14 +223,9 @@ static const struct dpv_driver_ops sw_ops = {
 	.progress = sw_progress,
 	.progress_is_background = sw_progress_is_background,
 	.progress_blocking = sw_progress_blocking,
-	.db_count = sw_db_count,
-	.db_attach = sw_db_attach,
-	.db_detach = sw_db_detach,
-	.qp_db_index = sw_qp_db_index,
-	.gsi_demux = sw_gsi_demux,
 	.mcast_attach = sw_mcast_attach,
 	.mcast_detach = sw_mcast_detach,
-	.db_sync = sw_db_sync,
+	.engine = &sw_engine_ops,
 };
 
 DPV_DRIVER_REGISTER(sw, sw_ops);

@@ -81,17 +81,7 @@ static int def_open_qp(void *dev, uint32_t xrcd, uint32_t qpn) { return -ENOENT;
 static int def_ctx_import(int cmd_fd, unsigned int *dev_index, int async_wfd, int *new_cmd_fd) { return -EOPNOTSUPP; }
 static int def_import_pd(void *dev, uint32_t ctx, uint32_t pdn) { return -EOPNOTSUPP; }
 static int def_import_mr(void *dev, uint32_t ctx, uint32_t index, struct dpv_mr_desc *mr) { return -EOPNOTSUPP; }
-static unsigned int def_db_count(void *dev) { return 0; }
-static void *def_db_attach(void *dev, unsigned int index, struct dpv_db_ring *ring, uint32_t size, uint32_t owner)
-{
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-static void def_db_detach(void *db) {}
-static unsigned int def_qp_db_index(void *qp) { return 0; }
 static bool def_false(void) { return false; }
-static void def_db_sync(void *dev) {}
-static void def_gsi_demux(dpv_gsi_demux_fn fn, dpv_gsi_tx_fn tx, void *arg) {}
 static int def_gsi_listen(void *qp, uint64_t service_id, bool on) { return 0; }
 static void def_gsi_comm_ids(void *qp, uint32_t *prefix, uint32_t *mask) { *prefix = *mask = 0; }
 static int def_mcast(void *qp, const uint8_t *gid) { return -EOPNOTSUPP; }
@@ -139,13 +129,7 @@ static void ops_fill(const struct dpv_driver_ops *o)
 	DEF(ctx_import, def_ctx_import);
 	DEF(import_pd, def_import_pd);
 	DEF(import_mr, def_import_mr);
-	DEF(db_count, def_db_count);
-	DEF(db_attach, def_db_attach);
-	DEF(db_detach, def_db_detach);
-	DEF(qp_db_index, def_qp_db_index);
 	DEF(rings_queue_only, def_false);
-	DEF(db_sync, def_db_sync);
-	DEF(gsi_demux, def_gsi_demux);
 	DEF(gsi_listen, def_gsi_listen);
 	DEF(gsi_comm_ids, def_gsi_comm_ids);
 	DEF(mcast_attach, def_mcast);

@@ -143,6 +143,29 @@ typedef uint32_t (*dpv_gsi_demux_fn)(void *arg, unsigned int dev_index, const ui
 typedef bool (*dpv_gsi_tx_fn)(void *arg, unsigned int dev_index, uint32_t qpn, const uint8_t dgid[16],
 			      const uint8_t *mad, uint32_t len);
 
+/**
+ * The engine's side of shared mode: what dpverbsd asks of the driver that
+ * runs the engine in its process (sw), besides the verbs operations it
+ * performs for its applications. Every member is required.
+ */
+struct dpv_engine_ops {
+	/** Doorbell rings an application needs for dev (one per engine context). */
+	unsigned int (*db_count)(void *dev);
+	/** Serve ring (size slots) as the application owner's doorbell ring
+	 *  index of dev: a handle for db_detach, NULL with errno. */
+	void *(*db_attach)(void *dev, unsigned int index, struct dpv_db_ring *ring, uint32_t size, uint32_t owner);
+	/** Stop serving it: no engine thread reads the ring after this returns. */
+	void (*db_detach)(void *db);
+	/** The doorbell ring index that serves qp. */
+	unsigned int (*qp_db_index)(void *qp);
+	/** Take every doorbell queued for dev now (a command that must see the
+	 *  work posted before it, e.g. a CQ resize, runs after this). */
+	void (*db_sync)(void *dev);
+	/** Install (fn NULL: remove) the GSI demultiplexer and send filter of
+	 *  every port. */
+	void (*gsi_demux)(dpv_gsi_demux_fn fn, dpv_gsi_tx_fn tx, void *arg);
+};
+
 /** A driver: implements every op (struct dpv_driver_ops' defaults fill gaps). */
 struct dpv_driver_ops {
 	/* ---- device ---- */
@@ -270,22 +293,9 @@ struct dpv_driver_ops {
 	/** Is p inside hugepage-backed memory of mem_alloc? 1, 0. */
 	int (*mem_is_huge)(const void *p);
 
-	/* ---- the engine's side of shared mode (dpverbsd) ---- */
-	/** Doorbell rings an application needs for dev (one per engine context). */
-	unsigned int (*db_count)(void *dev);
-	/** Serve ring (size slots) as the application owner's doorbell ring
-	 *  index of dev: a handle for db_detach, NULL with errno. */
-	void *(*db_attach)(void *dev, unsigned int index, struct dpv_db_ring *ring, uint32_t size, uint32_t owner);
-	/** Stop serving it: no engine thread reads the ring after this returns. */
-	void (*db_detach)(void *db);
-	/** The doorbell ring index that serves qp. */
-	unsigned int (*qp_db_index)(void *qp);
-	/** Take every doorbell queued for dev now (a command that must see the
-	 *  work posted before it, e.g. a CQ resize, runs after this). */
-	void (*db_sync)(void *dev);
-	/** Install (fn NULL: remove) the GSI demultiplexer and send filter of
-	 *  every port. */
-	void (*gsi_demux)(dpv_gsi_demux_fn fn, dpv_gsi_tx_fn tx, void *arg);
+	/** The engine's services to dpverbsd (NULL: the driver runs no
+	 *  engine in this process; dpverbsd refuses to start on it). */
+	const struct dpv_engine_ops *engine;
 
 	/* ---- the application's side of a shared GSI (remote driver) ---- */
 	/** The daemon hands the process of GSI QP qp the CM MADs for

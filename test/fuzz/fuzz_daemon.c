@@ -1895,7 +1895,7 @@ static void poke(struct fclient *f)
 	if (!o || o->drv != t->drv)
 		return; /* gone or another incarnation */
 	struct dpv_device *d = dpvd_dev(t->dev);
-	unsigned int dbi = dpv_ops(d)->qp_db_index(o->drv);
+	unsigned int dbi = dpv_ops(d)->engine->qp_db_index(o->drv);
 	size_t one = dpv_db_ring_bytes(g_w.db_size);
 	if ((g_w.devs[t->dev].db_first + dbi + 1) * one > f->db_bytes)
 		return;
@@ -2309,7 +2309,7 @@ static int fuzz(uint64_t iters, unsigned int seconds)
 	}
 	CHECK(core->conf.mode == DPV_MODE_SHARED, "the configuration is not shared");
 	CHECK(core->n_devs >= 2, "%u devices", core->n_devs);
-	dpvd_init(core);
+	CHECK(dpvd_init(core) == 0, "dpvd_init: %s", strerror(errno));
 	for (unsigned int i = 0; i < MAX_CLIENTS; i++)
 		g_cl[i].c = NULL;
 	/* EAL's threads open and close a descriptor or two while they start */
