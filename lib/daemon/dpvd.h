@@ -163,9 +163,7 @@ extern int dpvd_logtype;
 const char *dpvd_op_name(uint16_t op);
 
 /* dpvd_client.c */
-/* The daemon's state for core (the façade, brought up as DPV_ROLE_DAEMON).
- * -1 with errno EOPNOTSUPP when a device's driver has no engine services
- * (struct dpv_engine_ops). */
+/* The daemon's state for core (the façade, brought up as DPV_ROLE_DAEMON). */
 int dpvd_init(struct dpv_core *core);
 /* A new application connection (takes sock); NULL after closing it. */
 struct dpvd_client *dpvd_client_new(int sock);

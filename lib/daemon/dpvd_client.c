@@ -51,11 +51,6 @@ const char *dpvd_op_name(uint16_t op)
 
 int dpvd_init(struct dpv_core *core)
 {
-	for (unsigned int i = 0; i < core->n_devs; i++)
-		if (!dpv_ops(&core->devs[i])->engine) {
-			errno = EOPNOTSUPP; /* its driver runs no engine here (remote, null) */
-			return -1;
-		}
 	dpvd_global.core = core;
 	TAILQ_INIT(&dpvd_global.clients);
 	TAILQ_INIT(&dpvd_global.xrcds);

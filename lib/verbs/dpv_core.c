@@ -86,6 +86,28 @@ static int def_gsi_listen(void *qp, uint64_t service_id, bool on) { return 0; }
 static void def_gsi_comm_ids(void *qp, uint32_t *prefix, uint32_t *mask) { *prefix = *mask = 0; }
 static int def_mcast(void *qp, const uint8_t *gid) { return -EOPNOTSUPP; }
 
+/* a driver that runs no engine in the process (null, remote): dpverbsd
+ * then serves its devices with no doorbell rings and no QP 1 demultiplexer
+ * (the null driver's daemon tests dpverbsd's life cycle without ports) */
+static unsigned int def_db_count(void *dev) { return 0; }
+static void *def_db_attach(void *dev, unsigned int index, struct dpv_db_ring *ring, uint32_t size, uint32_t owner)
+{
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+static void def_db_detach(void *db) {}
+static unsigned int def_qp_db_index(void *qp) { return 0; }
+static void def_db_sync(void *dev) {}
+static void def_gsi_demux(dpv_gsi_demux_fn fn, dpv_gsi_tx_fn tx, void *arg) {}
+static const struct dpv_engine_ops def_engine = {
+	.db_count = def_db_count,
+	.db_attach = def_db_attach,
+	.db_detach = def_db_detach,
+	.qp_db_index = def_qp_db_index,
+	.db_sync = def_db_sync,
+	.gsi_demux = def_gsi_demux,
+};
+
 static struct dpv_driver_ops g_ops;
 
 static void ops_fill(const struct dpv_driver_ops *o)
@@ -135,6 +157,7 @@ static void ops_fill(const struct dpv_driver_ops *o)
 	DEF(mcast_attach, def_mcast);
 	DEF(mcast_detach, def_mcast);
 	DEF(fork_safe, def_false);
+	DEF(engine, &def_engine);
 #undef DEF
 }
 

@@ -146,7 +146,7 @@ typedef bool (*dpv_gsi_tx_fn)(void *arg, unsigned int dev_index, uint32_t qpn, c
 /**
  * The engine's side of shared mode: what dpverbsd asks of the driver that
  * runs the engine in its process (sw), besides the verbs operations it
- * performs for its applications. Every member is required.
+ * performs for its applications. A driver sets all of them or none.
  */
 struct dpv_engine_ops {
 	/** Doorbell rings an application needs for dev (one per engine context). */
@@ -294,7 +294,8 @@ struct dpv_driver_ops {
 	int (*mem_is_huge)(const void *p);
 
 	/** The engine's services to dpverbsd (NULL: the driver runs no
-	 *  engine in this process; dpverbsd refuses to start on it). */
+	 *  engine in this process; the defaults give no doorbell rings and no
+	 *  QP 1 demultiplexer). */
 	const struct dpv_engine_ops *engine;
 
 	/* ---- the application's side of a shared GSI (remote driver) ---- */
