@@ -38,6 +38,7 @@
 
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
+#include "dpv_abi.h"
 
 /*
  * Everything defined here with external linkage is an ABI export; the version
@@ -86,19 +87,6 @@ struct ibv_modify_qp_ex;
 struct ibv_create_wq;
 struct ibv_modify_wq;
 
-/** Helper: fail a pointer-returning verb. */
-static void *dpv_null_eopnotsupp(void)
-{
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
-/** Helper: fail an errno-returning verb. */
-static int dpv_eopnotsupp(void)
-{
-	errno = EOPNOTSUPP;
-	return EOPNOTSUPP;
-}
 
 /* ======================================================================== */
 /* IBVERBS_PRIVATE_34: the provider interface of rdma-core.                  */

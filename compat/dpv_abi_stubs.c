@@ -31,6 +31,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_sa.h>
 #include <rdma/ib_user_verbs.h>
+#include "dpv_abi.h"
 
 /*
  * Everything defined here with external linkage is an ABI export; the version
@@ -60,19 +61,6 @@ void ibv_copy_path_rec_to_kern(struct ib_user_path_rec *dst, struct ibv_sa_path_
 extern int dpv_sysfs_read(const char *dir, const char *file, char *buf, size_t size)
 	__attribute__((weak));
 
-/** Helper: fail a pointer-returning verb. */
-static void *dpv_null_eopnotsupp(void)
-{
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
-/** Helper: fail an errno-returning verb. */
-static int dpv_eopnotsupp(void)
-{
-	errno = EOPNOTSUPP;
-	return EOPNOTSUPP;
-}
 
 /* ======================================================================== */
 /* Public verbs that dpverbs does not support (yet).                         */
