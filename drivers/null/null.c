@@ -266,23 +266,22 @@ static bool null_fork_safe(void)
 	return true; /* no EAL, nothing shared: a child's objects are its own */
 }
 
-static const struct dpv_driver_ops null_ops = {
-	.fork_safe = null_fork_safe,
-	.probe = null_probe,
-	.query_port = null_query_port,
-	.query_gid = null_query_gid,
+static const struct dpv_verbs_ops null_verbs_ops = {
 	.create_cq = null_create_cq,
-	.destroy_cq = null_destroy,
-	.resize_cq = null_resize_cq,
-	.create_srq = null_create_srq,
-	.destroy_srq = null_destroy,
 	.create_qp = null_create_qp,
+	.create_srq = null_create_srq,
+	.destroy_cq = null_destroy,
 	.destroy_qp = null_destroy,
+	.destroy_srq = null_destroy,
+	.fork_safe = null_fork_safe,
 	.modify_qp = null_modify_qp,
-	.query_qp_state = null_query_qp_state,
+	.query_gid = null_query_gid,
+	.query_port = null_query_port,
 	.query_qp_counters = null_query_qp_counters,
-	.sq_doorbell = null_sq_doorbell,
+	.query_qp_state = null_query_qp_state,
+	.resize_cq = null_resize_cq,
 	.rq_doorbell = null_rq_doorbell,
+	.sq_doorbell = null_sq_doorbell,
 };
 
-DPV_DRIVER_REGISTER(null, null_ops);
+DPV_DRIVER_REGISTER(null, null_probe, &null_verbs_ops, NULL, NULL);

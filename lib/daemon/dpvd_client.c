@@ -208,7 +208,7 @@ static void db_detach(struct dpvd_client *c)
 			if (c->db[d][q]) {
 				struct dpv_device *dev = dpvd_dev(d);
 				if (dev)
-					dpv_ops(dev)->engine->db_detach(c->db[d][q]);
+					dpv_dev_engine(dev)->db_detach(c->db[d][q]);
 				c->db[d][q] = NULL;
 			}
 }
@@ -293,7 +293,7 @@ static int hello(struct dpvd_client *c, struct dpv_shm_msg *m, int *out_fd)
 		snprintf(sd->name, sizeof(sd->name), "%s", d->ibdev.name);
 		memcpy(sd->mac, d->mac, 6);
 		sd->db_first = n_db;
-		sd->n_db = RTE_MIN(dpv_ops(d)->engine->db_count(d->drv_dev), (unsigned int)DPV_MAX_QUEUES);
+		sd->n_db = RTE_MIN(dpv_dev_engine(d)->db_count(d->drv_dev), (unsigned int)DPV_MAX_QUEUES);
 		n_db += sd->n_db;
 		for (unsigned int g = 0; g < DPV_SHM_GIDS; g++) {
 			struct dpv_gid gid;
@@ -329,7 +329,7 @@ static int hello(struct dpvd_client *c, struct dpv_shm_msg *m, int *out_fd)
 		for (unsigned int q = 0; q < w->devs[i].n_db; q++) {
 			struct dpv_db_ring *r = (struct dpv_db_ring *)(c->db_mem + (w->devs[i].db_first + q) * one);
 			dpv_db_ring_init(r, dpvd_global.db_size);
-			c->db[i][q] = dpv_ops(d)->engine->db_attach(d->drv_dev, q, r, dpvd_global.db_size, c->id);
+			c->db[i][q] = dpv_dev_engine(d)->db_attach(d->drv_dev, q, r, dpvd_global.db_size, c->id);
 			if (!c->db[i][q]) {
 				int e = errno ? errno : ENOMEM;
 				db_detach(c);

@@ -412,7 +412,7 @@ static int cq_resize(struct dpvd_client *c, struct dpv_shm_cq *q)
 	/* the completions of work posted before the resize are in the ring it
 	 * copies (an RNIC executes doorbells before a later command) */
 	for (unsigned int i = 0; i < dpvd_global.core->n_devs; i++)
-		dpv_ops(&dpvd_global.core->devs[i])->engine->db_sync(dpvd_global.core->devs[i].drv_dev);
+		dpv_dev_engine(&dpvd_global.core->devs[i])->db_sync(dpvd_global.core->devs[i].drv_dev);
 	int e = dpv_ops(d)->resize_cq(o->drv, dpvd_mem_xlate(m, q->ring), q->ring_size);
 	if (e)
 		return e;
@@ -576,7 +576,7 @@ static int ah_destroy(struct dpvd_client *c, struct dpv_shm_ah *a)
 	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_AH, a->handle, true);
 	struct dpv_device *d = o ? dpvd_dev(o->dev) : NULL;
 	if (d)
-		dpv_ops(d)->engine->db_sync(d->drv_dev);
+		dpv_dev_engine(d)->db_sync(d->drv_dev);
 	return obj_destroy_cmd(c, DPV_OBJ_AH, a->handle);
 }
 

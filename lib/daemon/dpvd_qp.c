@@ -205,7 +205,7 @@ int dpvd_qp_create(struct dpvd_client *c, struct dpv_shm_qp *q)
 		o->xrcd = x;
 		x->users++;
 	}
-	q->db = dpv_ops(d)->engine->qp_db_index(drv);
+	q->db = dpv_dev_engine(d)->qp_db_index(drv);
 	rte_spinlock_lock(&dpvd_global.evlock);
 	o->drv = drv;
 	o->created = true;

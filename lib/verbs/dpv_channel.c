@@ -71,7 +71,7 @@ DPV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq 
 		errno = EINVAL;
 		return -1;
 	}
-	const struct dpv_driver_ops *ops = ctx_ops(channel->context);
+	const struct dpv_verbs_ops *ops = ctx_ops(channel->context);
 	int fl = fcntl(channel->fd, F_GETFL);
 	bool nonblock = fl >= 0 && (fl & O_NONBLOCK);
 	bool background = ops->progress_is_background();

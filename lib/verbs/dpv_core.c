@@ -3,8 +3,7 @@
  * The façade's core: the driver registry, bring-up on first use
  * (configuration -> parameters -> object pool -> driver probe -> devices),
  * and the services drivers call (events). A driver that leaves an op NULL
- * gets the default below, so no dispatcher meets a NULL (as rdma-core's
- * dummy_ops.c).
+ * gets the default of dpv_ops_default.c, so no dispatcher meets a NULL.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -36,134 +35,14 @@ static const struct dpv_driver *driver_find(const char *name)
 	return NULL;
 }
 
-/* ---- defaults for ops a driver leaves NULL ---- */
-
-static int def_query_port(void *dev, struct ibv_port_attr *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->state = IBV_PORT_DOWN;
-	return 0;
-}
-static int def_query_gid(void *dev, uint32_t index, struct dpv_gid *g)
-{
-	memset(g, 0, sizeof(*g));
-	return index < DPV_GID_TABLE_LEN ? 0 : -EINVAL;
-}
-static int def_ctx_open(void *dev, int async_wfd, int *cmd_fd) { *cmd_fd = -1; return 1; }
-static void def_ctx_close(void *dev, uint32_t ctx) {}
-static int def_alloc_pd(void *dev, uint32_t pdn) { return 0; }
-static void def_dealloc_pd(void *dev, uint32_t pdn) {}
-static int def_shpd_alloc(void *dev, uint32_t pdn, uint64_t key, uint64_t *id) { return -EOPNOTSUPP; }
-static int def_shpd_share(void *dev, uint64_t id, uint64_t key, uint32_t *pdn) { return -EOPNOTSUPP; }
-static void *def_queue_alloc(void *dev, size_t size, size_t align) { return NULL; }
-static void def_queue_free(void *dev, void *p) {}
-static void *def_create_td(void *dev) { return (void *)1; }
-static int def_destroy_td(void *td) { return 0; }
-static int def_reg_mr(void *dev, const struct dpv_mr_desc *mr) { return 0; }
-static void def_dereg_mr(void *dev, uint32_t key) {}
-static int def_create_ah(void *dev, const struct dpv_ah_desc *ah) { return 0; }
-static int def_neigh_query(void *dev, const uint8_t ip[16], uint8_t mac[6]) { return -EOPNOTSUPP; }
-static void def_destroy_ah(void *dev, uint32_t handle) {}
-static void *def_create_obj(void *dev, const void *cfg) { errno = EOPNOTSUPP; return NULL; }
-static void def_destroy_obj(void *o) {}
-static int def_resize_cq(void *cq, struct dpv_ring_hdr *ring, uint32_t size) { return -EOPNOTSUPP; }
-static void *def_create_qp(const struct dpv_qp_cfg *cfg) { errno = EOPNOTSUPP; return NULL; }
-static int def_modify_qp(void *qp, const struct ibv_qp_attr *a, int mask, enum ibv_qp_state cur,
-			 enum ibv_qp_state to) { return -EOPNOTSUPP; }
-static enum ibv_qp_state def_query_qp_state(void *qp) { return IBV_QPS_ERR; }
-static void def_query_qp_counters(void *qp, uint64_t *cnt, unsigned int n) { memset(cnt, 0, n * sizeof(*cnt)); }
-static void def_doorbell(void *qp) {}
-static int def_progress(void *cq) { return 0; }
-static bool def_background(void) { return false; }
-static int def_xrcd_open(void *dev, int fd, int oflags, uint32_t *num) { return -EOPNOTSUPP; }
-static void def_xrcd_close(void *dev, uint32_t num) {}
-static int def_open_qp(void *dev, uint32_t xrcd, uint32_t qpn) { return -ENOENT; }
-static int def_ctx_import(int cmd_fd, unsigned int *dev_index, int async_wfd, int *new_cmd_fd) { return -EOPNOTSUPP; }
-static int def_import_pd(void *dev, uint32_t ctx, uint32_t pdn) { return -EOPNOTSUPP; }
-static int def_import_mr(void *dev, uint32_t ctx, uint32_t index, struct dpv_mr_desc *mr) { return -EOPNOTSUPP; }
-static bool def_false(void) { return false; }
-static int def_gsi_listen(void *qp, uint64_t service_id, bool on) { return 0; }
-static void def_gsi_comm_ids(void *qp, uint32_t *prefix, uint32_t *mask) { *prefix = *mask = 0; }
-static int def_mcast(void *qp, const uint8_t *gid) { return -EOPNOTSUPP; }
-
-/* a driver that runs no engine in the process (null, remote): dpverbsd
- * then serves its devices with no doorbell rings and no QP 1 demultiplexer
- * (the null driver's daemon tests dpverbsd's life cycle without ports) */
-static unsigned int def_db_count(void *dev) { return 0; }
-static void *def_db_attach(void *dev, unsigned int index, struct dpv_db_ring *ring, uint32_t size, uint32_t owner)
-{
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-static void def_db_detach(void *db) {}
-static unsigned int def_qp_db_index(void *qp) { return 0; }
-static void def_db_sync(void *dev) {}
-static void def_gsi_demux(dpv_gsi_demux_fn fn, dpv_gsi_tx_fn tx, void *arg) {}
-static const struct dpv_engine_ops def_engine = {
-	.db_count = def_db_count,
-	.db_attach = def_db_attach,
-	.db_detach = def_db_detach,
-	.qp_db_index = def_qp_db_index,
-	.db_sync = def_db_sync,
-	.gsi_demux = def_gsi_demux,
-};
-
-static struct dpv_driver_ops g_ops;
-
-static void ops_fill(const struct dpv_driver_ops *o)
-{
-	g_ops = *o;
-#define DEF(f, fn) if (!g_ops.f) g_ops.f = (fn)
-	DEF(query_port, def_query_port);
-	DEF(query_gid, def_query_gid);
-	DEF(neigh_query, def_neigh_query);
-	DEF(ctx_open, def_ctx_open);
-	DEF(ctx_close, def_ctx_close);
-	DEF(alloc_pd, def_alloc_pd);
-	DEF(dealloc_pd, def_dealloc_pd);
-	DEF(shpd_alloc, def_shpd_alloc);
-	DEF(shpd_share, def_shpd_share);
-	DEF(queue_alloc, def_queue_alloc);
-	DEF(queue_free, def_queue_free);
-	DEF(create_td, def_create_td);
-	DEF(destroy_td, def_destroy_td);
-	DEF(reg_mr, def_reg_mr);
-	DEF(dereg_mr, def_dereg_mr);
-	DEF(create_ah, def_create_ah);
-	DEF(destroy_ah, def_destroy_ah);
-	DEF(create_cq, (void *(*)(void *, const struct dpv_cq_cfg *))def_create_obj);
-	DEF(destroy_cq, def_destroy_obj);
-	DEF(resize_cq, def_resize_cq);
-	DEF(create_srq, (void *(*)(void *, const struct dpv_srq_cfg *))def_create_obj);
-	DEF(destroy_srq, def_destroy_obj);
-	DEF(create_qp, def_create_qp);
-	DEF(destroy_qp, def_destroy_obj);
-	DEF(modify_qp, def_modify_qp);
-	DEF(query_qp_state, def_query_qp_state);
-	DEF(query_qp_counters, def_query_qp_counters);
-	DEF(sq_doorbell, def_doorbell);
-	DEF(rq_doorbell, def_doorbell);
-	DEF(progress, def_progress);
-	DEF(progress_is_background, def_background);
-	DEF(xrcd_open, def_xrcd_open);
-	DEF(xrcd_close, def_xrcd_close);
-	DEF(open_qp, def_open_qp);
-	DEF(ctx_import, def_ctx_import);
-	DEF(import_pd, def_import_pd);
-	DEF(import_mr, def_import_mr);
-	DEF(rings_queue_only, def_false);
-	DEF(gsi_listen, def_gsi_listen);
-	DEF(gsi_comm_ids, def_gsi_comm_ids);
-	DEF(mcast_attach, def_mcast);
-	DEF(mcast_detach, def_mcast);
-	DEF(fork_safe, def_false);
-	DEF(engine, &def_engine);
-#undef DEF
-}
+/* the driver's tables with the defaults filled in (dpv_ops_default.c) */
+static struct dpv_verbs_ops g_verbs;
+static struct dpv_engine_ops g_engine;
+static struct dpv_gsi_ops g_gsi;
 
 bool dpv_core_has_mcast(void)
 {
-	return g_ops.mcast_attach != def_mcast;
+	return g_verbs.mcast_attach != dpv_verbs_defaults.mcast_attach;
 }
 
 /* ---- bring-up ---- */
@@ -203,10 +82,11 @@ static void set_log_levels(const struct dpv_conf *c)
 	}
 }
 
-static void dev_init(struct dpv_device *d, const struct dpv_driver_ops *ops, const struct dpv_dev_info *di,
-		     unsigned int index)
+static void dev_init(struct dpv_device *d, const struct dpv_dev_info *di, unsigned int index)
 {
-	d->ops = ops;
+	d->ops = &g_verbs;
+	d->engine = &g_engine;
+	d->gsi = &g_gsi;
 	d->drv_dev = di->drv;
 	d->index = index;
 	memcpy(d->mac, di->mac, 6);
@@ -262,18 +142,18 @@ static void core_init(void)
 		g_core_err = ENODEV;
 		return;
 	}
-	ops_fill(c->drv->ops);
-	c->ops = &g_ops;
+	dpv_ops_fill(c->drv, &g_verbs, &g_engine, &g_gsi);
+	c->ops = &g_verbs;
 	struct dpv_dev_info di[DPV_MAX_PORTS];
 	memset(di, 0, sizeof(di));
-	int n = c->ops->probe(&c->conf, di, DPV_MAX_PORTS);
+	int n = c->drv->probe(&c->conf, di, DPV_MAX_PORTS);
 	if (n < 0) {
 		g_core_err = -n;
 		return;
 	}
 	set_log_levels(&c->conf); /* again: EAL's own --log-level came in between */
 	for (int i = 0; i < n; i++)
-		dev_init(&c->devs[i], c->ops, &di[i], (unsigned int)i);
+		dev_init(&c->devs[i], &di[i], (unsigned int)i);
 	c->n_devs = (unsigned int)n;
 	c->pid = getpid();
 	atomic_store(&g_core_ready, c);

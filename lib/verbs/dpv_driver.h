@@ -2,16 +2,18 @@
 /**
  * @file dpv_driver.h
  * The interface between the verbs façade (lib/verbs) and a transport driver
- * (drivers/): what a driver implements (struct dpv_driver_ops, registered
- * with DPV_DRIVER_REGISTER the way DPDK drivers register with their library)
- * and what the façade offers drivers in return (the object pool, events,
- * buffers).
+ * (drivers/): what a driver implements, one table per role (struct
+ * dpv_verbs_ops, the verbs provider; struct dpv_engine_ops, the engine's
+ * services to dpverbsd; struct dpv_gsi_ops, an application's GSI QP in
+ * shared mode), registered with DPV_DRIVER_REGISTER the way DPDK drivers
+ * register with their library, and what the façade offers drivers in return
+ * (the object pool, events, buffers).
  *
  * The data path crosses this boundary only through the rings and doorbells
  * of dpv_queue.h; the ops below are the control path (the commands a verbs
  * provider sends to its RNIC) plus the doorbell and the progress call.
  * Direction: drivers include lib headers and call lib functions; lib calls a
- * driver only through its ops table and never includes a driver's headers
+ * driver only through its tables and never includes a driver's headers
  * (test/abi/check_layers.py checks it).
  *
  * Error convention: ops return 0 or a negative errno value; constructors
@@ -146,7 +148,8 @@ typedef bool (*dpv_gsi_tx_fn)(void *arg, unsigned int dev_index, uint32_t qpn, c
 /**
  * The engine's side of shared mode: what dpverbsd asks of the driver that
  * runs the engine in its process (sw), besides the verbs operations it
- * performs for its applications. A driver sets all of them or none.
+ * performs for its applications. A driver sets all of them or none (the
+ * defaults: no doorbell rings, no QP 1 demultiplexer).
  */
 struct dpv_engine_ops {
 	/** Doorbell rings an application needs for dev (one per engine context). */
@@ -166,42 +169,132 @@ struct dpv_engine_ops {
 	void (*gsi_demux)(dpv_gsi_demux_fn fn, dpv_gsi_tx_fn tx, void *arg);
 };
 
-/** A driver: implements every op (struct dpv_driver_ops' defaults fill gaps). */
-struct dpv_driver_ops {
-	/* ---- device ---- */
-	/** Bring the driver up for this configuration and list its devices
-	 *  (at most max) in devs. @return the number of devices, or -errno. */
-	int (*probe)(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsigned int max);
-	/** Port attributes (state, MTU, speed, counters). */
-	int (*query_port)(void *dev, struct ibv_port_attr *attr);
-	/** GID table entry index (0 .. DPV_GID_TABLE_LEN-1). -EINVAL out of range. */
-	int (*query_gid)(void *dev, uint32_t index, struct dpv_gid *gid);
+/**
+ * The verbs provider: the operations the façade (lib/verbs) performs on a
+ * driver for the verbs an application calls. Sorted by name, as rdma-core
+ * keeps struct verbs_context_ops, so a new operation has one obvious place.
+ * A member a driver leaves NULL gets the façade's default
+ * (dpv_ops_default.c), which initialises every member positionally so that
+ * the compiler reports one that is missing; four are optional and stay
+ * NULL (mem_alloc, mem_free, mem_is_huge, progress_blocking: said below).
+ * `dev` is the driver's device (dpv_dev_info.drv), `qp`, `cq`, `srq`, `td`
+ * the objects its create_* returned.
+ */
+struct dpv_verbs_ops {
+	/** A PD with this number now exists (dealloc_pd: no longer exists; the
+	 *  engine compares numbers, shared mode tracks who may use them). */
+	int (*alloc_pd)(void *dev, uint32_t pdn);
+	/** A new AH: the engine keeps its path under its handle (and may start
+	 *  resolving the neighbour). 0 or -errno. */
+	int (*create_ah)(void *dev, const struct dpv_ah_desc *ah);
+	/** A CQ on cfg's ring: the driver's CQ, NULL with errno (default:
+	 *  EOPNOTSUPP). */
+	void *(*create_cq)(void *dev, const struct dpv_cq_cfg *cfg);
+	/** A QP on cfg's rings: the driver's QP, NULL with errno (default:
+	 *  EOPNOTSUPP). */
+	void *(*create_qp)(const struct dpv_qp_cfg *cfg);
+	/** An SRQ on cfg's ring: the driver's SRQ, NULL with errno (default:
+	 *  EOPNOTSUPP). */
+	void *(*create_srq)(void *dev, const struct dpv_srq_cfg *cfg);
+	/** A thread domain (ibv_alloc_td): the driver's TD, NULL with errno. */
+	void *(*create_td)(void *dev);
+	/** The context ctx (ctx_open's id) is gone. */
+	void (*ctx_close)(void *dev, uint32_t ctx);
+	/** ibv_import_device: the context behind cmd_fd (another context's
+	 *  command descriptor): *dev_index its device; then as ctx_open.
+	 *  -EOPNOTSUPP where contexts cannot be imported (embedded mode). */
+	int (*ctx_import)(int cmd_fd, unsigned int *dev_index, int async_wfd, int *new_cmd_fd);
+	/** A context of dev was opened; its asynchronous events may also be
+	 *  written to async_wfd (the pipe behind async_fd) as struct
+	 *  ibv_async_event records. @return the driver's context id (> 0), or
+	 *  -errno. *cmd_fd: the context's command descriptor (ibv_context.cmd_fd,
+	 *  which ibv_import_device accepts), or -1 (the façade makes a stand-in). */
+	int (*ctx_open)(void *dev, int async_wfd, int *cmd_fd);
+	/** The PD pdn no longer exists (alloc_pd, import_pd undone). */
+	void (*dealloc_pd)(void *dev, uint32_t pdn);
+	/** The key is no longer valid (packets using it are refused from now). */
+	void (*dereg_mr)(void *dev, uint32_t key);
+	/** The AH handle is gone. */
+	void (*destroy_ah)(void *dev, uint32_t handle);
+	/** The CQ is gone: no CQE is written to its ring after this returns. */
+	void (*destroy_cq)(void *cq);
+	/** Stop the QP for good: no CQE for it is written after this returns. */
+	void (*destroy_qp)(void *qp);
+	/** The SRQ is gone: no WQE of it is taken after this returns. */
+	void (*destroy_srq)(void *srq);
+	/** The TD is gone: 0 or -errno. */
+	int (*destroy_td)(void *td);
+	/** May a child of fork() use the driver (objects of its own)? remote:
+	 *  it attaches again; null: nothing to share. Default (sw): false, the
+	 *  child has its parent's EAL, ports and engine and must not run them. */
+	bool (*fork_safe)(void);
+	/** ibv_import_mr: the MR index of the context ctx, imported: *mr gets
+	 *  its description. -ENOENT, -EOPNOTSUPP (default). */
+	int (*import_mr)(void *dev, uint32_t ctx, uint32_t index, struct dpv_mr_desc *mr);
+	/** ibv_import_pd: the PD pdn of the context ctx becomes usable by this
+	 *  process (undone by dealloc_pd). -ENOENT, -EOPNOTSUPP (default). */
+	int (*import_pd)(void *dev, uint32_t ctx, uint32_t pdn);
+	/** ibv_attach_mcast of a UD QP (gid: a multicast GID, checked by the
+	 *  façade): 0 or -errno (ENOMEM: too many groups or QPs in the group).
+	 *  Default: -EOPNOTSUPP, and the device reports max_mcast_grp 0. */
+	int (*mcast_attach)(void *qp, const uint8_t *gid);
+	/** ibv_detach_mcast: 0 or -errno (EINVAL: a group the QP is not in).
+	 *  Default: -EOPNOTSUPP. */
+	int (*mcast_detach)(void *qp, const uint8_t *gid);
+	/** Optional (NULL where the hugepage allocator uses DPDK memory itself:
+	 *  embedded mode): memory the engine reaches directly, for the hugepage
+	 *  allocator (huge: hugepage-backed when the system has them). */
+	void *(*mem_alloc)(size_t size, bool huge);
+	/** Optional, with mem_alloc: give p back. */
+	void (*mem_free)(void *p);
+	/** Optional, with mem_alloc: is p inside hugepage-backed memory of
+	 *  mem_alloc? 1, 0. */
+	int (*mem_is_huge)(const void *p);
+	/** Apply a transition the façade has validated (IBA 10.3.1, table 91).
+	 *  cur is the state the façade saw; -EINVAL if the engine moved on. */
+	int (*modify_qp)(void *qp, const struct ibv_qp_attr *attr, int mask, enum ibv_qp_state cur,
+			 enum ibv_qp_state to);
 	/** The MAC of neighbour ip (a GID: IPv4-mapped or IPv6) on dev's port:
 	 *  0 with mac set, -EAGAIN while it is being resolved (the driver asks
 	 *  if nobody was asking), -EOPNOTSUPP where the driver keeps no
 	 *  neighbours (default). Never blocks. */
 	int (*neigh_query)(void *dev, const uint8_t ip[16], uint8_t mac[6]);
-	/** A context of dev was opened; its asynchronous events may also be
-	 *  written to async_wfd (the pipe behind async_fd) as struct
-	 *  ibv_async_event records. @return the driver's context id (> 0), or
-	 *  -errno. *cmd_fd: the context's command descriptor (ibv_context.cmd_fd,
-	 *  which ibv_import_device accepts), or -1 (the façade makes a stand-in).
-	 *  ctx_close: the context is gone. */
-	int (*ctx_open)(void *dev, int async_wfd, int *cmd_fd);
-	void (*ctx_close)(void *dev, uint32_t ctx);
+	/** ibv_open_qp: is qpn an XRC target QP of domain xrcd? 0, -ENOENT. */
+	int (*open_qp)(void *dev, uint32_t xrcd, uint32_t qpn);
+	/** Run-to-completion progress for a caller about to poll this CQ
+	 *  (NULL: any). @return events processed (0 in service mode). */
+	int (*progress)(void *cq);
+	/** Optional: a thread that drove progress is about to block until
+	 *  an event arrives (on) or has returned (!on); the engine must not
+	 *  count on it meanwhile. */
+	void (*progress_blocking)(bool on);
+	/** Whether ibv_get_cq_event may block in poll() (service mode). */
+	bool (*progress_is_background)(void);
+	/** GID table entry index (0 .. DPV_GID_TABLE_LEN-1). -EINVAL out of range. */
+	int (*query_gid)(void *dev, uint32_t index, struct dpv_gid *gid);
+	/** Port attributes (state, MTU, speed, counters). */
+	int (*query_port)(void *dev, struct ibv_port_attr *attr);
+	/** Transport counters of the QP (enum dpv_cnt), n entries. */
+	void (*query_qp_counters)(void *qp, uint64_t *cnt, unsigned int n);
+	/** The QP's current state (the engine moves it to ERR or SQE itself). */
+	enum ibv_qp_state (*query_qp_state)(void *qp);
 	/** Memory for rings that the engine can reach (NULL: use the C heap). */
 	void *(*queue_alloc)(void *dev, size_t size, size_t align);
+	/** Give queue_alloc's memory back. */
 	void (*queue_free)(void *dev, void *p);
-
-	/* ---- thread domains ---- */
-	void *(*create_td)(void *dev);
-	int (*destroy_td)(void *td);
-
-	/* ---- protection domains ---- */
-	/** A PD with this number now exists / no longer exists (the engine
-	 *  compares numbers; shared mode tracks who may use them). */
-	int (*alloc_pd)(void *dev, uint32_t pdn);
-	void (*dealloc_pd)(void *dev, uint32_t pdn);
+	/** Register (or, same key, re-register) a memory region: after this the
+	 *  engine accepts the key as lkey and rkey. -EINVAL, -EBUSY (the index is
+	 *  another MR's), -EFAULT (memory the engine cannot reach). */
+	int (*reg_mr)(void *dev, const struct dpv_mr_desc *mr);
+	/** Move to a new ring of size entries: copy the CQEs not consumed yet
+	 *  (the façade holds its consumer lock). -EINVAL if they do not fit. */
+	int (*resize_cq)(void *cq, struct dpv_ring_hdr *ring, uint32_t size);
+	/** Rings must be queue memory (queue_alloc): the engine is in another
+	 *  process and reaches nothing else; a parent domain's allocator is
+	 *  then not asked for ring buffers. Default false. */
+	bool (*rings_queue_only)(void);
+	/** The RQ producer index moved (the engine flushes in ERR). */
+	void (*rq_doorbell)(void *qp);
 	/** ibv_alloc_shpd: make PD pdn shareable with key; *id: its share id.
 	 *  -EOPNOTSUPP where PDs cannot be shared (embedded mode), -EBUSY when
 	 *  the PD is shared already. */
@@ -209,126 +302,55 @@ struct dpv_driver_ops {
 	/** ibv_share_pd: the PD behind (id, key), usable by this process from
 	 *  now on. -ENOENT (unknown id), -EACCES (wrong key), -EOPNOTSUPP. */
 	int (*shpd_share)(void *dev, uint64_t id, uint64_t key, uint32_t *pdn);
-
-	/* ---- memory regions ---- */
-	/** Register (or, same key, re-register) a memory region: after this the
-	 *  engine accepts the key as lkey and rkey. -EINVAL, -EBUSY (the index is
-	 *  another MR's), -EFAULT (memory the engine cannot reach). */
-	int (*reg_mr)(void *dev, const struct dpv_mr_desc *mr);
-	/** The key is no longer valid (packets using it are refused from now). */
-	void (*dereg_mr)(void *dev, uint32_t key);
-
-	/* ---- address handles ---- */
-	/** A new AH: the engine keeps its path under its handle (and may start
-	 *  resolving the neighbour). 0 or -errno. */
-	int (*create_ah)(void *dev, const struct dpv_ah_desc *ah);
-	void (*destroy_ah)(void *dev, uint32_t handle);
-
-	/* ---- CQs ---- */
-	void *(*create_cq)(void *dev, const struct dpv_cq_cfg *cfg);
-	void (*destroy_cq)(void *cq);
-	/** Move to a new ring of size entries: copy the CQEs not consumed yet
-	 *  (the façade holds its consumer lock). -EINVAL if they do not fit. */
-	int (*resize_cq)(void *cq, struct dpv_ring_hdr *ring, uint32_t size);
-
-	/* ---- SRQs ---- */
-	void *(*create_srq)(void *dev, const struct dpv_srq_cfg *cfg);
-	void (*destroy_srq)(void *srq);
-
-	/* ---- QPs ---- */
-	void *(*create_qp)(const struct dpv_qp_cfg *cfg);
-	/** Stop the QP for good: no CQE for it is written after this returns. */
-	void (*destroy_qp)(void *qp);
-	/** Apply a transition the façade has validated (IBA 10.3.1, table 91).
-	 *  cur is the state the façade saw; -EINVAL if the engine moved on. */
-	int (*modify_qp)(void *qp, const struct ibv_qp_attr *attr, int mask, enum ibv_qp_state cur,
-			 enum ibv_qp_state to);
-	/** The QP's current state (the engine moves it to ERR or SQE itself). */
-	enum ibv_qp_state (*query_qp_state)(void *qp);
-	/** Transport counters of the QP (enum dpv_cnt), n entries. */
-	void (*query_qp_counters)(void *qp, uint64_t *cnt, unsigned int n);
-
-	/* ---- doorbells and progress ---- */
 	/** The SQ producer index moved. */
 	void (*sq_doorbell)(void *qp);
-	/** The RQ producer index moved (the engine flushes in ERR). */
-	void (*rq_doorbell)(void *qp);
-	/** Run-to-completion progress for a caller about to poll this CQ
-	 *  (NULL: any). @return events processed (0 in service mode). */
-	int (*progress)(void *cq);
-	/** Whether ibv_get_cq_event may block in poll() (service mode). */
-	bool (*progress_is_background)(void);
-	/** Optional: a thread that drove progress is about to block until
-	 *  an event arrives (on) or has returned (!on); the engine must not
-	 *  count on it meanwhile. */
-	void (*progress_blocking)(bool on);
-
-	/* ---- shared mode ---- */
+	/** The XRC domain num is closed once (xrcd_open counted it). */
+	void (*xrcd_close)(void *dev, uint32_t num);
 	/** XRC domain of the inode of fd (-1: a new anonymous one), with
 	 *  open(2)-style oflags (O_CREAT, O_EXCL): *num its number, counted once
 	 *  per opening. -EOPNOTSUPP: domains are the façade's (per process). */
 	int (*xrcd_open)(void *dev, int fd, int oflags, uint32_t *num);
-	void (*xrcd_close)(void *dev, uint32_t num);
-	/** ibv_open_qp: is qpn an XRC target QP of domain xrcd? 0, -ENOENT. */
-	int (*open_qp)(void *dev, uint32_t xrcd, uint32_t qpn);
-	/** ibv_import_device: the context behind cmd_fd (another context's
-	 *  command descriptor): *dev_index its device; then as ctx_open.
-	 *  -EOPNOTSUPP where contexts cannot be imported (embedded mode). */
-	int (*ctx_import)(int cmd_fd, unsigned int *dev_index, int async_wfd, int *new_cmd_fd);
-	/** ibv_import_pd / ibv_import_mr: an object of the context ctx was
-	 *  imported from; the PD becomes usable by this process (undone by
-	 *  dealloc_pd); *mr gets the MR's description. -ENOENT. */
-	int (*import_pd)(void *dev, uint32_t ctx, uint32_t pdn);
-	int (*import_mr)(void *dev, uint32_t ctx, uint32_t index, struct dpv_mr_desc *mr);
-
-	/** Rings must be queue memory (queue_alloc): the engine is in another
-	 *  process and reaches nothing else; a parent domain's allocator is
-	 *  then not asked for ring buffers. Default false. */
-	bool (*rings_queue_only)(void);
-	/** Memory the engine reaches directly, for the hugepage allocator
-	 *  (huge: hugepage-backed when the system has them). NULL where the
-	 *  hugepage allocator uses DPDK memory itself (embedded mode). */
-	void *(*mem_alloc)(size_t size, bool huge);
-	void (*mem_free)(void *p);
-	/** Is p inside hugepage-backed memory of mem_alloc? 1, 0. */
-	int (*mem_is_huge)(const void *p);
-
-	/** The engine's services to dpverbsd (NULL: the driver runs no
-	 *  engine in this process; the defaults give no doorbell rings and no
-	 *  QP 1 demultiplexer). */
-	const struct dpv_engine_ops *engine;
-
-	/* ---- the application's side of a shared GSI (remote driver) ---- */
-	/** The daemon hands the process of GSI QP qp the CM MADs for
-	 *  service_id (on) / stops (off). 0, -EADDRINUSE (another process
-	 *  listens on it), -errno. NULL: a no-op (the QP gets every MAD). */
-	int (*gsi_listen)(void *qp, uint64_t service_id, bool on);
-	/* ibv_attach_mcast / ibv_detach_mcast of a UD QP (gid: a multicast
-	 * GID, checked by the façade): 0 or -errno (ENOMEM: too many groups or
-	 * QPs in the group; EINVAL: detach of a group the QP is not in).
-	 * Default: -EOPNOTSUPP, and the device reports max_mcast_grp 0. */
-	int (*mcast_attach)(void *qp, const uint8_t *gid);
-	/* May a child of fork() use the driver (objects of its own)? remote:
-	 * it attaches again; null: nothing to share. Default (sw): false, the
-	 * child has its parent's EAL, ports and engine and must not run them. */
-	bool (*fork_safe)(void);
-	int (*mcast_detach)(void *qp, const uint8_t *gid);
-	/** The comm-ID prefix and mask of the process (NULL: none). */
-	void (*gsi_comm_ids)(void *qp, uint32_t *prefix, uint32_t *mask);
 };
 
+/**
+ * The GSI hooks: what an application's GSI QP asks of the driver when the
+ * port's QP 1 is not its own (shared mode: dpverbsd owns it and hands the
+ * process its MADs). Only the remote driver has them; the defaults make
+ * the QP the port's only GSI QP.
+ */
+struct dpv_gsi_ops {
+	/** The comm-ID prefix and mask of the process (default: 0, 0: any). */
+	void (*gsi_comm_ids)(void *qp, uint32_t *prefix, uint32_t *mask);
+	/** The daemon hands the process of GSI QP qp the CM MADs for
+	 *  service_id (on) / stops (off). 0, -EADDRINUSE (another process
+	 *  listens on it), -errno. Default: 0 (the QP gets every MAD). */
+	int (*gsi_listen)(void *qp, uint64_t service_id, bool on);
+};
+
+/**
+ * A driver: its probe and its tables, one per role. verbs is required (its
+ * NULL members get defaults); engine and gsi may be NULL (the defaults:
+ * no doorbell rings, no QP 1 demultiplexer; the QP is the port's GSI QP).
+ */
 struct dpv_driver {
 	const char *name;
-	const struct dpv_driver_ops *ops;
+	/** Bring the driver up for this configuration and list its devices
+	 *  (at most max) in devs. @return the number of devices, or -errno. */
+	int (*probe)(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsigned int max);
+	const struct dpv_verbs_ops *verbs;
+	const struct dpv_engine_ops *engine;
+	const struct dpv_gsi_ops *gsi;
 	STAILQ_ENTRY(dpv_driver) next;
 };
 
 /** Register a driver (from a constructor: DPV_DRIVER_REGISTER). */
 void dpv_driver_register(struct dpv_driver *drv);
 
-/** Register `ops` under `nm` at load time, as RTE_PMD_REGISTER_* does. */
-#define DPV_DRIVER_REGISTER(nm, ops_)                                          \
-	static struct dpv_driver dpv_driver_##nm = {.name = RTE_STR(nm), .ops = &(ops_)}; \
+/** Register the driver `nm` at load time, as RTE_PMD_REGISTER_* does:
+ *  its probe function and its tables (engine_, gsi_: NULL for none). */
+#define DPV_DRIVER_REGISTER(nm, probe_, verbs_, engine_, gsi_)                  \
+	static struct dpv_driver dpv_driver_##nm = {.name = RTE_STR(nm), .probe = (probe_), \
+		.verbs = (verbs_), .engine = (engine_), .gsi = (gsi_)};           \
 	RTE_INIT(dpv_driver_init_##nm) { dpv_driver_register(&dpv_driver_##nm); }
 
 /* ------------------------------------------------------------------------

@@ -40,7 +40,7 @@ struct hp_chunk {
 struct dpv_hugepage_allocator {
 	int socket;
 	pthread_mutex_t lock;
-	const struct dpv_driver_ops *ops; /* shared mode: the driver's memory (mem_alloc) */
+	const struct dpv_verbs_ops *ops; /* shared mode: the driver's memory (mem_alloc) */
 	void *free_obj[HP_CLASSES];  /* shared mode: free objects of each class (linked) */
 	struct hp_chunk *chunks;     /* shared mode: the class regions */
 	struct rte_mempool *pools[HP_CLASSES];

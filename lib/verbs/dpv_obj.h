@@ -31,12 +31,16 @@
 #define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 #endif
 
-struct dpv_driver_ops;
+struct dpv_verbs_ops;
+struct dpv_engine_ops;
+struct dpv_gsi_ops;
 struct dpv_context;
 
 struct dpv_device {
 	struct ibv_device ibdev;
-	const struct dpv_driver_ops *ops; /* its driver's ops (defaults filled in) */
+	const struct dpv_verbs_ops *ops;  /* its driver's tables (defaults filled in) */
+	const struct dpv_engine_ops *engine;
+	const struct dpv_gsi_ops *gsi;
 	void *drv_dev;               /* the driver's device object */
 	__be64 guid;
 	uint8_t mac[6];

@@ -221,7 +221,7 @@ DPV_EXPORT int dpv_gsi_listen(struct ibv_qp *ib, uint64_t service_id, int on)
 {
 	if (!ib || !to_dqp(ib)->gsi || !to_dqp(ib)->drv)
 		return EINVAL;
-	int r = ctx_ops(ib->context)->gsi_listen(to_dqp(ib)->drv, service_id, on != 0);
+	int r = dpv_dev_gsi(to_dctx(ib->context)->dev)->gsi_listen(to_dqp(ib)->drv, service_id, on != 0);
 	return r < 0 ? -r : r;
 }
 
@@ -229,7 +229,7 @@ DPV_EXPORT int dpv_gsi_comm_ids(struct ibv_qp *ib, uint32_t *prefix, uint32_t *m
 {
 	if (!ib || !prefix || !mask || !to_dqp(ib)->gsi || !to_dqp(ib)->drv)
 		return EINVAL;
-	ctx_ops(ib->context)->gsi_comm_ids(to_dqp(ib)->drv, prefix, mask);
+	dpv_dev_gsi(to_dctx(ib->context)->dev)->gsi_comm_ids(to_dqp(ib)->drv, prefix, mask);
 	return 0;
 }
 
@@ -406,7 +406,7 @@ static int mcast(struct ibv_qp *qp, const union ibv_gid *gid, bool attach)
 	if (qp->qp_type != IBV_QPT_UD || to_dqp(qp)->gsi || !to_dqp(qp)->drv ||
 	    !dpv_gid_is_mcast(gid->raw))
 		return EINVAL;
-	const struct dpv_driver_ops *o = ctx_ops(qp->context);
+	const struct dpv_verbs_ops *o = ctx_ops(qp->context);
 	int r = attach ? o->mcast_attach(to_dqp(qp)->drv, gid->raw) : o->mcast_detach(to_dqp(qp)->drv, gid->raw);
 	return r < 0 ? -r : r;
 }

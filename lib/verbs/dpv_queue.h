@@ -30,7 +30,7 @@
  * (retransmission).
  *
  * Doorbells: after publishing SQ `pi` the façade rings the QP's doorbell
- * (struct dpv_driver_ops.sq_doorbell), which tells the engine that the QP has
+ * (struct dpv_verbs_ops.sq_doorbell), which tells the engine that the QP has
  * work: in run-to-completion mode the engine runs on the caller's thread, in
  * service mode the QP number is queued to the engine context that owns it.
  * RQ and SRQ producer indices are read by the engine when it needs a receive

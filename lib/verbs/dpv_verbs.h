@@ -30,7 +30,7 @@ struct dpv_core {
 	struct dpv_conf conf;
 	struct dpv_params params;
 	const struct dpv_driver *drv;
-	const struct dpv_driver_ops *ops;
+	const struct dpv_verbs_ops *ops;  /* the driver's, defaults filled in */
 	struct dpv_device devs[DPV_MAX_PORTS];
 	unsigned int n_devs;
 	pid_t pid;                   /* the process that brought it up */
@@ -53,16 +53,32 @@ struct dpv_core *dpv_core_get(void);
 struct dpv_core *dpv_core_peek(void);
 /* Does the driver attach QPs to multicast groups (max_mcast_grp > 0)? */
 bool dpv_core_has_mcast(void);
-/* The ops of the driver of a device. */
-static inline const struct dpv_driver_ops *dpv_ops(const struct dpv_device *d)
+/* The verbs operations of the driver of a device (defaults filled in). */
+static inline const struct dpv_verbs_ops *dpv_ops(const struct dpv_device *d)
 {
 	return d->ops;
 }
-static inline const struct dpv_driver_ops *ctx_ops(struct ibv_context *c)
+/* Its engine services (for dpverbsd) and GSI hooks. */
+static inline const struct dpv_engine_ops *dpv_dev_engine(const struct dpv_device *d)
+{
+	return d->engine;
+}
+static inline const struct dpv_gsi_ops *dpv_dev_gsi(const struct dpv_device *d)
+{
+	return d->gsi;
+}
+static inline const struct dpv_verbs_ops *ctx_ops(struct ibv_context *c)
 {
 	return dpv_ops(to_dctx(c)->dev);
 }
 
+/* dpv_ops_default.c */
+extern const struct dpv_verbs_ops dpv_verbs_defaults;
+extern const struct dpv_engine_ops dpv_engine_defaults;
+extern const struct dpv_gsi_ops dpv_gsi_defaults;
+/* The driver's tables with every NULL member replaced by its default. */
+void dpv_ops_fill(const struct dpv_driver *drv, struct dpv_verbs_ops *verbs, struct dpv_engine_ops *engine,
+		  struct dpv_gsi_ops *gsi);
 /* dpv_device.c */
 int dpv_dev_gid(struct dpv_device *d, uint32_t index, struct dpv_gid *gid);
 int dpv_dev_gid_find(struct dpv_device *d, const uint8_t raw[16]);

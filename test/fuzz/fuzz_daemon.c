@@ -1895,7 +1895,7 @@ static void poke(struct fclient *f)
 	if (!o || o->drv != t->drv)
 		return; /* gone or another incarnation */
 	struct dpv_device *d = dpvd_dev(t->dev);
-	unsigned int dbi = dpv_ops(d)->engine->qp_db_index(o->drv);
+	unsigned int dbi = dpv_dev_engine(d)->qp_db_index(o->drv);
 	size_t one = dpv_db_ring_bytes(g_w.db_size);
 	if ((g_w.devs[t->dev].db_first + dbi + 1) * one > f->db_bytes)
 		return;
