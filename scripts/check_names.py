@@ -22,6 +22,7 @@ RULES = {
     'lib/wire/libdpv_wire.a': (('dpv_',), False),
     'lib/cm/libdpv_cm.a': (('dpv_', 'cm_'), False),
     'lib/cmrt/libdpv_cmrt.a': (('dpv_',), False),
+    'lib/cmrt/libdpv_cmrt_core.a': (('dpv_',), False),
     'lib/conf/libdpv_conf.a': (('dpv_', 'conf_'), False),
     'lib/nl/libdpv_nl.a': (('dpv_', 'dnl_'), False),
     'lib/port/libdpv_port.a': (('dpv_',), False),

@@ -3,12 +3,14 @@
  * The port's connection manager when no GSI QP is there (embedded mode: a
  * process none of whose rdma_cm ids uses the device, or that does not use
  * rdma_cm at all). A Linux host's kernel CM always answers on QP 1; so does
- * this: a MAD to QP 1 of a port without a GSI QP goes to lib/cm's agent
- * with no listener and no id of its own, which answers as Linux's ib_cm
- * answers an unknown service or comm ID (REQ: REJ "invalid service ID";
- * SIDR_REQ: SIDR_REP "unsupported"; DREQ: DREP; REP, RTU, REJ, MRA, DREP,
- * SIDR_REP, LAP, APR: nothing). The same agent answers in shared mode as
- * dpverbsd's own endpoint (lib/daemon/dpvd_cm.c). Any other MAD, a CM MAD
+ * this: a MAD to QP 1 of a port without a GSI QP goes to lib/cmrt's
+ * stateless answerer (dpv_cmrt_answer.h: the answers of the CM agent with
+ * no listener and no id of its own, the only lib/cmrt header a driver may
+ * include), which answers as Linux's ib_cm answers an unknown service or
+ * comm ID (REQ: REJ "invalid service ID"; SIDR_REQ: SIDR_REP "unsupported";
+ * DREQ: DREP; REP, RTU, REJ, MRA, DREP, SIDR_REP, LAP, APR: nothing). The
+ * same agent answers in shared mode as dpverbsd's own endpoint
+ * (lib/daemon/dpvd_cm.c, on a lib/cmrt runtime). Any other MAD, a CM MAD
  * it does not answer, and a malformed one is dropped and counted
  * (drop "gsi_unanswered"); answers are limited to FB_RATE per second per
  * port with bursts of FB_BURST (the rest: drop "gsi_rate_limited"), so
@@ -22,7 +24,7 @@
 #include <rte_mbuf.h>
 #include <rte_spinlock.h>
 
-#include "dpv_cm.h"
+#include "dpv_cmrt_answer.h"
 #include "sw_loc.h"
 
 #define FB_RATE 200u   /* answers per second and port */
@@ -30,10 +32,7 @@
 
 struct fb_port {
 	rte_spinlock_t lock;
-	bool init, failed;
-	struct dpv_cm_agent agent;
-	uint8_t out[DPV_MAD_SIZE];
-	bool have;
+	bool init;
 	uint32_t tokens;
 	uint64_t last_tsc;
 	uint32_t psn;
@@ -41,38 +40,15 @@ struct fb_port {
 
 static struct fb_port g_fb[DPV_MAX_PORTS];
 
-static int fb_send(void *arg, const struct dpv_cm_addr *to, const uint8_t mad[DPV_MAD_SIZE])
-{
-	struct fb_port *f = arg;
-	(void)to; /* always the sender of the MAD being answered */
-	memcpy(f->out, mad, DPV_MAD_SIZE);
-	f->have = true;
-	return 0;
-}
-
-static void fb_event(void *arg, const struct dpv_cm_event *ev)
-{
-	(void)arg;
-	(void)ev; /* no listener, no id: only answers lib/cm makes itself */
-}
-
-static bool fb_ready(struct fb_port *f, unsigned int idx)
-{
-	if (f->init)
-		return !f->failed;
-	f->init = true;
-	struct dpv_cm_agent_cfg ac = {.send = fb_send, .event = fb_event, .arg = f, .max_ids = 1,
-				      .seed = rte_get_tsc_cycles() ^ idx, .agent_no = 2};
-	f->failed = dpv_cm_agent_init(&f->agent, &ac) != 0;
-	f->tokens = FB_BURST;
-	f->last_tsc = rte_get_tsc_cycles();
-	return !f->failed;
-}
-
-/* One answer allowed now (token bucket)? */
+/* One answer allowed now (token bucket, full at the first)? f->lock held. */
 static bool fb_token(struct fb_port *f)
 {
 	uint64_t now = rte_get_tsc_cycles(), per = rte_get_tsc_hz() / FB_RATE;
+	if (!f->init) {
+		f->init = true;
+		f->tokens = FB_BURST;
+		f->last_tsc = now;
+	}
 	if (per && now - f->last_tsc >= per) {
 		uint64_t n = (now - f->last_tsc) / per;
 		f->tokens = n >= FB_BURST ? FB_BURST : (uint32_t)RTE_MIN((uint64_t)FB_BURST, f->tokens + n);
@@ -100,9 +76,9 @@ static void fb_reply(struct dpv_qctx *qc, const struct dpv_pkt_info *pi, const u
 	b.pkey = DPV_DEFAULT_PKEY;
 	b.dqpn = pi->deth_sqpn;
 	b.psn = psn & DPV_PSN_MASK;
-	b.deth_qkey = DPV_GSI_QKEY;
+	b.deth_qkey = DPV_CMRT_GSI_QKEY;
 	b.deth_sqpn = DPV_QPN_GSI;
-	if (sw_xmit_flat(qc, &b, mad, DPV_MAD_SIZE) == 0)
+	if (sw_xmit_flat(qc, &b, mad, DPV_CMRT_MAD_SIZE) == 0)
 		DPV_STAT_ADD(p, cnt[DPV_CNT_CM_FALLBACK_REPLY], 1);
 }
 
@@ -112,29 +88,22 @@ void sw_gsi_fallback(struct dpv_qctx *qc, struct rte_mbuf *m, const struct dpv_p
 	const uint8_t *mad = rte_pktmbuf_mtod(m, const uint8_t *) + pi->payload_off;
 	uint32_t len = pi->payload_len;
 	if (p->index >= DPV_MAX_PORTS || pi->opcode != (DPV_TR_UD | DPV_OPC_SEND_ONLY) ||
-	    pi->deth_qkey != DPV_GSI_QKEY || (pi->pkey & 0x7fff) != (DPV_DEFAULT_PKEY & 0x7fff)) {
+	    pi->deth_qkey != DPV_CMRT_GSI_QKEY || (pi->pkey & 0x7fff) != (DPV_DEFAULT_PKEY & 0x7fff)) {
 		DPV_STAT_ADD(p, drop[DPV_DROP_GSI_UNANSWERED], 1); /* what a GSI QP would not take */
 		return;
 	}
 	struct fb_port *f = &g_fb[p->index];
-	struct dpv_cm_addr from = {.qpn = pi->deth_sqpn, .qkey = DPV_GSI_QKEY};
-	memcpy(from.gid, pi->sgid, sizeof(from.gid));
-	uint8_t out[DPV_MAD_SIZE];
-	bool answer = false, limited = false;
+	uint8_t out[DPV_CMRT_MAD_SIZE];
+	bool answer = dpv_cmrt_answer(mad, len, out) == 1, limited = false;
 	uint32_t psn = 0;
-	rte_spinlock_lock(&f->lock);
-	if (fb_ready(f, p->index)) {
-		f->have = false;
-		dpv_cm_rx(&f->agent, &from, mad, len, 0);
-		if (f->have && fb_token(f)) {
-			memcpy(out, f->out, sizeof(out));
-			answer = true;
+	if (answer) {
+		rte_spinlock_lock(&f->lock);
+		if (fb_token(f))
 			psn = f->psn++;
-		} else {
-			limited = f->have;
-		}
+		else
+			answer = false, limited = true;
+		rte_spinlock_unlock(&f->lock);
 	}
-	rte_spinlock_unlock(&f->lock);
 	if (answer)
 		fb_reply(qc, pi, out, psn);
 	else

@@ -358,6 +358,20 @@ int dpv_cm_rx(struct dpv_cm_agent *agent, const struct dpv_cm_addr *from, const 
 	      size_t len, uint64_t now);
 
 /**
+ * What an agent with no listener and no id answers to a MAD, without an
+ * agent (stateless, thread safe): a REQ gets REJ "invalid service ID"
+ * (message REQ, local comm ID 0), a DREQ a DREP (the comm IDs swapped), a
+ * SIDR_REQ a SIDR_REP "unsupported", each with the request's TID (Linux's
+ * ib_cm for an unknown service or comm ID); the other CM MADs nothing.
+ * dpv_cm_rx() of such an agent sends exactly these bytes.
+ *
+ * RETURN VALUE: 1 with the answer in out; 0 (no answer); -EINVAL (NULL
+ * argument); -EBADMSG (malformed, or not a CM MAD); -EOPNOTSUPP (LAP, APR,
+ * ClassPortInfo).
+ */
+int dpv_cm_answer(const uint8_t *mad, size_t len, uint8_t out[DPV_MAD_SIZE]);
+
+/**
  * Runs the retransmission and TIMEWAIT timers due at `now`.
  *
  * RETURN VALUE: the number of timers that fired; -EINVAL for a NULL agent.

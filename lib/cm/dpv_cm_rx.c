@@ -14,6 +14,10 @@
  *  - REJ: before ESTABLISHED the id goes back to IDLE (TIMEWAIT when stale),
  *    from REP_RCVD, MRA_REP_SENT, ESTABLISHED and DREQ_SENT to TIMEWAIT; a
  *    REJ "timeout" is matched by the sender's comm ID and CA GUID (its ARI).
+ * What the agent answers to a MAD no listener and no id of its owns (the
+ * REJ 8, the DREP, the SIDR_REP "unsupported") is built by cm_unowned(),
+ * which dpv_cm_answer() also uses: the stateless answerer is this agent
+ * with no listener and no id.
  */
 #include <errno.h>
 #include <string.h>
@@ -40,6 +44,34 @@ static struct dpv_cm_id *cm_find_listener(struct dpv_cm_agent *a, uint64_t servi
 			return id;
 	}
 	return NULL;
+}
+
+/* The answer to rx when no listener and no id of ours owns it (Linux
+ * cm_issue_rej with "invalid service ID" for a REQ, cm_issue_drep for a
+ * DREQ, the SIDR_REP "unsupported" of cm_sidr_req_handler): true with *m. */
+static bool cm_unowned(const struct dpv_cm_mad *rx, struct dpv_cm_mad *m)
+{
+	switch (rx->hdr.attr_id) {
+	case DPV_CM_ATTR_REQ:
+		dpv_cm_mad_init(m, DPV_CM_ATTR_REJ, rx->hdr.tid);
+		m->rej.remote_comm_id = rx->req.local_comm_id;
+		m->rej.message_rejected = DPV_CM_MSG_REQ;
+		m->rej.reason = DPV_CM_REJ_INVALID_SERVICE_ID;
+		return true;
+	case DPV_CM_ATTR_DREQ:
+		dpv_cm_mad_init(m, DPV_CM_ATTR_DREP, rx->hdr.tid);
+		m->drep.local_comm_id = rx->dreq.remote_comm_id;
+		m->drep.remote_comm_id = rx->dreq.local_comm_id;
+		return true;
+	case DPV_CM_ATTR_SIDR_REQ:
+		dpv_cm_mad_init(m, DPV_CM_ATTR_SIDR_REP, rx->hdr.tid);
+		m->sidr_rep.request_id = rx->sidr_req.request_id;
+		m->sidr_rep.status = DPV_CM_SIDR_UNSUPPORTED;
+		m->sidr_rep.service_id = rx->sidr_req.service_id;
+		return true;
+	default:
+		return false;
+	}
 }
 
 /* A REJ answering a message no id of ours owns (Linux cm_issue_rej). */
@@ -111,9 +143,12 @@ static int cm_rx_req(struct dpv_cm_agent *a, const struct dpv_cm_addr *from,
 	if (cm_req_dup(a, from, m) || cm_req_stale(a, from, m))
 		return 0;
 	lis = cm_find_listener(a, r->service_id);
-	if (!lis)
-		return cm_reject_raw(a, from, m, 0, r->local_comm_id,
-				     DPV_CM_REJ_INVALID_SERVICE_ID, DPV_CM_MSG_REQ), 0;
+	if (!lis) {
+		struct dpv_cm_mad rej;
+
+		cm_unowned(m, &rej); /* REJ "invalid service ID" */
+		return cm_send_raw(a, from, &rej), 0;
+	}
 	/* RC, or XRC (Linux's XRC initiator: extended transport type XRC) */
 	if (r->transport_service_type != DPV_CM_TST_RC &&
 	    (r->transport_service_type != DPV_CM_TST_EXTENDED ||
@@ -296,9 +331,7 @@ static int cm_rx_dreq(struct dpv_cm_agent *a, const struct dpv_cm_addr *from,
 		/* Linux cm_issue_drep: the connection is gone (its TIMEWAIT
 		 * ended), the peer still waits for a DREP */
 		a->stats.rx_duplicates++;
-		dpv_cm_mad_init(&rep, DPV_CM_ATTR_DREP, m->hdr.tid);
-		rep.drep.local_comm_id = m->dreq.remote_comm_id;
-		rep.drep.remote_comm_id = m->dreq.local_comm_id;
+		cm_unowned(m, &rep);
 		return cm_send_raw(a, from, &rep), 0;
 	}
 	if (m->dreq.remote_qpn_eecn != id->local_qpn)
@@ -361,10 +394,9 @@ static int cm_rx_sidr_req(struct dpv_cm_agent *a, const struct dpv_cm_addr *from
 	lis = cm_find_listener(a, m->sidr_req.service_id);
 	id = lis ? cm_id_alloc(a, lis->ctx) : NULL;
 	if (!id) {
-		dpv_cm_mad_init(&rep, DPV_CM_ATTR_SIDR_REP, m->hdr.tid);
-		rep.sidr_rep.request_id = m->sidr_req.request_id;
-		rep.sidr_rep.status = lis ? DPV_CM_SIDR_REJECT : DPV_CM_SIDR_UNSUPPORTED;
-		rep.sidr_rep.service_id = m->sidr_req.service_id;
+		cm_unowned(m, &rep); /* "unsupported": no listener */
+		if (lis)
+			rep.sidr_rep.status = DPV_CM_SIDR_REJECT; /* no id left */
 		return cm_send_raw(a, from, &rep), 0;
 	}
 	id->remote_id = m->sidr_req.request_id;
@@ -433,4 +465,20 @@ int dpv_cm_rx(struct dpv_cm_agent *agent, const struct dpv_cm_addr *from, const 
 	default:
 		return cm_rx_sidr_rep(agent, &m);
 	}
+}
+
+int dpv_cm_answer(const uint8_t *mad, size_t len, uint8_t out[DPV_MAD_SIZE])
+{
+	struct dpv_cm_mad m, a;
+	int ret;
+
+	if (!mad || !out)
+		return -EINVAL;
+	ret = dpv_cm_mad_decode(mad, len, &m);
+	if (ret)
+		return ret == -EOPNOTSUPP ? ret : -EBADMSG;
+	if (!cm_unowned(&m, &a))
+		return 0;
+	ret = dpv_cm_mad_encode(&a, out);
+	return ret ? ret : 1;
 }

@@ -15,6 +15,10 @@
  * MADs for its listeners (the agent tells the daemon of each one through
  * dpv_gsi_listen) and for its comm IDs (made in the range
  * dpv_gsi_comm_ids gives); doc/shared-mode.md.
+ *
+ * This runtime is the transport-neutral one of dpv_cmrt_xport.h (where
+ * dpv_cmrt_stats, dpv_cmrt_close and the rest are) on a transport of its
+ * own, the GSI QP (dpv_cmrt_qp.c).
  */
 #ifndef DPV_CMRT_H
 #define DPV_CMRT_H
@@ -24,6 +28,7 @@
 #include <infiniband/verbs.h>
 
 #include "dpv_cm.h"
+#include "dpv_cmrt_xport.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,18 +51,6 @@ struct dpv_cmrt_cfg {
 	void *arg;                  /**< passed to event */
 };
 
-/** Counters of the runtime (the agent has its own: dpv_cmrt_agent()->stats). */
-struct dpv_cmrt_stats {
-	uint64_t rx;           /**< MADs handed to dpv_cm_rx() */
-	uint64_t rx_dropped;   /**< receive completions in error, too short or without a usable GRH */
-	uint64_t tx;           /**< sends posted */
-	uint64_t tx_full;      /**< sends refused: send queue full (-EAGAIN) */
-	uint64_t tx_errors;    /**< send completions in error, AH or post failures */
-	uint64_t ahs;          /**< address handles created */
-};
-
-struct dpv_cmrt;
-
 /**
  * Opens a runtime on port cfg->port_num of ctx: PD, CQs, the GSI QP in RTS,
  * cfg->recv_bufs receives posted, and the agent (CA GUID: the device's node
@@ -71,10 +64,10 @@ struct dpv_cmrt;
 struct dpv_cmrt *dpv_cmrt_open(struct ibv_context *ctx, const struct dpv_cmrt_cfg *cfg);
 
 /**
- * One round of progress: every receive completion is handed to dpv_cm_rx()
- * (from: the source GID of its GRH, the IPv4-mapped GID for RoCEv2 over
- * IPv4; the source QP; DPV_GSI_QKEY) and its buffer reposted; send
- * completions are reaped; then dpv_cm_timer(agent, now). Events are
+ * One round of progress: every receive completion is handed to the agent
+ * (dpv_cmrt_input_grh: the source GID of its GRH, the IPv4-mapped GID for
+ * RoCEv2 over IPv4; the source QP) and its buffer reposted; send
+ * completions are reaped; then dpv_cmrt_timer(rt, now). Events are
  * delivered from inside this call; an event callback must not close the
  * runtime.
  *
@@ -85,7 +78,8 @@ struct dpv_cmrt *dpv_cmrt_open(struct ibv_context *ctx, const struct dpv_cmrt_cf
 int dpv_cmrt_poll(struct dpv_cmrt *rt, uint64_t now);
 
 /**
- * The runtime's agent (for dpv_cm_listen(), dpv_cm_create_id(), ...).
+ * The runtime's agent (for dpv_cm_listen(), dpv_cm_create_id(), ...), of
+ * this runtime or one of dpv_cmrt_open_xport().
  *
  * RETURN VALUE: the agent, or NULL with errno EINVAL for a NULL rt.
  */
@@ -95,24 +89,10 @@ struct dpv_cm_agent *dpv_cmrt_agent(struct dpv_cmrt *rt);
  * The local GID the runtime sends from to peers of the same family as
  * `peer` (IPv4-mapped or not).
  *
- * RETURN VALUE: 0, or -EINVAL (NULL argument), -ENODEV (no such local GID).
+ * RETURN VALUE: 0, or -EINVAL (NULL argument), -ENODEV (no such local GID;
+ * a runtime of dpv_cmrt_open_xport(), which has no GIDs of its own).
  */
 int dpv_cmrt_local_gid(const struct dpv_cmrt *rt, const uint8_t peer[16], uint8_t gid[16]);
-
-/**
- * The runtime's counters.
- *
- * RETURN VALUE: 0, or -EINVAL for a NULL argument.
- */
-int dpv_cmrt_stats(const struct dpv_cmrt *rt, struct dpv_cmrt_stats *st);
-
-/**
- * Frees the agent (sending nothing), the QP, the AHs, MRs, CQs and PD.
- * NULL is ignored.
- *
- * RETURN VALUE: none.
- */
-void dpv_cmrt_close(struct dpv_cmrt *rt);
 
 #ifdef __cplusplus
 }

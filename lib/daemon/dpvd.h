@@ -268,15 +268,17 @@ int dpvd_qp_mcast(struct dpvd_client *c, struct dpv_shm_mcast *m);
  * polls (its completion channel), -1 when it could not be made. ensure:
  * its objects are made on every port (the first GSI QP of an application
  * calls it). poll: completions, answers and timers. timeout_ms:
- * until the agents' next timer (-1: none). send: a MAD from QP 1 of dev to
- * QP 1 of gid; 0 or -errno. */
+ * until the runtimes' next timer (-1: none). abandon: what Linux's CM sends
+ * for a connection of a process that went away, from QP 1 of dev
+ * (dpv_cmrt_abandon); 0 or -errno. */
 int dpvd_cm_start(void);
 void dpvd_cm_ensure(void);
 /* The daemon as its own application (its endpoint's objects). */
 struct dpvd_client *dpvd_cm_self(void);
 void dpvd_cm_poll(void);
 int dpvd_cm_timeout_ms(void);
-int dpvd_cm_send(uint32_t dev, const uint8_t gid[16], const uint8_t *mad);
+struct dpv_cmrt_orphan;
+int dpvd_cm_abandon(uint32_t dev, const struct dpv_cmrt_orphan *o);
 
 /* dpvd_events.c: the engine's events, delivered to the owners. */
 void dpvd_events_init(void);

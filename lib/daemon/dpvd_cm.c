@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dpverbsd's own connection-manager endpoint on QP 1 of every port: the CM
- * MADs no application claims (dpvd_gsi.c) come here, and lib/cm's agent,
- * with no listener and no connection of its own, answers them as Linux's CM
- * answers an unknown service or comm ID (a REQ: REJ "invalid service ID";
- * a SIDR_REQ: SIDR_REP "unsupported"; anything else is counted and
- * dropped). The daemon also sends from here what Linux's CM sends for the
- * connections of a process that goes away (dpvd_gsi_client_gone: DREQ for
- * an established connection, REJ for one being set up).
+ * MADs no application claims (dpvd_gsi.c) come here, to a lib/cmrt runtime
+ * on this file's transport (dpv_cmrt_xport.h: the rings below send, the
+ * receive completions feed dpv_cmrt_input_grh); its agent, with no listener
+ * and no connection of its own, answers them as Linux's CM answers an
+ * unknown service or comm ID (a REQ: REJ "invalid service ID"; a SIDR_REQ:
+ * SIDR_REP "unsupported"; a DREQ: DREP; anything else is counted and
+ * dropped). The daemon also sends from here, through the runtime, what
+ * Linux's CM sends for the connections of a process that goes away
+ * (dpvd_gsi_client_gone -> dpv_cmrt_abandon: DREQ for an established
+ * connection, REJ for one being set up).
  *
  * The endpoint is the daemon acting as one of its own applications
  * (g_self, not on the list of connections, so no application can name its
@@ -19,7 +22,7 @@
  * nothing on it: no PD, MR, CQ or QP of its limits); its slot, 1, the
  * lowest, is taken at start, so it is every port's fallback. It runs on the control
  * thread: the CQ's completion channel wakes it (dpvd_cm_fd), and the
- * agent's timers set the control thread's epoll timeout (dpvd_cm_timeout_ms).
+ * runtime's timers set the control thread's epoll timeout (dpvd_cm_timeout_ms).
  */
 #include <endian.h>
 #include <errno.h>
@@ -29,13 +32,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dpv_cm.h"
+#include "dpv_cmrt_xport.h"
 #include "dpvd.h"
 
 #define NRECV 32u
 #define NSEND 256u                  /* a dead process's teardown (up to 256 MADs) in one go */
 #define GRH 40u
-#define RSLOT (GRH + DPV_MAD_SIZE)
+#define RSLOT (GRH + DPV_CMRT_MAD_SIZE)
 #define SQ_STRIDE 128u              /* 64-byte WQE + one SGE, a power of two */
 #define RQ_STRIDE 32u               /* 16-byte WQE + one SGE */
 #define CQ_SIZE 512u                /* > NSEND + NRECV: never overruns */
@@ -59,8 +62,7 @@ struct cm_port {
 	uint32_t nah;
 	uint8_t lgid4[16], lgid6[16];
 	bool has4, has6;
-	struct dpv_cm_agent agent;
-	bool agent_ok;
+	struct dpv_cmrt *rt;            /* the CM runtime on this port's rings */
 };
 
 static struct dpvd_client g_self;
@@ -111,7 +113,7 @@ static int region(struct cm_port *p)
 {
 	size_t sq = ALIGN64(dpv_ring_bytes(NSEND, SQ_STRIDE)), rq = ALIGN64(dpv_ring_bytes(NRECV, RQ_STRIDE));
 	size_t cq = ALIGN64(dpv_ring_bytes(CQ_SIZE, sizeof(struct dpv_cqe)));
-	p->len = (sq + rq + cq + NRECV * RSLOT + NSEND * DPV_MAD_SIZE + 4095) & ~(size_t)4095;
+	p->len = (sq + rq + cq + NRECV * RSLOT + NSEND * DPV_CMRT_MAD_SIZE + 4095) & ~(size_t)4095;
 	int fd = memfd_create("dpverbsd-cm", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
@@ -199,7 +201,7 @@ static int gsi_qp(struct cm_port *p, uint32_t *prefix, uint32_t *mask)
 	p->qp = dpvd_obj_get(&g_self, DPV_OBJ_QP, q.qpn, true);
 	*prefix = q.gsi_prefix;
 	*mask = q.gsi_mask;
-	struct ibv_qp_attr a = {.port_num = DPV_PORT_NUM, .qkey = DPV_GSI_QKEY};
+	struct ibv_qp_attr a = {.port_num = DPV_PORT_NUM, .qkey = DPV_CMRT_GSI_QKEY};
 	e = modify(q.qpn, IBV_QPS_RESET, IBV_QPS_INIT, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, &a);
 	e = e ? e : modify(q.qpn, IBV_QPS_INIT, IBV_QPS_RTR, 0, &a);
 	e = e ? e : modify(q.qpn, IBV_QPS_RTR, IBV_QPS_RTS, IBV_QP_SQ_PSN, &a);
@@ -260,42 +262,32 @@ static int ah_for(struct cm_port *p, const uint8_t gid[16], uint32_t *handle)
 	return 0;
 }
 
-/* Send one MAD to QP 1 of gid (lib/cm's send callback). */
-static int port_send(struct cm_port *p, const uint8_t gid[16], uint32_t qpn, const uint8_t mad[DPV_MAD_SIZE])
+/* Send one MAD to QP qpn (0: 1) of gid (the runtime's transport). */
+static int port_send(void *arg, const uint8_t gid[16], uint32_t qpn, const uint8_t mad[DPV_CMRT_MAD_SIZE])
 {
+	struct cm_port *p = arg;
 	uint32_t ah;
 	if (p->sq_pi - p->sq_done >= NSEND)
 		return -EAGAIN;
 	int e = ah_for(p, gid, &ah);
 	if (e)
 		return e;
-	uint8_t *buf = p->sbuf + (size_t)(p->sq_pi % NSEND) * DPV_MAD_SIZE;
-	memcpy(buf, mad, DPV_MAD_SIZE);
+	uint8_t *buf = p->sbuf + (size_t)(p->sq_pi % NSEND) * DPV_CMRT_MAD_SIZE;
+	memcpy(buf, mad, DPV_CMRT_MAD_SIZE);
 	struct dpv_send_wqe *w = dpv_ring_slot(p->sq, p->sq_pi, NSEND, SQ_STRIDE);
 	memset(w, 0, sizeof(*w));
 	w->wr_id = p->sq_pi;
 	w->opcode = IBV_WR_SEND;
 	w->flags = DPV_WQE_F_SIGNALED;
 	w->num_sge = 1;
-	w->length = DPV_MAD_SIZE;
+	w->length = DPV_CMRT_MAD_SIZE;
 	w->ud.ah = ah;
 	w->ud.remote_qpn = qpn ? qpn : 1;
-	w->ud.remote_qkey = DPV_GSI_QKEY;
-	dpv_wqe_sge(w)[0] = (struct dpv_sge){.addr = caddr(buf), .length = DPV_MAD_SIZE, .lkey = p->key};
+	w->ud.remote_qkey = DPV_CMRT_GSI_QKEY;
+	dpv_wqe_sge(w)[0] = (struct dpv_sge){.addr = caddr(buf), .length = DPV_CMRT_MAD_SIZE, .lkey = p->key};
 	atomic_store_explicit(&p->sq->pi, ++p->sq_pi, memory_order_release);
 	dpv_ops(dpvd_dev(p->dev))->sq_doorbell(p->qp->drv);
 	return 0;
-}
-
-static int agent_send(void *arg, const struct dpv_cm_addr *to, const uint8_t mad[DPV_MAD_SIZE])
-{
-	return port_send(arg, to->gid, to->qpn, mad);
-}
-
-static void agent_event(void *arg, const struct dpv_cm_event *ev)
-{
-	(void)arg;
-	(void)ev; /* no listener, no connection: nothing reaches us but answers lib/cm makes itself */
 }
 
 static int port_open(struct cm_port *p, uint32_t dev)
@@ -308,11 +300,13 @@ static int port_open(struct cm_port *p, uint32_t dev)
 	e = e ? e : gsi_qp(p, &prefix, &mask);
 	if (e)
 		return e;
-	struct dpv_cm_agent_cfg ac = {.ca_guid = be64toh(dpvd_dev(dev)->guid), .send = agent_send,
-				      .event = agent_event, .arg = p, .max_ids = 16, .seed = now_ns() ^ dev,
-				      .agent_no = 2, .id_prefix = prefix, .id_mask = mask};
-	e = dpv_cm_agent_init(&p->agent, &ac);
-	p->agent_ok = e == 0;
+	/* no event callback: no listener, no connection, nothing reaches us but
+	 * the answers the runtime's agent makes itself */
+	struct dpv_cmrt_xport_cfg cfg = {.ca_guid = be64toh(dpvd_dev(dev)->guid), .max_ids = 16,
+					 .seed = now_ns() ^ dev, .id_prefix = prefix, .id_mask = mask};
+	struct dpv_cmrt_xport xp = {.send = port_send, .arg = p};
+	p->rt = dpv_cmrt_open_xport(&cfg, &xp);
+	e = p->rt ? 0 : -errno;
 	atomic_store_explicit(&p->cqr->arm, DPV_CQ_ARM_NEXT, memory_order_release);
 	return e;
 }
@@ -365,18 +359,8 @@ static void port_cqe(struct cm_port *p, const struct dpv_cqe *c, uint64_t now)
 	uint32_t slot = (uint32_t)c->wr_id;
 	if (slot >= NRECV)
 		return;
-	const uint8_t *b = p->rbuf + (size_t)slot * RSLOT;
-	struct dpv_cm_addr from = {.qpn = c->src_qp, .qkey = DPV_GSI_QKEY};
-	if (c->status == IBV_WC_SUCCESS && c->byte_len > GRH) {
-		if ((b[0] >> 4) == 6) {
-			memcpy(from.gid, b + 8, 16);
-		} else {
-			memcpy(from.gid, v4map, sizeof(v4map));
-			memcpy(from.gid + 12, b + 20 + 12, 4);
-		}
-		if (p->agent_ok)
-			dpv_cm_rx(&p->agent, &from, b + GRH, c->byte_len - GRH, now);
-	}
+	if (c->status == IBV_WC_SUCCESS && p->rt) /* the sender from the GRH area */
+		dpv_cmrt_input_grh(p->rt, c->src_qp, p->rbuf + (size_t)slot * RSLOT, c->byte_len, now);
 	if (c->status != IBV_WC_WR_FLUSH_ERR)
 		post_recv(p, slot);
 }
@@ -401,29 +385,28 @@ void dpvd_cm_poll(void)
 			/* armed again, then looked at once more: nothing slips between */
 			dpv_cq_ring_arm(p->cqr, DPV_CQ_ARM_NEXT);
 		}
-		if (p->agent_ok)
-			dpv_cm_timer(&p->agent, now);
+		dpv_cmrt_timer(p->rt, now);
 	}
 }
 
 int dpvd_cm_timeout_ms(void)
 {
-	uint64_t next = DPV_CM_NO_DEADLINE, now = now_ns();
+	uint64_t next = DPV_CMRT_NO_DEADLINE, now = now_ns();
 	for (uint32_t d = 0; d < DPV_MAX_PORTS; d++)
-		if (g_port[d].ok && g_port[d].agent_ok) {
-			uint64_t t = dpv_cm_next_deadline(&g_port[d].agent);
+		if (g_port[d].ok) {
+			uint64_t t = dpv_cmrt_next_deadline(g_port[d].rt);
 			next = t < next ? t : next;
 		}
-	if (next == DPV_CM_NO_DEADLINE)
+	if (next == DPV_CMRT_NO_DEADLINE)
 		return -1;
 	return next <= now ? 0 : (int)((next - now) / 1000000u + 1);
 }
 
-int dpvd_cm_send(uint32_t dev, const uint8_t gid[16], const uint8_t *mad)
+int dpvd_cm_abandon(uint32_t dev, const struct dpv_cmrt_orphan *o)
 {
 	if (dev >= DPV_MAX_PORTS || !g_port[dev].ok)
 		return -ENODEV;
-	return port_send(&g_port[dev], gid, 1, mad);
+	return dpv_cmrt_abandon(g_port[dev].rt, o);
 }
 
 struct dpvd_client *dpvd_cm_self(void)

@@ -38,11 +38,11 @@
  * Locking: g_gsi.lock (a spinlock) protects the tables; the control thread
  * writes them, engine threads read them per MAD.
  */
-#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
-#include "dpv_cm_mad.h"
+#include "dpv_cm_mad.h"          /* the one lib/cm header outside lib/cmrt: MAD headers, to route */
+#include "dpv_cmrt_xport.h"
 #include "dpvd.h"
 
 #define GSI_SLOTS 256           /* slot 0: none */
@@ -389,33 +389,19 @@ void dpvd_gsi_detach(struct dpvd_obj *qp)
 }
 
 /* What Linux's CM sends (cm_destroy_id) for a connection of a process that
- * goes away: 1 when sent. */
+ * goes away, through the endpoint's CM runtime: 1 when sent. */
 static int teardown(const struct gsi_conn *c)
 {
-	struct dpv_cm_mad m;
-	uint8_t mad[DPV_MAD_SIZE];
-	uint64_t tid = (uint64_t)2 << 32 | (c->app_id ? c->app_id : c->peer_id);
-	if (c->used == C_EST) {
-		dpv_cm_mad_init(&m, DPV_CM_ATTR_DREQ, tid);
-		m.dreq.local_comm_id = c->app_id;
-		m.dreq.remote_comm_id = c->peer_id;
-		m.dreq.remote_qpn_eecn = c->peer_qpn;
-	} else {
-		dpv_cm_mad_init(&m, DPV_CM_ATTR_REJ, tid);
-		m.rej.remote_comm_id = c->peer_id;          /* 0 from REQ_SENT */
-		m.rej.local_comm_id = c->used == C_REQ_RCVD ? 0 : c->app_id;
-		m.rej.message_rejected = c->used == C_REQ_RCVD || c->used == C_REQ_SENT ? DPV_CM_MSG_REQ : DPV_CM_MSG_REP;
-		m.rej.reason = DPV_CM_REJ_CONSUMER_DEFINED;
-		if (c->used == C_REQ_SENT) { /* REJ "timeout", our CA GUID as ARI */
-			struct dpv_device *d = dpvd_dev(c->dev);
-			uint64_t g = d ? be64toh(d->guid) : 0;
-			m.rej.reason = DPV_CM_REJ_TIMEOUT;
-			m.rej.ari_length = 8;
-			for (int k = 7; k >= 0; k--, g >>= 8)
-				m.rej.ari[k] = (uint8_t)g;
-		}
-	}
-	return dpv_cm_mad_encode(&m, mad) == 0 && dpvd_cm_send(c->dev, c->gid, mad) == 0;
+	static const enum dpv_cmrt_orphan_state st[] = {
+		[C_REQ_RCVD] = DPV_CMRT_ORPHAN_REQ_RCVD, [C_REP_SENT] = DPV_CMRT_ORPHAN_REP_SENT,
+		[C_REQ_SENT] = DPV_CMRT_ORPHAN_REQ_SENT, [C_REP_RCVD] = DPV_CMRT_ORPHAN_REP_RCVD,
+		[C_EST] = DPV_CMRT_ORPHAN_ESTABLISHED};
+	if (c->used == C_FREE || c->used > C_EST)
+		return 0;
+	struct dpv_cmrt_orphan o = {.state = st[c->used], .local_id = c->app_id, .remote_id = c->peer_id,
+				    .remote_qpn = c->peer_qpn};
+	memcpy(o.gid, c->gid, sizeof(o.gid));
+	return dpvd_cm_abandon(c->dev, &o) == 0;
 }
 
 void dpvd_gsi_client_gone(struct dpvd_client *c)

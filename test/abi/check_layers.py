@@ -15,10 +15,22 @@ Includes (source tree):
   * lib/nl (the rtnetlink client) includes no other layer's header: libc
     and the kernel's UAPI only, and no other layer's header includes its
     private one;
-  * lib/cm (the CM MAD codec) includes no other layer's header, and no
-    other lib/ layer includes lib/cm's but lib/cmrt and lib/daemon (in
-    shared mode the daemon owns QP 1: it reads the CM MADs it hands out
-    and answers those nobody claims, doc/shared-mode.md);
+  * lib/cm (the CM MAD codec and state machine) includes no other layer's
+    header;
+  * one CM runtime: lib/cmrt is the only host of lib/cm's agent, so among
+    lib/, drivers/ and apps/ only lib/cmrt includes lib/cm's headers, with
+    one exception: dpverbsd's QP 1 demultiplexer (a file named
+    dpvd_gsi.c) may include the MAD codec dpv_cm_mad.h, and nothing else of
+    lib/cm, to read the headers of the MADs it routes (doc/shared-mode.md);
+  * a driver includes no lib/cm header (driver -> lib/cm is forbidden) and
+    of lib/cmrt only dpv_cmrt_answer.h (the stateless answerer a driver
+    uses on QP 1 when no GSI QP exists);
+  * dpverbsd's core (lib/daemon, and apps/) includes of lib/cmrt only
+    dpv_cmrt_xport.h (the runtime on its own transport) and
+    dpv_cmrt_answer.h, not dpv_cmrt.h (the GSI-QP runtime, which exposes
+    lib/cm's types);
+  * dpv_cmrt_xport.h and dpv_cmrt_answer.h include no lib/cm header: they
+    expose no lib/cm type to those users;
   * lib/cmrt (the CM runtime) includes lib/cm's headers, the public
     dpverbs.h and <infiniband/verbs.h> only: no header of lib/verbs (but
     dpverbs.h), lib/port, lib/conf, lib/wire, lib/shm or lib/daemon;
@@ -48,6 +60,9 @@ def headers_under(top, sub):
 
 
 def sources_under(top, sub):
+    if os.path.isfile(os.path.join(top, sub)):
+        yield sub
+        return
     for root, _, files in os.walk(os.path.join(top, sub)):
         for f in sorted(files):
             if f.endswith(('.c', '.h')):
@@ -87,7 +102,25 @@ def check_includes(top):
     ]
     for d in ('verbs', 'port', 'conf', 'shm'):
         rules.append(('lib/' + d, dict(layer_hdr['cm'], **layer_hdr['cmrt']), 'a lib/cm or lib/cmrt header'))
-    rules.append(('lib/daemon', layer_hdr['cmrt'], 'a lib/cmrt header (the daemon uses lib/cm directly)'))
+    # one CM runtime: lib/cm's headers only in lib/cm and lib/cmrt (and the
+    # demultiplexer's MAD codec exception)
+    cm_users = ('lib/cm/', 'lib/cmrt/')
+    for sub in ('lib', 'apps'):
+        rules.append((sub, layer_hdr['cm'],
+                      'a lib/cm header outside lib/cmrt (lib/cmrt is the only host of the CM agent)',
+                      cm_users, {('dpvd_gsi.c', 'dpv_cm_mad.h')}))
+    rules.append(('drivers', layer_hdr['cm'], 'a lib/cm header: driver -> lib/cm is forbidden'))
+    rules.append(('drivers', {k: v for k, v in layer_hdr['cmrt'].items() if k != 'dpv_cmrt_answer.h'},
+                  'a lib/cmrt header other than dpv_cmrt_answer.h (a driver uses the stateless answerer only)'))
+    for sub in ('lib/daemon', 'apps'):
+        rules.append((sub, {k: v for k, v in layer_hdr['cmrt'].items()
+                            if k not in ('dpv_cmrt_xport.h', 'dpv_cmrt_answer.h')},
+                      'a lib/cmrt header other than dpv_cmrt_xport.h and dpv_cmrt_answer.h '
+                      '(dpverbsd runs the runtime on its own transport)'))
+    for h in ('dpv_cmrt_xport.h', 'dpv_cmrt_answer.h'):
+        if h in layer_hdr['cmrt']:
+            rules.append((layer_hdr['cmrt'][h], layer_hdr['cm'],
+                          'a lib/cm header (this header exposes no lib/cm type)'))
     nl_priv = {k: v for k, v in layer_hdr['nl'].items() if k != 'dpv_nl.h'}
     for d in [d for d in layer_hdr if d != 'nl'] + ['compat']:
         rules.append((d if d == 'compat' else 'lib/' + d, nl_priv,
@@ -97,11 +130,17 @@ def check_includes(top):
             others = {k: v for k, v in drv_hdr.items() if not v.startswith('drivers/%s/' % d)}
             rules.append(('drivers/' + d, others, "another driver's header"))
     checks, bad = 0, []
-    for sub, forbidden, why in rules:
+    for rule in rules:  # (where, forbidden, why[, exempt folders[, allowed (file, header)]])
+        sub, forbidden, why = rule[:3]
+        exempt = rule[3] if len(rule) > 3 else ()
+        allowed = rule[4] if len(rule) > 4 else set()
         for rel in sources_under(top, sub):
+            if exempt and rel.startswith(exempt):
+                continue
             for n, h in includes(top, rel):
                 checks += 1
-                if h in forbidden and forbidden[h] != rel:
+                if (h in forbidden and forbidden[h] != rel and
+                        (os.path.basename(rel), h) not in allowed):
                     bad.append('%s:%d includes %s: %s' % (rel, n, forbidden[h], why))
     return checks, bad
 
