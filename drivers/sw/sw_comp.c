@@ -10,7 +10,12 @@
 #include <errno.h>
 #include <string.h>
 
+#include "sw_copy.h"
 #include "sw_loc.h"
+#include "sw_log.h"
+#include "sw_opcode.h"
+#include "sw_qp_lock.h"
+#include "sw_queue.h"
 
 enum comp_state {
 	COMPST_GET_ACK,     /* classify the response */

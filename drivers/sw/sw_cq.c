@@ -16,7 +16,9 @@
 
 #include <rte_cycles.h>
 
+#include "sw_copy.h"
 #include "sw_loc.h"
+#include "sw_log.h"
 
 void *sw_create_cq(void *dev, const struct dpv_cq_cfg *cfg)
 {

@@ -16,7 +16,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "sw_copy.h"
 #include "sw_loc.h"
+#include "sw_qp_lock.h"
+#include "sw_queue.h"
 
 #define SW_DB_MAX 256     /* applications per engine context */
 #define SW_DB_BURST 64    /* entries one turn takes from one ring */
@@ -59,7 +62,7 @@ void *sw_db_attach(void *d, unsigned int index, struct dpv_db_ring *ring, uint32
 		return NULL;
 	}
 	/* from now on SGEs come from rings other processes write: the engine
-	 * resolves every one through its MR where it is used (sw_loc.h) */
+	 * resolves every one through its MR where it is used (sw_copy.h) */
 	atomic_store(&sw_serves_apps, true);
 	db->ring = ring;
 	db->mask = size - 1;

@@ -15,6 +15,8 @@
  * doorbell rings, one per application, are in sw_dbring.c.
  */
 #include "sw_loc.h"
+#include "sw_qp_lock.h"
+#include "sw_queue.h"
 
 /* Must hold the QP lock. */
 void sw_qp_send(struct sw_qp *qp)

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "sw_loc.h"
+#include "sw_log.h"
 
 /* volatile: the stores around the copy must not be dropped as dead, nor
  * moved across it (memcpy is a builtin the compiler knows cannot read it) */

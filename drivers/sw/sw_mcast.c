@@ -18,6 +18,10 @@
 
 #include "sw_loc.h"
 
+/* groups and their attached UD QPs, per port */
+#define SW_MCAST_GRPS DPV_MAX_MCAST_GRP
+#define SW_MCAST_QPS DPV_MAX_MCAST_QP_ATTACH
+
 struct sw_mcast_grp {
 	const struct dpv_port *port;       /* NULL: free slot */
 	uint8_t mgid[DPV_GID_LEN];

@@ -21,6 +21,7 @@
 
 #include <rte_spinlock.h>
 
+#include "sw_copy.h"
 #include "sw_loc.h"
 
 static rte_spinlock_t g_atomic_lock = RTE_SPINLOCK_INITIALIZER;

@@ -10,7 +10,9 @@
 
 #include <rte_mbuf.h>
 
+#include "sw_copy.h"
 #include "sw_loc.h"
+#include "sw_qp_lock.h"
 
 /* UDP source port of a flow: the flow label mapping when the address vector
  * has one (IBA A17.4.5.1, rdma-core ibv_flow_label_to_udp_sport), else

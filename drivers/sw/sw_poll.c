@@ -15,7 +15,10 @@
  */
 #include <rte_cycles.h>
 
+#include "sw_copy.h"
 #include "sw_loc.h"
+#include "sw_log.h"
+#include "sw_qp_lock.h"
 
 /* What one engine context's turn keeps between turns; used under the
  * context's rx_lock (the port layer holds it around the burst and the

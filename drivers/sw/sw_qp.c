@@ -10,6 +10,7 @@
 #include <rte_cycles.h>
 
 #include "sw_loc.h"
+#include "sw_qp_lock.h"
 
 uint32_t sw_qp_mtu(const struct sw_qp *qp)
 {

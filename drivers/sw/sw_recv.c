@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "sw_loc.h"
+#include "sw_opcode.h"
+#include "sw_qp_lock.h"
 
 static void drop(struct dpv_qctx *qc, enum dpv_drop_reason why)
 {
@@ -78,6 +80,12 @@ static void td_drain(struct sw_td *td)
 			break;
 		left -= RTE_MIN(n, left);
 	}
+}
+
+/* Is the calling thread the thread domain's owner (sw_td_claim)? */
+static inline bool sw_td_is_owner(struct sw_td *td)
+{
+	return atomic_load_explicit(&td->owner_set, memory_order_acquire) && pthread_equal(td->owner, pthread_self());
 }
 
 void sw_rx(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi)

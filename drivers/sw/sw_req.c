@@ -20,7 +20,12 @@
 #include <string.h>
 #include <endian.h>
 
+#include "sw_copy.h"
 #include "sw_loc.h"
+#include "sw_log.h"
+#include "sw_opcode.h"
+#include "sw_qp_lock.h"
+#include "sw_queue.h"
 
 /* Opcodes of a message's packets by work-request opcode: only, first,
  * middle, last (IBA 9.2.1 table 35). READ and atomics are one packet. */

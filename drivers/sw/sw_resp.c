@@ -10,7 +10,10 @@
 #include <string.h>
 #include <endian.h>
 
+#include "sw_copy.h"
 #include "sw_loc.h"
+#include "sw_log.h"
+#include "sw_qp_lock.h"
 
 enum resp_state {
 	RESPST_CHK_PSN,         /* expected, duplicate or out of sequence */
@@ -306,6 +309,14 @@ static enum resp_state atomic_reply(struct sw_qp *qp, struct resp_ctx *x)
 	r->psn = dpv_psn_add(pi->psn, 1);
 	r->nak_sent = false;
 	return RESPST_DONE;
+}
+
+/* true when a successful CQE with these flags (DPV_CQE_F_*) pushed now
+ * would signal the CQ's completion channel: a thread waits for it. */
+static inline bool sw_cq_armed(struct sw_cq *cq, uint32_t flags)
+{
+	uint32_t arm = atomic_load_explicit(&cq->ring->arm, memory_order_relaxed);
+	return arm == DPV_CQ_ARM_NEXT || (arm && (flags & DPV_CQE_F_SOLICITED));
 }
 
 static enum resp_state complete(struct sw_qp *qp, struct resp_ctx *x)

@@ -14,7 +14,11 @@
 
 #include <rte_pause.h>
 
+#include "sw_copy.h"
 #include "sw_loc.h"
+#include "sw_opcode.h"
+#include "sw_qp_lock.h"
+#include "sw_queue.h"
 
 #define SW_RESP_FULL_SPINS 100000 /* waits for a full TX queue before dropping */
 

@@ -20,6 +20,7 @@
 #include "dpv_fault.h"
 #include "dpv_stats.h"
 #include "sw_loc.h"
+#include "sw_qp_lock.h"
 
 static struct dpv_stats_shm *g_shm;
 static char g_path[64];

@@ -24,6 +24,8 @@
 
 #include "dpv_telemetry.h"
 #include "sw_loc.h"
+#include "sw_log.h"
+#include "sw_qp_lock.h"
 
 /* What a reply needs of one QP, copied under the lock. */
 struct qp_snap {

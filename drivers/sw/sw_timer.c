@@ -25,6 +25,9 @@
 #include <rte_cycles.h>
 
 #include "sw_loc.h"
+#include "sw_log.h"
+#include "sw_qp_lock.h"
+#include "sw_queue.h"
 
 /* The QPs of one engine context and the timer scan's bookkeeping. The
  * array is changed under lock (QP create/destroy); the scan reads it under

@@ -16,7 +16,10 @@
 
 #include <rte_mbuf.h>
 
+#include "sw_copy.h"
 #include "sw_loc.h"
+#include "sw_qp_lock.h"
+#include "sw_queue.h"
 
 /* Send one WQE. Returns IBV_WC_SUCCESS, an IBV_WC_* error status to
  * complete it with, or -ENOBUFS (nothing sent: try again later). */

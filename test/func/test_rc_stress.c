@@ -34,7 +34,10 @@
 #include "dpv_verbs.h"
 #include "dpv_port.h"
 #include "dpv_fault.h"
-#include "sw_loc.h"
+#include "sw_obj.h"
+#include "sw_opcode.h"
+#include "sw_qp_lock.h"
+#include "sw_queue.h"
 
 #define MAX_MSG (1u << 20)
 #define SQ_DEPTH 256
@@ -156,7 +159,7 @@ static int hard_fail;
 /* WHITE-BOX */
 static uint64_t cnt(struct dpv_port *p, enum dpv_cnt c) { return DPV_STAT_READ(p, cnt[c]); }
 
-/* WHITE-BOX: the software engine's QP contexts (drivers/sw/sw_loc.h). */
+/* WHITE-BOX: the software engine's QP contexts (drivers/sw/sw_obj.h). */
 static struct sw_qp *eng(struct ibv_qp *q) { return (struct sw_qp *)to_dqp(q)->drv; }
 
 /* WHITE-BOX: the internal QP state (struct sw_qp) on a stall. */

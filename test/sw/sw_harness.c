@@ -4,7 +4,7 @@
  * (sw_harness.h): one port, frames captured instead of sent, received
  * frames injected by the test. WHITE-BOX: it implements lib/port's
  * internal interface (dpv_port.h, dpv_engine.h, dpv_fault.h,
- * dpv_telemetry.h) and reads the engine's QP state (sw_loc.h).
+ * dpv_telemetry.h) and reads the engine's QP state (sw_loc.h, sw_qp_lock.h).
  */
 #include <errno.h>
 #include <ftw.h>
@@ -26,6 +26,7 @@
 #include "dpvt_wire.h"
 #include "sw_harness.h"
 #include "sw_loc.h"
+#include "sw_qp_lock.h"
 
 #define MAX_SENT 512
 

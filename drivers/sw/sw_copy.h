@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Copies between the engine and registered memory, the fast paths inline:
+ * into and out of an SGE list (one memcpy for the common case: one SGE,
+ * memory of this process; sw_mem.c for lists and memory of another
+ * process), and the flush of the writes into another process' memory
+ * batched by this thread (sw_mem.c).
+ */
+#ifndef SW_COPY_H
+#define SW_COPY_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <rte_branch_prediction.h>
+
+#include "sw_loc.h"
+
+/* Is any registered MR in another process' memory or mapped elsewhere, or
+ * does the engine serve other processes? (sw_remote_mrs, sw_loc.h) Then
+ * every SGE is resolved through its MR. */
+static inline bool sw_any_remote_mr(void)
+{
+	return atomic_load_explicit(&sw_remote_mrs, memory_order_relaxed) != 0 ||
+	       atomic_load_explicit(&sw_serves_apps, memory_order_relaxed);
+}
+
+/* Before anything that makes this thread's writes into another process'
+ * memory visible (a CQE, a packet, the end of a poll turn). */
+static inline void sw_mem_flush(void)
+{
+	if (unlikely(sw_mem_pending))
+		sw_mem_flush_slow();
+}
+
+/* Copy len bytes into the memory the SGE list describes, from offset off
+ * of it (or out of it). The slow path resolves every SGE through its MR
+ * again (bounds and, unless pd is SW_PD_CHECKED, the protection domain):
+ * SGEs read from a ring that another process writes are checked where they
+ * are used. */
+#define SW_PD_CHECKED 0u /* an SGE the engine built from a key it checked */
+/* 0, or -EFAULT: this process' memory was unmapped under its MR (sw_fault.c) */
+static inline int sw_sge_copy_in(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off,
+				 const void *src, uint32_t len)
+{
+	if (likely(len && n == 1 && off + len <= sge[0].length && !sw_any_remote_mr()))
+		return sw_copy_safe((uint8_t *)(uintptr_t)sge[0].addr + off, src, len);
+	return len ? sw_sge_copy_in_slow(pd, sge, n, off, src, len) : 0;
+}
+static inline void sw_sge_copy_out(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off,
+				   void *dst, uint32_t len)
+{
+	if (likely(len && n == 1 && off + len <= sge[0].length && !sw_any_remote_mr())) {
+		if (unlikely(sw_copy_safe(dst, (const uint8_t *)(uintptr_t)sge[0].addr + off, len) != 0))
+			memset(dst, 0, len); /* gone: zeroes rather than stale frame bytes */
+	} else if (len)
+		sw_sge_copy_out_slow(pd, sge, n, off, dst, len);
+}
+
+#endif /* SW_COPY_H */

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Classes of opcodes: the work requests that take a responder resource
+ * (READ and atomics), and the transport bits of the packet opcodes a QP
+ * sends and accepts.
+ */
+#ifndef SW_OPCODE_H
+#define SW_OPCODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sw_obj.h"
+
+static inline bool sw_is_rd_atomic(uint8_t op)
+{
+	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Transport bits of the opcodes this QP sends and accepts. */
+static inline uint8_t sw_qp_tr(const struct sw_qp *qp)
+{
+	switch (qp->type) {
+	case IBV_QPT_UC:
+		return DPV_TR_UC;
+	case IBV_QPT_XRC_SEND:
+	case IBV_QPT_XRC_RECV:
+		return DPV_TR_XRC;
+	case IBV_QPT_UD:
+		return DPV_TR_UD;
+	default:
+		return DPV_TR_RC;
+	}
+}
+
+#endif /* SW_OPCODE_H */
