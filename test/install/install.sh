@@ -159,7 +159,7 @@ build_app() {
 	grep -q "^app: 2 devices, first dpv0, .*ok$" "$WORK/app-$name.out" || fail "$name: app did not print ok"
 }
 build_app installed "$D$LIBDIR/pkgconfig" "$D" "$D$LIBDIR"
-build_app uninstalled "$BUILD/meson-uninstalled" "" "$BUILD/compat"
+build_app uninstalled "$BUILD/meson-uninstalled" "" "$BUILD/lib/dpverbs"
 
 # ---- 5. ibv_rc_pingpong over memif with the staged configs
 PP=$(command -v ibv_rc_pingpong || true)
