@@ -4,7 +4,7 @@
 #                   benchmark suite, quick, in one process on the built-in
 #                   default configuration (no hardware needed)
 #   ./dpv.sh bench  install what is missing, build, run the benchmark suite
-#                   (apps/dpv_bench.sh; options are passed on, e.g. --two-process)
+#                   (apps/bench/dpv_bench.sh; options are passed on, e.g. --two-process)
 #   ./dpv.sh test   install what is missing, build (plain and ASan+UBSan), run every test
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -55,6 +55,15 @@ reserve_hugepages() {
 
 build() {
   local dir=$1; shift
+  # a build tree from before apps/ had a folder per program holds each
+  # program where its build folder goes now (build/apps/dpv_perf is
+  # build/apps/dpv_perf/ now): remove those files, or meson cannot
+  # regenerate the tree
+  local d
+  for d in apps/*/; do
+    d=${d%/}
+    if [ -f "$dir/$d" ]; then rm -f "$dir/$d"; fi
+  done
   if [ ! -f "$dir/build.ninja" ]; then
     meson setup "$dir" "$@" >/dev/null || { echo "dpv.sh: meson setup $dir failed" >&2; exit 1; }
   fi
@@ -71,14 +80,14 @@ run)
   # the main job: the benchmark suite, quick, in one process on the built-in
   # default configuration (two net_ring ports), every figure beside its
   # baseline from the same run (build/bench/<timestamp>/)
-  exec apps/dpv_bench.sh -b build --quick "$@"
+  exec apps/bench/dpv_bench.sh -b build --quick "$@"
   ;;
 bench)
   install_missing
   reserve_hugepages
   build build
   shift
-  exec apps/dpv_bench.sh -b build "$@"
+  exec apps/bench/dpv_bench.sh -b build "$@"
   ;;
 test)
   install_missing

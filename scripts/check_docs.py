@@ -13,7 +13,7 @@ README.md, test/data/wire/README.md) every `code span` is looked at:
     under system prefixes (/usr, /dev, /proc, /sys, /var, /tmp, /etc, /run)
     or with placeholders (<...>, *, {...}, NAME.x), build outputs (build/...),
     install paths and the few files of other projects in EXTERNAL are not
-    checked; "apps/dpv_perf" may name apps/dpv_perf.c;
+    checked; "apps/dpv_perf/dpv_perf" may name apps/dpv_perf/dpv_perf.c;
   * a C identifier of the project (dpv_*, sw_*, DPV_*, SW_*, DPVERBS_*,
     conf_*, null_*) must occur in the sources (lib, drivers, compat, config,
     apps, test, scripts, meson.build files).

@@ -2,7 +2,7 @@
 /*
  * The CRC-32 implementations behind dpv_crc32_update() and
  * dpv_icrc_compute(), one by one, for the tests and the micro-benchmark
- * (apps/dpv_crc_bench.c). Not installed; the library's users call the
+ * (apps/dpv_crc_bench/dpv_crc_bench.c). Not installed; the library's users call the
  * dispatching functions in dpv_wire.h, which pick the carry-less-multiply
  * version when the CPU has it and slicing-by-8 otherwise.
  */

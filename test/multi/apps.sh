@@ -214,7 +214,7 @@ if [ -z "$ONLY" ] || [ "$ONLY" = fio ]; then
 fi
 
 if [ -z "$ONLY" ] || [ "$ONLY" = mpi ]; then
-	MPIPP=$BUILD/apps/dpv_mpi_pingpong
+	MPIPP=$BUILD/apps/dpv_mpi_pingpong/dpv_mpi_pingpong
 	if ! command -v mpirun >/dev/null || [ ! -x "$MPIPP" ]; then
 		fail "Open MPI (Debian openmpi-bin, libopenmpi-dev) not installed or $MPIPP not built"
 	else

@@ -38,7 +38,7 @@ rc=$?
 grep -q "RDMA_CM_EVENT_REJECTED, error 8" "$WORK/client" ||
 	fail "rping -c: no 'RDMA_CM_EVENT_REJECTED, error 8' (exit $rc)"
 [ "$rc" = 255 ] || fail "rping -c exit $rc, want 255"
-STAT=$BUILD/apps/dpv_stat
+STAT=$BUILD/apps/dpv_stat/dpv_stat
 if [ -x "$STAT" ]; then
 	pp=$(pgrep -f -P "$srv" "ibv_rc_pingpong" | head -n 1) # the pingpong under timeout
 	# the counters are published every 100 ms (DPV_STATS_PERIOD_MS): the

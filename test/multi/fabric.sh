@@ -43,7 +43,7 @@ case "$MODE" in memif|hosts) ;; *) echo "usage: $0 memif|hosts [BUILD_DIR]" >&2;
 resolve_build "${2:-}"
 command -v fi_pingpong >/dev/null || skip "fi_pingpong (Debian libfabric-bin) not installed"
 [ -e "$COMPAT/librdmacm.so.1" ] || skip "$COMPAT/librdmacm.so.1 not built"
-[ -x "$BUILD/apps/dpv_sysfs" ] || skip "$BUILD/apps/dpv_sysfs not built"
+[ -x "$BUILD/apps/dpv_sysfs/dpv_sysfs" ] || skip "$BUILD/apps/dpv_sysfs/dpv_sysfs not built"
 RUN="$BUILD/apps/dpverbs-run"
 export DPVERBS_DROPIN=$COMPAT
 unset DPVERBS_CONFIG FI_PROVIDER FI_LOG_LEVEL

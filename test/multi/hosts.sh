@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
-# dpverbs-hosts (apps/dpverbs-hosts.in): hosts on one machine, what does not
+# dpverbs-hosts (apps/scripts/dpverbs-hosts.in): hosts on one machine, what does not
 # need dpverbs' AF_XDP port code.
 #
 # Asserts:

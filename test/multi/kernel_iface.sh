@@ -25,7 +25,7 @@ MODE=${2:-embedded}
 command -v ib_send_bw >/dev/null || skip "ib_send_bw (perftest) not installed"
 command -v tshark >/dev/null || skip "tshark not installed"
 DAEMON=$BUILD/apps/dpverbsd
-STAT=$BUILD/apps/dpv_stat
+STAT=$BUILD/apps/dpv_stat/dpv_stat
 
 WORK=$(mktemp -d /tmp/dpv-kif.XXXXXX)
 NSA=dpvkA$$

@@ -38,7 +38,7 @@ case "$MODE" in memif|veth) ;; *) echo "usage: $0 memif|veth [BUILD_DIR]" >&2; e
 resolve_build "${2:-}"
 command -v io_demo >/dev/null || skip "io_demo (Debian ucx-utils) not installed"
 [ -e "$COMPAT/librdmacm.so.1" ] || skip "$COMPAT/librdmacm.so.1 not built"
-[ -x "$BUILD/apps/dpv_sysfs" ] || skip "$BUILD/apps/dpv_sysfs not built"
+[ -x "$BUILD/apps/dpv_sysfs/dpv_sysfs" ] || skip "$BUILD/apps/dpv_sysfs/dpv_sysfs not built"
 RUN="$BUILD/apps/dpverbs-run"
 export DPVERBS_DROPIN=$COMPAT
 unset DPVERBS_CONFIG UCX_TLS UCX_NET_DEVICES

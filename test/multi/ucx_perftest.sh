@@ -32,7 +32,7 @@ case "$MODE" in memif|veth) ;; *) echo "usage: $0 memif|veth [BUILD_DIR]" >&2; e
 resolve_build "${2:-}"
 command -v ucx_perftest >/dev/null || skip "ucx_perftest (Debian ucx-utils) not installed"
 RUN="$BUILD/apps/dpverbs-run"
-[ -x "$BUILD/apps/dpv_sysfs" ] || skip "$BUILD/apps/dpv_sysfs not built"
+[ -x "$BUILD/apps/dpv_sysfs/dpv_sysfs" ] || skip "$BUILD/apps/dpv_sysfs/dpv_sysfs not built"
 export DPVERBS_DROPIN=$COMPAT
 unset DPVERBS_CONFIG UCX_TLS UCX_NET_DEVICES
 TMO=${DPV_TIMEOUT:-60}

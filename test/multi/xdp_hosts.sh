@@ -173,7 +173,7 @@ fi
 
 # ---- what the XDP program did, and what it left ----
 if [ "$MODE" = shared ]; then
-	"$BUILD/apps/dpv_stat" --json >"$WORK/stat.json" 2>"$WORK/stat.err"
+	"$BUILD/apps/dpv_stat/dpv_stat" --json >"$WORK/stat.json" 2>"$WORK/stat.err"
 	/usr/bin/python3 - "$WORK/stat.json" <<'EOF' || fail "XDP counters of the daemons (dpv_stat: $(tr '\n' ' ' <"$WORK/stat.err"))"
 import json, sys
 seen = 0

@@ -8,14 +8,14 @@ usage: check_perf.py perf BUILD      dpv_perf --loopback, every QP type x
                                      several QPs, post lists, --verify,
                                      --csv, the text output, usage errors
        check_perf.py baseline BUILD  dpv_baseline, short runs
-       check_perf.py bench BUILD     apps/dpv_bench.sh --quick (loopback)
+       check_perf.py bench BUILD     apps/bench/dpv_bench.sh --quick (loopback)
        check_perf.py bench_shared BUILD
-                                     apps/dpv_bench.sh --quick --shared: every
+                                     apps/bench/dpv_bench.sh --quick --shared: every
                                      run passes, the daemon stops cleanly and the
                                      report has the section "shared mode vs
                                      embedded mode" (no speed is asserted)
        check_perf.py bench_ports BUILD
-                                     apps/dpv_bench.sh --quick --ports (root):
+                                     apps/bench/dpv_bench.sh --quick --ports (root):
                                      the section ran every run and reported it,
                                      its report and files are complete, and it
                                      left nothing behind (no speed is asserted;
@@ -87,7 +87,7 @@ def sane_row(r, kind, name):
 
 
 def perf_json(build, args, name, rows=1):
-    rc, out, err = run([os.path.join(build, 'apps', 'dpv_perf'), '--loopback', '--json', '--timeout', '30']
+    rc, out, err = run([os.path.join(build, 'apps', 'dpv_perf', 'dpv_perf'), '--loopback', '--json', '--timeout', '30']
                        + args)
     if not check(rc == 0, '%s: exit %d: %s' % (name, rc, err.strip()[-300:])):
         return None
@@ -141,7 +141,7 @@ def test_variants(build):
 
 
 def test_csv_text_usage(build):
-    perf = os.path.join(build, 'apps', 'dpv_perf')
+    perf = os.path.join(build, 'apps', 'dpv_perf', 'dpv_perf')
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, 'out.csv')
         for _ in range(2):
@@ -165,7 +165,7 @@ def test_csv_text_usage(build):
 
 
 def test_baseline(build):
-    base = os.path.join(build, 'apps', 'dpv_baseline')
+    base = os.path.join(build, 'apps', 'dpv_baseline', 'dpv_baseline')
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, 'b.csv')
         rc, out, err = run([base, '--json', '--duration', '5', '--sizes', '64:4096', '--no-big', '-n', '2000',
@@ -197,7 +197,7 @@ def test_baseline(build):
 def test_bench(build):
     src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     with tempfile.TemporaryDirectory() as tmp:
-        rc, out, err = run([os.path.join(src, 'apps', 'dpv_bench.sh'), '--quick', '-b', build, '-o', tmp],
+        rc, out, err = run([os.path.join(src, 'apps', 'bench', 'dpv_bench.sh'), '--quick', '-b', build, '-o', tmp],
                            timeout=300)
         check(rc == 0, 'dpv_bench.sh --quick: exit %d %s' % (rc, err[-500:]))
         d = json.load(open(os.path.join(tmp, 'results.json'), encoding='utf-8'))
@@ -213,9 +213,9 @@ def test_bench(build):
 
 
 def run_bench(src, build, tmp, part, timeout):
-    """apps/dpv_bench.sh --quick PART --no-plots into tmp: (status, stdout,
+    """apps/bench/dpv_bench.sh --quick PART --no-plots into tmp: (status, stdout,
     stderr); on a timeout SIGTERM (the script cleans up), SIGKILL 60 s later."""
-    p = subprocess.Popen([os.path.join(src, 'apps', 'dpv_bench.sh'), '--quick', part, '--no-plots',
+    p = subprocess.Popen([os.path.join(src, 'apps', 'bench', 'dpv_bench.sh'), '--quick', part, '--no-plots',
                           '-b', build, '-o', tmp], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
     try:
@@ -403,7 +403,7 @@ def test_two(build):
         print('SKIP: net_memif needs hugepages (DPVERBS_HUGEPAGES=0)')
         sys.exit(77)
     src = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    perf = os.path.join(build, 'apps', 'dpv_perf')
+    perf = os.path.join(build, 'apps', 'dpv_perf', 'dpv_perf')
     with open('/tmp/dpverbs-pair.lock', 'w', encoding='utf-8') as lock, tempfile.TemporaryDirectory() as tmp:
         fcntl.flock(lock, fcntl.LOCK_EX)
         cfg = pair_configs(src, tmp)

@@ -9,8 +9,8 @@
 #   4. udp_pingpong udp_bw
 # and a side-by-side table (one-way latency = RTT/2).
 #
-# Usage: apps/bench_compare.sh [-n ITERS] [-s SIZE] [-j OUT.json] [-b BUILD]
-#                              [--busy] [--shared-configs] [--timeout SEC]
+# Usage: apps/bench/bench_compare.sh [-n ITERS] [-s SIZE] [-j OUT.json] [-b BUILD]
+#                                    [--busy] [--shared-configs] [--timeout SEC]
 #   -n ITERS          measured iterations per test (default 100000; the rate
 #                     tests use 10x as many messages)
 #   -s SIZE           payload bytes (default 64)
@@ -30,7 +30,7 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/.." && pwd)
+repo=$(cd "$here/../.." && pwd)
 build=$repo/build
 iters=100000
 size=64
@@ -55,8 +55,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-dpv_perf=$build/apps/dpv_perf
-udp_pp=$build/apps/udp_pingpong
+dpv_perf=$build/apps/dpv_perf/dpv_perf
+udp_pp=$build/apps/udp_pingpong/udp_pingpong
 for b in "$dpv_perf" "$udp_pp"; do
 	[ -x "$b" ] || { echo "bench_compare.sh: $b not built (ninja -C $build)" >&2; exit 2; }
 done

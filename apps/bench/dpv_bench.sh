@@ -36,15 +36,15 @@
 #      before each group; R rounds (--ports-repeat) alternating the
 #      transports, reported as median and range.
 #   6. the section "apps" (full runs, or alone with --apps;
-#      apps/dpv_bench_apps.sh): fio (rdma against net over TCP), Open MPI
-#      over UCX (apps/dpv_mpi_pingpong, against ob1/tcp), qperf (rc/ud
+#      apps/bench/dpv_bench_apps.sh): fio (rdma against net over TCP), Open MPI
+#      over UCX (apps/dpv_mpi_pingpong/, against ob1/tcp), qperf (rc/ud
 #      against tcp_lat/tcp_bw) and ucx_perftest (rc_verbs against tcp), each
 #      in embedded and in shared mode beside the kernel alternative over
-#      127.0.0.1; apps/dpv_bench_apps_report.py writes apps.json, apps.csv,
+#      127.0.0.1; apps/bench/dpv_bench_apps_report.py writes apps.json, apps.csv,
 #      apps_summary.txt (the targets: latency up to 4 KiB <= 0.5x the
 #      kernel's, bandwidth from 64 KiB >= 1.5x, shared within 1.5x of
 #      embedded) and the MPI plots.
-# Then apps/dpv_bench_report.py writes results.json, results.csv, summary.txt
+# Then apps/bench/dpv_bench_report.py writes results.json, results.csv, summary.txt
 # (every dpverbs figure next to its baseline and the ratio; with --shared
 # also the section "shared mode vs embedded mode": every shared figure next
 # to its embedded counterpart and the ratio; with the ports section memif,
@@ -52,7 +52,7 @@
 # the same veth and the project's targets, met or not) and the plots
 # latency_cdf.png and sweep.png (gnuplot), and prints the summary.
 #
-# usage: apps/dpv_bench.sh [options]
+# usage: apps/bench/dpv_bench.sh [options]
 #   --quick            short runs (under a minute in all), for smoke use
 #   --two-process      also the two-process part (serialized with other
 #                      two-process runs on /tmp/dpverbs-pair.lock)
@@ -90,7 +90,7 @@
 set -u
 
 here=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
-repo=$(cd "$here/.." && pwd)
+repo=$(cd "$here/../.." && pwd)
 build=$repo/build
 out=
 quick=0
@@ -152,8 +152,8 @@ case "$pt_rounds" in [1-9]|[1-9][0-9]) ;; *) echo "dpv_bench.sh: --ports-repeat 
 case "${tmo:-30}" in [1-9][0-9]|[1-9][0-9][0-9]|[1-9][0-9][0-9][0-9]) ;;
 *) echo "dpv_bench.sh: --timeout 10 .. 9999" >&2; exit 2 ;; esac
 build=$(cd "$build" 2>/dev/null && pwd) || { echo "dpv_bench.sh: no build directory" >&2; exit 2; }
-perf=$build/apps/dpv_perf
-base=$build/apps/dpv_baseline
+perf=$build/apps/dpv_perf/dpv_perf
+base=$build/apps/dpv_baseline/dpv_baseline
 daemon=$build/apps/dpverbsd
 for b in "$perf" "$base" $([ $shared = 1 ] && echo "$daemon"); do
 	[ -x "$b" ] || { echo "dpv_bench.sh: $b not built (ninja -C $build)" >&2; exit 2; }
@@ -592,7 +592,7 @@ ports_prereqs() {
 	for p in ip ss taskset timeout ping ib_send_lat ib_send_bw ib_write_bw; do
 		command -v "$p" >/dev/null || { echo "$p not installed"; return 1; }
 	done
-	[ -x "$build/apps/udp_pingpong" ] || { echo "$build/apps/udp_pingpong not built"; return 1; }
+	[ -x "$build/apps/udp_pingpong/udp_pingpong" ] || { echo "$build/apps/udp_pingpong/udp_pingpong not built"; return 1; }
 	[ -e "$build/compat/libibverbs.so.1" ] || { echo "the drop-in $build/compat/libibverbs.so.1 not built"; return 1; }
 	return 0
 }
@@ -843,7 +843,7 @@ ports_perftest() {
 # ports_kernel ROUND TEST ARGS: udp_pingpong --server in A, the client in B
 # (JSON in raw/ports/NAME.json)
 ports_kernel() {
-	local round=$1 test=$2 args=$3 up=$build/apps/udp_pingpong name=r$1_kernel_$2
+	local round=$1 test=$2 args=$3 up=$build/apps/udp_pingpong/udp_pingpong name=r$1_kernel_$2
 	# shellcheck disable=SC2086
 	ports_run "$round" kernel "$test" "" "" "$up" --server -p "$pt_port" --json --timeout $((pt_tmo - 5)) -- \
 		"$up" $args -p "$pt_port" --json --timeout $((pt_tmo - 5)) "$pt_k_a"

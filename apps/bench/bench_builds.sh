@@ -10,8 +10,8 @@
 # Prints every round and, per metric, the median and spread (min..max) of
 # A and B. Run it on a quiet machine: it is a measurement, not a test.
 #
-# usage: apps/bench_builds.sh [-r ROUNDS] [-o CSV] BUILD_A BUILD_B
-#   BUILD_x: a build directory (with apps/dpv_perf and compat/libibverbs.so.1)
+# usage: apps/bench/bench_builds.sh [-r ROUNDS] [-o CSV] BUILD_A BUILD_B
+#   BUILD_x: a build directory (with apps/dpv_perf/dpv_perf and compat/libibverbs.so.1)
 set -u
 ROUNDS=3
 CSV=""
@@ -26,7 +26,7 @@ shift $((OPTIND - 1))
 [ $# -eq 2 ] || { echo "usage: $0 [-r ROUNDS] [-o CSV] BUILD_A BUILD_B" >&2; exit 2; }
 A=$(cd "$1" && pwd) || exit 2
 B=$(cd "$2" && pwd) || exit 2
-SRC=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
+SRC=$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)
 SOCK=/tmp/dpverbs-pair.sock
 WORK=$(mktemp -d /tmp/dpv-bench-builds.XXXXXX)
 RES=$WORK/results
@@ -54,11 +54,11 @@ print(d)' "$@"; }
 
 dpv_perf_round() { # tag build round
 	local tag=$1 b=$2 r=$3 out=$WORK/perf.json
-	if (cd "$SRC" && DPVERBS_CONFIG= timeout 120 "$b/apps/dpv_perf" --loopback -t ud_lat -n 200000 --json >"$out" 2>/dev/null); then
+	if (cd "$SRC" && DPVERBS_CONFIG= timeout 120 "$b/apps/dpv_perf/dpv_perf" --loopback -t ud_lat -n 200000 --json >"$out" 2>/dev/null); then
 		record "$tag" ud_lat_p50_us "$r" "$(jget "$out" results one_way_us p50)"
 		record "$tag" ud_lat_p99_us "$r" "$(jget "$out" results one_way_us p99)"
 	fi
-	if (cd "$SRC" && DPVERBS_CONFIG= timeout 120 "$b/apps/dpv_perf" --loopback -t ud_bw -n 2000000 --json >"$out" 2>/dev/null); then
+	if (cd "$SRC" && DPVERBS_CONFIG= timeout 120 "$b/apps/dpv_perf/dpv_perf" --loopback -t ud_bw -n 2000000 --json >"$out" 2>/dev/null); then
 		record "$tag" ud_bw_msgs_per_s "$r" "$(jget "$out" results msg_per_s)"
 	fi
 }

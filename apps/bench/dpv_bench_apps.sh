@@ -9,7 +9,7 @@
 #             against ioengine=net over TCP, 4 KiB and 64 KiB blocks,
 #             iodepth 1 and 16 (TCP's iodepth is the engine's), a fixed
 #             time each; bandwidth and mean completion latency of the client
-#   mpi       apps/dpv_mpi_pingpong (ping-pong 8 B..4 MiB, allreduce) with
+#   mpi       apps/dpv_mpi_pingpong/ (ping-pong 8 B..4 MiB, allreduce) with
 #             Open MPI over UCX (pml ucx, UCX_TLS=self,rc_verbs,ud_verbs)
 #             against pml ob1 with btl self,tcp
 #   qperf     rc_lat, rc_bw, rc_rdma_write_bw, ud_lat against tcp_lat,
@@ -26,7 +26,7 @@
 # Results: DIR/raw/apps.tsv, one row per figure:
 #   workload  test  size  stack(embedded|shared|kernel)  lat_us  bw_MBps
 # (empty where a figure does not apply); DIR/logs/apps/ the outputs; every
-# run and its outcome in DIR/raw/apps-runs.tsv. apps/dpv_bench_apps_report.py
+# run and its outcome in DIR/raw/apps-runs.tsv. apps/bench/dpv_bench_apps_report.py
 # turns it into the table, the targets and the plots.
 #
 # usage: dpv_bench_apps.sh -b BUILD -o DIR [--quick] [--timeout SEC]
@@ -34,7 +34,7 @@
 # Exit: 0 every run passed, 1 some failed (still reported), 2 usage.
 set -u
 here=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
-src=$(cd "$here/.." && pwd)
+src=$(cd "$here/../.." && pwd)
 build="" out="" quick=0 tmo=120 only="fio,mpi,qperf,ucx"
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -207,7 +207,7 @@ bench_fio() {
 
 # ---- MPI ----
 bench_mpi() {
-	local mp=$build/apps/dpv_mpi_pingpong args name=mpi-$mode
+	local mp=$build/apps/dpv_mpi_pingpong/dpv_mpi_pingpong args name=mpi-$mode
 	[ -x "$mp" ] || { bad "$name" "dpv_mpi_pingpong not built (no MPI at configure time)"; return; }
 	args=(--max 4m --json "$work/$name.json")
 	[ $quick = 1 ] && args=(--max 1m --iters 200 --big-iters 20 --json "$work/$name.json")

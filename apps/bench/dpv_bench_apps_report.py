@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """dpv_bench_apps_report.py DIR [--no-plots]: the section "apps" of the
-benchmark report, from DIR/raw/apps.tsv (apps/dpv_bench_apps.sh).
+benchmark report, from DIR/raw/apps.tsv (apps/bench/dpv_bench_apps.sh).
 
 Writes DIR/apps.json, DIR/apps.csv and DIR/apps_summary.txt: every figure of
 dpverbs (embedded and shared mode) next to the kernel alternative's in the
