@@ -28,7 +28,7 @@ RULES = {
     'lib/port/libdpv_port.a': (('dpv_',), False),
     'lib/shm/libdpv_shm.a': (('dpv_',), False),
     'lib/verbs/libdpv_verbs.a': (('dpv_',), True),
-    'lib/daemon/libdpv_daemon.a': (('dpvd_',), False),
+    'apps/dpverbsd/libdpv_daemon.a': (('dpvd_',), False),
     'drivers/sw/libdpv_sw.a': (('sw_',), False),
     'drivers/null/libdpv_null.a': (('null_',), False),
     'drivers/remote/libdpv_remote.a': (('rm_',), False),

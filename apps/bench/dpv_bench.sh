@@ -154,7 +154,7 @@ case "${tmo:-30}" in [1-9][0-9]|[1-9][0-9][0-9]|[1-9][0-9][0-9][0-9]) ;;
 build=$(cd "$build" 2>/dev/null && pwd) || { echo "dpv_bench.sh: no build directory" >&2; exit 2; }
 perf=$build/apps/dpv_perf/dpv_perf
 base=$build/apps/dpv_baseline/dpv_baseline
-daemon=$build/apps/dpverbsd
+daemon=$build/apps/dpverbsd/dpverbsd
 for b in "$perf" "$base" $([ $shared = 1 ] && echo "$daemon"); do
 	[ -x "$b" ] || { echo "dpv_bench.sh: $b not built (ninja -C $build)" >&2; exit 2; }
 done

@@ -130,7 +130,7 @@ set_mode() {
 		DEV_S=dpv0 DEV_C=dpv0 ;;
 	shared)
 		if [ -z "$daemon" ]; then
-			"$build/apps/dpverbsd" "$work/shared.json" >"$out/logs/apps/dpverbsd.log" 2>&1 </dev/null &
+			"$build/apps/dpverbsd/dpverbsd" "$work/shared.json" >"$out/logs/apps/dpverbsd.log" 2>&1 </dev/null &
 			daemon=$!
 			local i
 			for i in $(seq 1 100); do [ -S "$work/dpverbsd.sock" ] && break; sleep 0.1; done

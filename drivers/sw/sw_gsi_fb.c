@@ -10,7 +10,7 @@
  * comm ID (REQ: REJ "invalid service ID"; SIDR_REQ: SIDR_REP "unsupported";
  * DREQ: DREP; REP, RTU, REJ, MRA, DREP, SIDR_REP, LAP, APR: nothing). The
  * same agent answers in shared mode as dpverbsd's own endpoint
- * (lib/daemon/dpvd_cm.c, on a lib/cmrt runtime). Any other MAD, a CM MAD
+ * (apps/dpverbsd/dpvd_cm.c, on a lib/cmrt runtime). Any other MAD, a CM MAD
  * it does not answer, and a malformed one is dropped and counted
  * (drop "gsi_unanswered"); answers are limited to FB_RATE per second per
  * port with bursts of FB_BURST (the rest: drop "gsi_rate_limited"), so

@@ -3,7 +3,7 @@
  * The CM runtime (dpv_cmrt_xport.h): lib/cm's agent for one port, on a
  * transport that sends MADs; the caller hands it the MADs it receives and
  * runs its timers. The only host of the agent: the GSI-QP runtime
- * (dpv_cmrt_qp.c) and dpverbsd's endpoint (lib/daemon/dpvd_cm.c) are this
+ * (dpv_cmrt_qp.c) and dpverbsd's endpoint (apps/dpverbsd/dpvd_cm.c) are this
  * runtime on their transports. Also what is sent for a connection whose
  * owner went away (dpv_cmrt_abandon). lib/cm and libc only: no verbs call
  * here (dpv_cmrt.h only for the declaration of dpv_cmrt_agent).

@@ -8,7 +8,7 @@
  * runs its timers (dpv_cmrt_timer at dpv_cmrt_next_deadline). lib/cmrt
  * hosts the agent, and only lib/cmrt: its GSI-QP runtime (dpv_cmrt.h) is
  * this runtime on a transport of its own, and dpverbsd's endpoint on QP 1
- * (lib/daemon/dpvd_cm.c) is this runtime on the daemon's rings.
+ * (apps/dpverbsd/dpvd_cm.c) is this runtime on the daemon's rings.
  *
  * This header exposes no type of lib/cm (struct dpv_cm_event is only
  * declared): a user that does not look at the agent's events needs no

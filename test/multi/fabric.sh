@@ -92,7 +92,7 @@ EOF
 # daemon SIDE NS: the side's dpverbsd, until its socket and dpvk0 are there
 daemon() {
 	local i
-	ip netns exec "$2" "$BUILD/apps/dpverbsd" "$WORK/$1.json" >"$WORK/dpverbsd-$1.log" 2>&1 &
+	ip netns exec "$2" "$BUILD/apps/dpverbsd/dpverbsd" "$WORK/$1.json" >"$WORK/dpverbsd-$1.log" 2>&1 &
 	MULTI_PIDS="$MULTI_PIDS $!"
 	for i in $(seq 1 150); do
 		[ -S "$WORK/$1.sock" ] && ip -n "$2" -4 addr show dev dpvk0 2>/dev/null | grep -q inet && return 0

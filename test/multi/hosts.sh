@@ -36,7 +36,7 @@
 #      XDP or the device type (dpverbs without the AF_XDP port code; up
 #      must then have undone everything), else ibv_devinfo in host 1 shows
 #      dpv0 active.
-# Parts 10 and 11 need build/apps/dpverbsd.
+# Parts 10 and 11 need build/apps/dpverbsd/dpverbsd.
 # Exit 77 (skip) when not root or when network namespaces cannot be made.
 #
 # usage: hosts.sh [BUILD_DIR]
@@ -47,7 +47,7 @@ BUILD=${1:-$SRC/build}
 [ -d "$BUILD" ] || { log "build dir '$BUILD' not found"; exit 1; }
 BUILD=$(cd "$BUILD" && pwd)
 HOSTS=$BUILD/apps/dpverbs-hosts
-DAEMON=$BUILD/apps/dpverbsd
+DAEMON=$BUILD/apps/dpverbsd/dpverbsd
 [ -x "$HOSTS" ] || { log "$HOSTS not built"; exit 1; }
 [ -x "$BUILD/apps/dpverbs-run" ] || { log "$BUILD/apps/dpverbs-run not built"; exit 1; }
 # exec runs CMD through dpverbs-run, which wants the drop-in libibverbs.so.1

@@ -24,7 +24,7 @@ MODE=${2:-embedded}
 [ "$(id -u)" = 0 ] || skip "needs root (network namespaces)"
 command -v ib_send_bw >/dev/null || skip "ib_send_bw (perftest) not installed"
 command -v tshark >/dev/null || skip "tshark not installed"
-DAEMON=$BUILD/apps/dpverbsd
+DAEMON=$BUILD/apps/dpverbsd/dpverbsd
 STAT=$BUILD/apps/dpv_stat/dpv_stat
 
 WORK=$(mktemp -d /tmp/dpv-kif.XXXXXX)

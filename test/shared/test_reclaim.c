@@ -429,7 +429,7 @@ static int test_restart(const char *self, const char *build)
 
 	/* a new daemon on the same configuration */
 	char bin[1024];
-	snprintf(bin, sizeof(bin), "%s/apps/dpverbsd", build);
+	snprintf(bin, sizeof(bin), "%s/apps/dpverbsd/dpverbsd", build);
 	char log[1024];
 	snprintf(log, sizeof(log), "%s/dpverbsd-2.log", tmp);
 	pid_t nd = fork();

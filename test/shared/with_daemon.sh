@@ -5,7 +5,7 @@
 # Runs COMMAND in shared mode: makes a configuration from BASE.json (the
 # built-in default's two ports dpv0/dpv1 when not given) with "mode":
 # "shared", a socket and an EAL file prefix of its own, starts
-# BUILD/apps/dpverbsd on it, runs COMMAND with DPVERBS_CONFIG pointing at it
+# BUILD/apps/dpverbsd/dpverbsd on it, runs COMMAND with DPVERBS_CONFIG pointing at it
 # (and, for unmodified binaries, LD_LIBRARY_PATH=BUILD/compat), then stops
 # the daemon with SIGTERM and checks that it exited with status 0 and left
 # nothing behind (socket, EAL runtime directory).
@@ -66,7 +66,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-"$BUILD/apps/dpverbsd" "$CONF" > "$TMP/dpverbsd.log" 2>&1 < /dev/null &
+"$BUILD/apps/dpverbsd/dpverbsd" "$CONF" > "$TMP/dpverbsd.log" 2>&1 < /dev/null &
 DPID=$!
 for _ in $(seq 100); do
 	[ -S "$SOCK" ] && break
