@@ -13,8 +13,11 @@
  * thread; the engine's event callbacks (dpvd_events.c) run on engine
  * threads and take dpvd_global.evlock to read the objects they deliver to.
  *
- * Not installed; lib/daemon is linked into apps/dpverbsd and the fuzzer of
- * the request path (test/fuzz/fuzz_daemon.c).
+ * An application of libdpverbs: it uses the library through the engine
+ * host's API (lib/verbs/dpv_host.h) and the public headers, and speaks
+ * lib/shm's protocol (test/abi/check_layers.py). Not installed; the dpvd_
+ * files are also linked into the fuzzer of the request path
+ * (test/fuzz/fuzz_daemon.c).
  */
 #ifndef DPVD_H
 #define DPVD_H
@@ -27,8 +30,8 @@
 #include <rte_log.h>
 #include <rte_spinlock.h>
 
+#include "dpv_host.h"
 #include "dpv_shm_proto.h"
-#include "dpv_verbs.h"
 
 #ifndef TAILQ_FOREACH_SAFE /* BSD's; glibc's sys/queue.h lacks it */
 #define TAILQ_FOREACH_SAFE(var, head, field, tvar) \
@@ -145,7 +148,8 @@ struct dpvd_client {
 TAILQ_HEAD(dpvd_client_list, dpvd_client);
 
 struct dpvd {
-	struct dpv_core *core;
+	const struct dpv_params *params; /* the limits of the core (dpv_host_params) */
+	unsigned int n_devs;         /* its devices (dpv_host_n_devs) */
 	struct dpvd_client_list clients;
 	struct dpvd_xrcd_list xrcds;
 	uint32_t next_id;
@@ -163,8 +167,9 @@ extern int dpvd_logtype;
 const char *dpvd_op_name(uint16_t op);
 
 /* dpvd_client.c */
-/* The daemon's state for core (the façade, brought up as DPV_ROLE_DAEMON). */
-int dpvd_init(struct dpv_core *core);
+/* The daemon's state, for the core brought up with dpv_host_start: 0, or
+ * -1 with errno ENODEV when the core is not up. */
+int dpvd_init(void);
 /* A new application connection (takes sock); NULL after closing it. */
 struct dpvd_client *dpvd_client_new(int sock);
 /* Handle one message from c; false when the connection is to be closed. */
@@ -237,8 +242,11 @@ void dpvd_pd_unref(struct dpvd_obj *pd);
 void dpvd_obj_release(struct dpvd_client *c, struct dpvd_obj *o);
 /* Destroy what obj is in the engine (not its number). */
 void dpvd_obj_destroy(struct dpvd_obj *o);
-/* The device of index dev, or NULL. */
-struct dpv_device *dpvd_dev(uint32_t dev);
+/* The context ctx (its id: 1 .. DPVD_MAX_CTX) of c, if c has it open,
+ * else NULL. dpvd_ctx_ok: and it is on device dev (objects made in a
+ * context are on its device). */
+struct dpvd_ctx *dpvd_ctx_get(struct dpvd_client *c, uint32_t ctx);
+bool dpvd_ctx_ok(struct dpvd_client *c, uint32_t ctx, uint32_t dev);
 /* A ring of c at application address caddr, entries of stride bytes, size
  * entries: its region, or NULL when it is not entirely in one. */
 struct dpvd_mem *dpvd_ring_check(struct dpvd_client *c, uint64_t caddr, uint32_t size, uint32_t stride);

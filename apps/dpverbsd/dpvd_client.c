@@ -49,15 +49,20 @@ const char *dpvd_op_name(uint16_t op)
 	return op < DPV_SHM_OP_NR && n[op] ? n[op] : "?";
 }
 
-int dpvd_init(struct dpv_core *core)
+int dpvd_init(void)
 {
-	dpvd_global.core = core;
+	dpvd_global.params = dpv_host_params();
+	dpvd_global.n_devs = dpv_host_n_devs();
+	if (!dpvd_global.params) {
+		errno = ENODEV; /* dpv_host_start first */
+		return -1;
+	}
 	TAILQ_INIT(&dpvd_global.clients);
 	TAILQ_INIT(&dpvd_global.xrcds);
 	dpvd_global.next_id = 1;
 	/* every QP has at most one SQ and one RQ doorbell queued at a time
 	 * (the rings' db flags): twice the QPs never fill a ring */
-	uint32_t want = rte_align32pow2(RTE_MAX(2 * core->params.max_qp, 1024u));
+	uint32_t want = rte_align32pow2(RTE_MAX(2 * dpvd_global.params->max_qp, 1024u));
 	dpvd_global.db_size = RTE_MIN(want, 1u << 19);
 	dpvd_global.mem_limit = 64ull << 30;
 	dpvd_events_init();
@@ -65,9 +70,15 @@ int dpvd_init(struct dpv_core *core)
 	return 0;
 }
 
-struct dpv_device *dpvd_dev(uint32_t dev)
+struct dpvd_ctx *dpvd_ctx_get(struct dpvd_client *c, uint32_t ctx)
 {
-	return dev < dpvd_global.core->n_devs ? &dpvd_global.core->devs[dev] : NULL;
+	return ctx && ctx <= DPVD_MAX_CTX && c->ctx[ctx - 1].token_fd >= 0 ? &c->ctx[ctx - 1] : NULL;
+}
+
+bool dpvd_ctx_ok(struct dpvd_client *c, uint32_t ctx, uint32_t dev)
+{
+	struct dpvd_ctx *x = dpvd_ctx_get(c, ctx);
+	return x && x->dev == dev;
 }
 
 struct dpvd_client *dpvd_client_new(int sock)
@@ -149,9 +160,8 @@ void dpvd_pd_unref(struct dpvd_obj *pd)
 		pd->refs--;
 	if (pd->refs)
 		return;
-	struct dpv_device *d = dpvd_dev(pd->dev);
-	if (pd->created && d)
-		dpv_ops(d)->dealloc_pd(d->drv_dev, pd->num);
+	if (pd->created && dpv_host_dev_ok(pd->dev))
+		dpv_host_dealloc_pd(pd->dev, pd->num);
 	pd->created = false;
 	pd->shared = false;
 	if (!pd->owner) { /* the creator gave the number back already */
@@ -206,9 +216,7 @@ static void db_detach(struct dpvd_client *c)
 	for (unsigned int d = 0; d < DPV_MAX_PORTS; d++)
 		for (unsigned int q = 0; q < DPV_MAX_QUEUES; q++)
 			if (c->db[d][q]) {
-				struct dpv_device *dev = dpvd_dev(d);
-				if (dev)
-					dpv_dev_engine(dev)->db_detach(c->db[d][q]);
+				dpv_host_db_detach(d, c->db[d][q]); /* nothing if d is no device */
 				c->db[d][q] = NULL;
 			}
 }
@@ -273,14 +281,13 @@ static int hello(struct dpvd_client *c, struct dpv_shm_msg *m, int *out_fd)
 	if (m->u.hello.version != DPV_SHM_VERSION)
 		return -EPROTONOSUPPORT;
 	struct dpv_shm_hello *w = &m->u.hello;
-	struct dpv_core *core = dpvd_global.core;
 	memset(w, 0, sizeof(*w));
 	w->version = DPV_SHM_VERSION;
 	w->pid = (int32_t)getpid();
 	w->client_id = c->id;
-	w->n_devs = RTE_MIN(core->n_devs, (unsigned int)DPV_SHM_MAX_DEVS);
+	w->n_devs = RTE_MIN(dpvd_global.n_devs, (unsigned int)DPV_SHM_MAX_DEVS);
 	w->tsc_hz = rte_get_tsc_hz();
-	w->params = core->params;
+	w->params = *dpvd_global.params;
 	w->db_size = dpvd_global.db_size;
 	for (unsigned int t = 0; t < DPV_OBJ_NR && t < RTE_DIM(w->pool_last); t++) {
 		uint32_t first;
@@ -288,16 +295,17 @@ static int hello(struct dpvd_client *c, struct dpv_shm_msg *m, int *out_fd)
 	}
 	uint32_t n_db = 0;
 	for (unsigned int i = 0; i < w->n_devs; i++) {
-		struct dpv_device *d = &core->devs[i];
+		struct dpv_host_dev d;
 		struct dpv_shm_dev *sd = &w->devs[i];
-		snprintf(sd->name, sizeof(sd->name), "%s", d->ibdev.name);
-		memcpy(sd->mac, d->mac, 6);
+		dpv_host_dev_query(i, &d);
+		snprintf(sd->name, sizeof(sd->name), "%s", d.name);
+		memcpy(sd->mac, d.mac, 6);
 		sd->db_first = n_db;
-		sd->n_db = RTE_MIN(dpv_dev_engine(d)->db_count(d->drv_dev), (unsigned int)DPV_MAX_QUEUES);
+		sd->n_db = RTE_MIN(dpv_host_db_count(i), (unsigned int)DPV_MAX_QUEUES);
 		n_db += sd->n_db;
 		for (unsigned int g = 0; g < DPV_SHM_GIDS; g++) {
 			struct dpv_gid gid;
-			if (dpv_ops(d)->query_gid(d->drv_dev, g, &gid) == 0) {
+			if (dpv_host_query_gid(i, g, &gid) == 0) {
 				memcpy(sd->gid[g], gid.raw, 16);
 				sd->gid_valid[g] = gid.valid;
 				sd->gid_ip_ver[g] = gid.ip_ver;
@@ -325,11 +333,10 @@ static int hello(struct dpvd_client *c, struct dpv_shm_msg *m, int *out_fd)
 	c->db_bytes = bytes;
 	c->wake = (struct dpv_wake *)(c->db_mem + wake_off); /* zero: a new memfd */
 	for (unsigned int i = 0; i < w->n_devs; i++) {
-		struct dpv_device *d = &core->devs[i];
 		for (unsigned int q = 0; q < w->devs[i].n_db; q++) {
 			struct dpv_db_ring *r = (struct dpv_db_ring *)(c->db_mem + (w->devs[i].db_first + q) * one);
 			dpv_db_ring_init(r, dpvd_global.db_size);
-			c->db[i][q] = dpv_dev_engine(d)->db_attach(d->drv_dev, q, r, dpvd_global.db_size, c->id);
+			c->db[i][q] = dpv_host_db_attach(i, q, r, dpvd_global.db_size, c->id);
 			if (!c->db[i][q]) {
 				int e = errno ? errno : ENOMEM;
 				db_detach(c);

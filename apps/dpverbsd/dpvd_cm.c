@@ -214,10 +214,9 @@ static const uint8_t v4map[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
 static void local_gids(struct cm_port *p)
 {
-	struct dpv_device *d = dpvd_dev(p->dev);
 	for (uint32_t i = 0; i < DPV_GID_TABLE_LEN; i++) {
 		struct dpv_gid g;
-		if (dpv_ops(d)->query_gid(d->drv_dev, i, &g) != 0 || !g.valid)
+		if (dpv_host_query_gid(p->dev, i, &g) != 0 || !g.valid)
 			continue;
 		bool v4 = memcmp(g.raw, v4map, sizeof(v4map)) == 0;
 		if (v4 && !p->has4) {
@@ -286,7 +285,7 @@ static int port_send(void *arg, const uint8_t gid[16], uint32_t qpn, const uint8
 	w->ud.remote_qkey = DPV_CMRT_GSI_QKEY;
 	dpv_wqe_sge(w)[0] = (struct dpv_sge){.addr = caddr(buf), .length = DPV_CMRT_MAD_SIZE, .lkey = p->key};
 	atomic_store_explicit(&p->sq->pi, ++p->sq_pi, memory_order_release);
-	dpv_ops(dpvd_dev(p->dev))->sq_doorbell(p->qp->drv);
+	dpv_host_sq_doorbell(p->dev, p->qp->drv);
 	return 0;
 }
 
@@ -302,7 +301,9 @@ static int port_open(struct cm_port *p, uint32_t dev)
 		return e;
 	/* no event callback: no listener, no connection, nothing reaches us but
 	 * the answers the runtime's agent makes itself */
-	struct dpv_cmrt_xport_cfg cfg = {.ca_guid = be64toh(dpvd_dev(dev)->guid), .max_ids = 16,
+	struct dpv_host_dev hd = {0};
+	dpv_host_dev_query(dev, &hd);
+	struct dpv_cmrt_xport_cfg cfg = {.ca_guid = hd.node_guid, .max_ids = 16,
 					 .seed = now_ns() ^ dev, .id_prefix = prefix, .id_mask = mask};
 	struct dpv_cmrt_xport xp = {.send = port_send, .arg = p};
 	p->rt = dpv_cmrt_open_xport(&cfg, &xp);
@@ -341,7 +342,7 @@ void dpvd_cm_ensure(void)
 	if (!g_started || g_opened)
 		return;
 	g_opened = true;
-	for (uint32_t d = 0; d < dpvd_global.core->n_devs && d < DPV_MAX_PORTS; d++) {
+	for (uint32_t d = 0; d < dpvd_global.n_devs && d < DPV_MAX_PORTS; d++) {
 		int e = port_open(&g_port[d], d);
 		g_port[d].ok = e == 0;
 		if (e)

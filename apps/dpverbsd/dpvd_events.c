@@ -23,14 +23,6 @@ static void put(int fd, const struct ibv_async_event *ev)
 	}
 }
 
-static int dev_index(void *drv_dev)
-{
-	for (unsigned int i = 0; i < dpvd_global.core->n_devs; i++)
-		if (dpvd_global.core->devs[i].drv_dev == drv_dev)
-			return (int)i;
-	return -1;
-}
-
 static void to_device(int dev, enum ibv_event_type type)
 {
 	struct ibv_async_event ev = {.event_type = type};
@@ -54,7 +46,7 @@ static void ev_async(void *drv_dev, enum ibv_event_type type, uint32_t num)
 	case IBV_EVENT_SM_CHANGE:
 	case IBV_EVENT_CLIENT_REREGISTER:
 	case IBV_EVENT_DEVICE_FATAL: {
-		int d = dev_index(drv_dev);
+		int d = dpv_host_dev_index(drv_dev);
 		if (d < 0)
 			return;
 		rte_spinlock_lock(&dpvd_global.evlock);
@@ -104,7 +96,7 @@ static const struct dpv_event_sink g_sink = {.async = ev_async, .comp = ev_comp}
 
 void dpvd_events_init(void)
 {
-	dpv_event_set_sink(&g_sink);
+	dpv_host_set_event_sink(&g_sink);
 }
 
 void dpvd_events_fatal_all(void)

@@ -337,8 +337,7 @@ static bool gsi_tx(void *arg, unsigned int dev, uint32_t qpn, const uint8_t dgid
 
 void dpvd_gsi_init(void)
 {
-	if (dpvd_global.core->n_devs)
-		dpv_dev_engine(&dpvd_global.core->devs[0])->gsi_demux(gsi_demux, gsi_tx, NULL);
+	dpv_host_gsi_demux(gsi_demux, gsi_tx, NULL);
 }
 
 int dpvd_gsi_reserve(struct dpvd_client *c, uint32_t dev)

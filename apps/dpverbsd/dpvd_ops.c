@@ -22,11 +22,10 @@
 
 static int query_port(struct dpv_shm_port *p)
 {
-	struct dpv_device *d = dpvd_dev(p->dev);
-	if (!d)
+	if (!dpv_host_dev_ok(p->dev))
 		return -EINVAL;
 	memset(&p->attr, 0, sizeof(p->attr));
-	return dpv_ops(d)->query_port(d->drv_dev, &p->attr);
+	return dpv_host_query_port(p->dev, &p->attr);
 }
 
 /* dpv_query_neigh of an application: the port's own ARP / ND table (any
@@ -34,11 +33,10 @@ static int query_port(struct dpv_shm_port *p)
  * and make the kernel resolve an address by sending to it). */
 static int neigh_query(struct dpv_shm_neigh *n)
 {
-	struct dpv_device *d = dpvd_dev(n->dev);
-	if (!d)
+	if (!dpv_host_dev_ok(n->dev))
 		return -EINVAL;
 	memset(n->mac, 0, sizeof(n->mac));
-	return dpv_ops(d)->neigh_query(d->drv_dev, n->ip, n->mac);
+	return dpv_host_neigh_query(n->dev, n->ip, n->mac);
 }
 
 /* A context's command descriptor: a memfd nobody writes, whose inode
@@ -90,7 +88,7 @@ static int ctx_set(struct dpvd_client *c, struct dpvd_ctx *x, uint32_t dev, int 
 static int ctx_open(struct dpvd_client *c, struct dpv_shm_dev_ref *r, int fds[DPV_SHM_MAX_FDS], int *out_fd)
 {
 	struct stat st;
-	if (!dpvd_dev(r->dev) || fds[0] < 0 || fstat(fds[0], &st) != 0 || !S_ISFIFO(st.st_mode))
+	if (!dpv_host_dev_ok(r->dev) || fds[0] < 0 || fstat(fds[0], &st) != 0 || !S_ISFIFO(st.st_mode))
 		return -EINVAL;
 	struct dpvd_ctx *x = ctx_free_slot(c, &r->ctx);
 	if (!x)
@@ -100,9 +98,9 @@ static int ctx_open(struct dpvd_client *c, struct dpv_shm_dev_ref *r, int fds[DP
 
 static int ctx_close(struct dpvd_client *c, struct dpv_shm_dev_ref *r)
 {
-	if (!r->ctx || r->ctx > DPVD_MAX_CTX || c->ctx[r->ctx - 1].token_fd < 0)
+	struct dpvd_ctx *x = dpvd_ctx_get(c, r->ctx);
+	if (!x)
 		return -EINVAL;
-	struct dpvd_ctx *x = &c->ctx[r->ctx - 1];
 	rte_spinlock_lock(&dpvd_global.evlock);
 	if (x->async_fd >= 0)
 		close(x->async_fd);
@@ -249,10 +247,9 @@ static int num_release(struct dpvd_client *c, struct dpv_shm_num *n)
 static int pd_alloc(struct dpvd_client *c, struct dpv_shm_pd *p)
 {
 	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_PD, p->pdn, false);
-	struct dpv_device *d = dpvd_dev(p->dev);
-	if (!o || o->created || !d)
+	if (!o || o->created || !dpv_host_dev_ok(p->dev))
 		return -EINVAL;
-	int e = dpv_ops(d)->alloc_pd(d->drv_dev, p->pdn);
+	int e = dpv_host_alloc_pd(p->dev, p->pdn);
 	if (e)
 		return e;
 	o->created = true;
@@ -312,10 +309,9 @@ static int mr_memory(struct dpvd_client *c, const struct dpv_shm_mr *r, int32_t 
 
 static int mr_reg(struct dpvd_client *c, struct dpv_shm_mr *r)
 {
-	struct dpv_device *d = dpvd_dev(r->dev);
 	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_MR, r->key >> 8, false);
 	struct dpvd_obj *pd = dpv_pool_get(DPV_OBJ_PD, r->pd);
-	if (!d || !o || !r->length || r->addr + r->length < r->addr || !dpvd_pd_usable(c, r->pd) ||
+	if (!dpv_host_dev_ok(r->dev) || !o || !r->length || r->addr + r->length < r->addr || !dpvd_pd_usable(c, r->pd) ||
 	    (o->created && o->dev != r->dev))
 		return -EINVAL;
 	int32_t pid;
@@ -325,11 +321,11 @@ static int mr_reg(struct dpvd_client *c, struct dpv_shm_mr *r)
 		return e;
 	struct dpv_mr_desc desc = {.key = r->key, .pd = r->pd, .addr = r->addr, .iova = r->iova,
 				   .length = r->length, .access = r->access, .pid = pid, .engine_addr = eng};
-	e = dpv_ops(d)->reg_mr(d->drv_dev, &desc);
+	e = dpv_host_reg_mr(r->dev, &desc);
 	if (e)
 		return e;
 	if (o->created && o->key != r->key)
-		dpv_ops(d)->dereg_mr(d->drv_dev, o->key); /* a new key for the index */
+		dpv_host_dereg_mr(r->dev, o->key); /* a new key for the index */
 	if (!o->created) {
 		o->created = true;
 		o->dev = r->dev;
@@ -351,15 +347,14 @@ static int mr_reg(struct dpvd_client *c, struct dpv_shm_mr *r)
 
 static int ah_create(struct dpvd_client *c, struct dpv_shm_ah *a)
 {
-	struct dpv_device *d = dpvd_dev(a->dev);
 	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_AH, a->handle, false);
-	if (!d || !o || o->created || !dpvd_pd_usable(c, a->pd) || (a->ip_ver != 4 && a->ip_ver != 6))
+	if (!dpv_host_dev_ok(a->dev) || !o || o->created || !dpvd_pd_usable(c, a->pd) || (a->ip_ver != 4 && a->ip_ver != 6))
 		return -EINVAL;
 	struct dpv_ah_desc desc = {.handle = a->handle, .ip_ver = a->ip_ver, .tclass = a->tclass,
 				   .hop_limit = a->hop_limit, .flow_label = a->flow_label & 0xfffff};
 	memcpy(desc.sgid, a->sgid, 16);
 	memcpy(desc.dgid, a->dgid, 16);
-	int e = dpv_ops(d)->create_ah(d->drv_dev, &desc);
+	int e = dpv_host_create_ah(a->dev, &desc);
 	if (e)
 		return e;
 	o->created = true;
@@ -369,24 +364,18 @@ static int ah_create(struct dpvd_client *c, struct dpv_shm_ah *a)
 	return 0;
 }
 
-static bool ctx_ok(struct dpvd_client *c, uint32_t ctx, uint32_t dev)
-{
-	return ctx && ctx <= DPVD_MAX_CTX && c->ctx[ctx - 1].token_fd >= 0 && c->ctx[ctx - 1].dev == dev;
-}
-
 static int cq_create(struct dpvd_client *c, struct dpv_shm_cq *q, int fds[DPV_SHM_MAX_FDS])
 {
-	struct dpv_device *d = dpvd_dev(q->dev);
 	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_CQ, q->handle, false);
 	struct dpvd_mem *m = dpvd_ring_check(c, q->ring, q->ring_size, sizeof(struct dpv_cqe));
 	struct stat st;
-	if (!d || !o || o->created || !m || q->ring_size < 2 || !ctx_ok(c, q->ctx, q->dev) ||
+	if (!dpv_host_dev_ok(q->dev) || !o || o->created || !m || q->ring_size < 2 || !dpvd_ctx_ok(c, q->ctx, q->dev) ||
 	    (q->has_channel && (fds[0] < 0 || fstat(fds[0], &st) != 0 || !S_ISFIFO(st.st_mode))))
 		return -EINVAL;
 	struct dpv_cq_cfg cfg = {.handle = q->handle, .ring = dpvd_mem_xlate(m, q->ring), .ring_size = q->ring_size,
 				 .timestamps = q->timestamps != 0, .ctx = q->ctx, .cookie = q->cookie, .chan_fd = -1,
 				 .wake = c->wake};
-	void *drv = dpv_ops(d)->create_cq(d->drv_dev, &cfg);
+	void *drv = dpv_host_create_cq(q->dev, &cfg);
 	if (!drv)
 		return -(errno ? errno : ENOMEM);
 	dpvd_obj_created(o, q->dev, q->ctx, q->cookie, m, NULL);
@@ -406,14 +395,13 @@ static int cq_resize(struct dpvd_client *c, struct dpv_shm_cq *q)
 {
 	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_CQ, q->handle, true);
 	struct dpvd_mem *m = dpvd_ring_check(c, q->ring, q->ring_size, sizeof(struct dpv_cqe));
-	struct dpv_device *d = o ? dpvd_dev(o->dev) : NULL;
-	if (!o || !m || !d || q->ring_size < 2)
+	if (!o || !m || !dpv_host_dev_ok(o->dev) || q->ring_size < 2)
 		return -EINVAL;
 	/* the completions of work posted before the resize are in the ring it
 	 * copies (an RNIC executes doorbells before a later command) */
-	for (unsigned int i = 0; i < dpvd_global.core->n_devs; i++)
-		dpv_dev_engine(&dpvd_global.core->devs[i])->db_sync(dpvd_global.core->devs[i].drv_dev);
-	int e = dpv_ops(d)->resize_cq(o->drv, dpvd_mem_xlate(m, q->ring), q->ring_size);
+	for (unsigned int i = 0; i < dpvd_global.n_devs; i++)
+		dpv_host_db_sync(i);
+	int e = dpv_host_resize_cq(o->dev, o->drv, dpvd_mem_xlate(m, q->ring), q->ring_size);
 	if (e)
 		return e;
 	o->ring[0]->busy--;
@@ -470,9 +458,8 @@ static int shpd_share(struct dpvd_client *c, struct dpv_shm_shpd *s)
 /* The process a context imports from: its objects may be imported. */
 static struct dpvd_client *import_src(struct dpvd_client *c, uint32_t ctx)
 {
-	if (!ctx || ctx > DPVD_MAX_CTX || c->ctx[ctx - 1].token_fd < 0)
-		return NULL;
-	return c->ctx[ctx - 1].import_from;
+	struct dpvd_ctx *x = dpvd_ctx_get(c, ctx);
+	return x ? x->import_from : NULL;
 }
 
 static int import_pd(struct dpvd_client *c, struct dpv_shm_import *im)
@@ -506,28 +493,26 @@ static int import_mr(struct dpvd_client *c, struct dpv_shm_import *im)
 
 void dpvd_obj_destroy(struct dpvd_obj *o)
 {
-	struct dpv_device *d = dpvd_dev(o->dev);
-	if (!o->created || !d)
+	if (!o->created || !dpv_host_dev_ok(o->dev))
 		return;
 	switch (o->type) {
 	case DPV_OBJ_QP:
 		if (o->gsi)
 			dpvd_gsi_detach(o); /* no MAD is handed to it from now */
 		o->gsi = false;
-		dpv_ops(d)->destroy_qp(o->drv);
-		dpv_bufs_free_all(&o->bufs);
+		dpv_host_destroy_qp(o->dev, o->drv, &o->bufs);
 		break;
 	case DPV_OBJ_SRQ:
-		dpv_ops(d)->destroy_srq(o->drv);
+		dpv_host_destroy_srq(o->dev, o->drv);
 		break;
 	case DPV_OBJ_CQ:
-		dpv_ops(d)->destroy_cq(o->drv);
+		dpv_host_destroy_cq(o->dev, o->drv);
 		break;
 	case DPV_OBJ_MR:
-		dpv_ops(d)->dereg_mr(d->drv_dev, o->key);
+		dpv_host_dereg_mr(o->dev, o->key);
 		break;
 	case DPV_OBJ_AH:
-		dpv_ops(d)->destroy_ah(d->drv_dev, o->num);
+		dpv_host_destroy_ah(o->dev, o->num);
 		break;
 	default:
 		break;
@@ -574,9 +559,8 @@ static int obj_destroy_cmd(struct dpvd_client *c, enum dpv_obj_type t, uint32_t 
 static int ah_destroy(struct dpvd_client *c, struct dpv_shm_ah *a)
 {
 	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_AH, a->handle, true);
-	struct dpv_device *d = o ? dpvd_dev(o->dev) : NULL;
-	if (d)
-		dpv_dev_engine(d)->db_sync(d->drv_dev);
+	if (o)
+		dpv_host_db_sync(o->dev); /* nothing if it names no device */
 	return obj_destroy_cmd(c, DPV_OBJ_AH, a->handle);
 }
 

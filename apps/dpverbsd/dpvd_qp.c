@@ -17,11 +17,6 @@
 
 #include "dpvd.h"
 
-static bool ctx_ok(struct dpvd_client *c, uint32_t ctx, uint32_t dev)
-{
-	return ctx && ctx <= DPVD_MAX_CTX && c->ctx[ctx - 1].token_fd >= 0 && c->ctx[ctx - 1].dev == dev;
-}
-
 /* The CQ handle h of c on device dev, created, or NULL. */
 static struct dpvd_obj *cq_of(struct dpvd_client *c, uint32_t h, uint32_t dev)
 {
@@ -48,12 +43,12 @@ struct dpvd_xrcd *dpvd_xrcd_held(struct dpvd_client *c, uint32_t num)
 
 int dpvd_srq_create(struct dpvd_client *c, struct dpv_shm_srq *s)
 {
-	struct dpv_device *d = dpvd_dev(s->dev);
-	const struct dpv_params *p = &dpvd_global.core->params;
+	const struct dpv_params *p = dpvd_global.params;
 	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_SRQ, s->srqn, false);
 	struct dpvd_mem *m = dpvd_ring_check(c, s->ring, s->ring_size, s->ring_stride);
-	if (!d || !o || o->created || !m || !ctx_ok(c, s->ctx, s->dev) || !dpvd_pd_usable(c, s->pd) ||
-	    !s->max_sge || s->max_sge > p->max_srq_sge || s->ring_size > rte_align32pow2(p->max_srq_wr) ||
+	if (!dpv_host_dev_ok(s->dev) || !o || o->created || !m || !dpvd_ctx_ok(c, s->ctx, s->dev) ||
+	    !dpvd_pd_usable(c, s->pd) || !s->max_sge || s->max_sge > p->max_srq_sge ||
+	    s->ring_size > rte_align32pow2(p->max_srq_wr) ||
 	    s->ring_stride < sizeof(struct dpv_recv_wqe) + s->max_sge * sizeof(struct dpv_sge))
 		return -EINVAL;
 	struct dpvd_obj *cq = NULL;
@@ -67,7 +62,7 @@ int dpvd_srq_create(struct dpvd_client *c, struct dpv_shm_srq *s)
 	struct dpv_srq_cfg cfg = {.srqn = s->srqn, .ring = dpvd_mem_xlate(m, s->ring), .ring_size = s->ring_size,
 				  .ring_stride = s->ring_stride, .pd = s->pd, .xrcd = x ? x->num : 0,
 				  .cq = cq ? cq->drv : NULL, .max_sge = s->max_sge, .ctx = s->ctx, .cookie = s->cookie};
-	void *drv = dpv_ops(d)->create_srq(d->drv_dev, &cfg);
+	void *drv = dpv_host_create_srq(s->dev, &cfg);
 	if (!drv)
 		return -(errno ? errno : ENOMEM);
 	dpvd_obj_created(o, s->dev, s->ctx, s->cookie, m, NULL);
@@ -93,14 +88,6 @@ int dpvd_srq_destroy(struct dpvd_client *c, struct dpv_shm_srq *s)
 		return -EBUSY;
 	dpvd_obj_destroy(o);
 	return 0;
-}
-
-static bool cap_ok(const struct ibv_qp_cap *cap)
-{
-	const struct dpv_params *p = &dpvd_global.core->params;
-	return cap->max_send_wr <= p->max_qp_wr && cap->max_recv_wr <= p->max_qp_wr &&
-	       cap->max_send_sge <= p->max_sge && cap->max_recv_sge <= p->max_sge &&
-	       cap->max_inline_data <= p->max_inline;
 }
 
 /* What a QP creation names, each checked. */
@@ -155,10 +142,12 @@ static int qp_parts(struct dpvd_client *c, struct dpv_shm_qp *q, enum ibv_qp_typ
 
 int dpvd_qp_create(struct dpvd_client *c, struct dpv_shm_qp *q)
 {
-	struct dpv_device *d = dpvd_dev(q->dev);
 	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_QP, q->qpn, false);
 	enum ibv_qp_type t = (enum ibv_qp_type)q->type;
-	if (!d || !o || o->created || !ctx_ok(c, q->ctx, q->dev) || !cap_ok(&q->cap))
+	/* ibv_create_qp's capability check, the receive queue's too whatever
+	 * the QP (qp_parts clears what it does not have) */
+	if (!dpv_host_dev_ok(q->dev) || !o || o->created || !dpvd_ctx_ok(c, q->ctx, q->dev) ||
+	    !dpv_qp_cap_ok(dpvd_global.params, &q->cap, false))
 		return -EINVAL;
 	if (t != IBV_QPT_RC && t != IBV_QPT_UC && t != IBV_QPT_UD && t != IBV_QPT_XRC_SEND && t != IBV_QPT_XRC_RECV)
 		return -EOPNOTSUPP;
@@ -175,24 +164,18 @@ int dpvd_qp_create(struct dpvd_client *c, struct dpv_shm_qp *q)
 	struct dpvd_obj *scq = p.scq, *rcq = p.rcq, *srq = p.srq, *pd = p.pd;
 	struct dpvd_mem *sm = p.sm, *rm = p.rm;
 	struct dpvd_xrcd *x = p.x;
-	memset(&o->bufs, 0, sizeof(o->bufs));
-	o->bufs.dev = d;
 	struct dpv_qp_cfg cfg = {
-		.qpn = q->qpn, .type = t, .dev = d->drv_dev,
+		.qpn = q->qpn, .type = t,
 		.sq = sm ? dpvd_mem_xlate(sm, q->sq) : NULL, .rq = rm ? dpvd_mem_xlate(rm, q->rq) : NULL,
 		.sq_size = sm ? q->sq_size : 0, .sq_stride = sm ? q->sq_stride : 0,
 		.rq_size = rm ? q->rq_size : 0, .rq_stride = rm ? q->rq_stride : 0, .owner = c->id,
 		.scq = scq ? scq->drv : NULL, .rcq = rcq ? rcq->drv : NULL, .srq = srq ? srq->drv : NULL,
 		.pd = pd ? pd->num : 0, .xrcd = x ? x->num : 0, .cap = q->cap, .sq_sig_all = q->sq_sig_all != 0,
-		.bufs = &o->bufs, .ctx = q->ctx, .cookie = q->cookie, .gsi_shared = q->gsi != 0,
+		.ctx = q->ctx, .cookie = q->cookie, .gsi_shared = q->gsi != 0,
 	};
-	void *drv = dpv_ops(d)->create_qp(&cfg);
-	if (!drv) {
-		int e = errno ? errno : ENOMEM;
-		dpv_bufs_free_all(&o->bufs);
-		memset(&o->bufs, 0, sizeof(o->bufs));
-		return -e;
-	}
+	void *drv = dpv_host_create_qp(q->dev, &cfg, &o->bufs);
+	if (!drv)
+		return -(errno ? errno : ENOMEM);
 	dpvd_obj_created(o, q->dev, q->ctx, q->cookie, sm, rm);
 	o->qp_type = t;
 	memset(&o->attr, 0, sizeof(o->attr));
@@ -205,7 +188,7 @@ int dpvd_qp_create(struct dpvd_client *c, struct dpv_shm_qp *q)
 		o->xrcd = x;
 		x->users++;
 	}
-	q->db = dpv_dev_engine(d)->qp_db_index(drv);
+	q->db = dpv_host_qp_db_index(q->dev, drv);
 	rte_spinlock_lock(&dpvd_global.evlock);
 	o->drv = drv;
 	o->created = true;
@@ -229,24 +212,23 @@ int dpvd_qp_destroy(struct dpvd_client *c, struct dpv_shm_qp *q)
 int dpvd_qp_modify(struct dpvd_client *c, struct dpv_shm_qp_modify *q)
 {
 	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_QP, q->qpn, true);
-	struct dpv_device *d = o ? dpvd_dev(o->dev) : NULL;
-	if (!o || !d)
+	if (!o || !dpv_host_dev_ok(o->dev))
 		return -EINVAL;
-	enum ibv_qp_state cur = dpv_ops(d)->query_qp_state(o->drv), to;
+	enum ibv_qp_state cur = dpv_host_qp_state(o->dev, o->drv), to;
 	/* the attributes come as the façade keeps them (the QP's set), the
 	 * transition in cur and to */
 	if (q->mask & IBV_QP_STATE)
 		q->attr.qp_state = (enum ibv_qp_state)q->to;
 	if (q->mask & IBV_QP_CUR_STATE)
 		q->attr.cur_qp_state = (enum ibv_qp_state)q->cur;
-	if (dpv_qp_modify_check(o->qp_type, d, cur, &q->attr, q->mask, &to)) {
+	if (dpv_host_qp_modify_check(o->qp_type, o->dev, cur, &q->attr, q->mask, &to)) {
 		DPVD_LOG(DEBUG, "pid %d: qp %#x: modify from %d with mask %#x refused", (int)c->pid, q->qpn, cur,
 			 (unsigned int)q->mask);
 		return -EINVAL;
 	}
 	struct ibv_qp_attr a = o->attr;
 	dpv_qp_attr_store(&a, &q->attr, q->mask);
-	int r = dpv_ops(d)->modify_qp(o->drv, &a, q->mask, cur, to);
+	int r = dpv_host_modify_qp(o->dev, o->drv, &a, q->mask, cur, to);
 	if (r) {
 		DPVD_LOG(DEBUG, "pid %d: qp %#x: the engine refused %d -> %d: %s", (int)c->pid, q->qpn, cur, to,
 			 strerror(-r));
@@ -262,20 +244,19 @@ int dpvd_qp_modify(struct dpvd_client *c, struct dpv_shm_qp_modify *q)
 int dpvd_qp_mcast(struct dpvd_client *c, struct dpv_shm_mcast *m)
 {
 	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_QP, m->qpn, true);
-	struct dpv_device *d = o ? dpvd_dev(o->dev) : NULL;
-	if (!o || !d || o->qp_type != IBV_QPT_UD || o->gsi || m->attach > 1 || !dpv_gid_is_mcast(m->gid))
+	if (!o || !dpv_host_dev_ok(o->dev) || o->qp_type != IBV_QPT_UD || o->gsi || m->attach > 1 ||
+	    !dpv_gid_is_mcast(m->gid))
 		return -EINVAL;
-	return m->attach ? dpv_ops(d)->mcast_attach(o->drv, m->gid) : dpv_ops(d)->mcast_detach(o->drv, m->gid);
+	return dpv_host_mcast(o->dev, o->drv, m->gid, m->attach != 0);
 }
 
 int dpvd_qp_query(struct dpvd_client *c, struct dpv_shm_qp_query *q)
 {
 	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_QP, q->qpn, true);
-	struct dpv_device *d = o ? dpvd_dev(o->dev) : NULL;
-	if (!o || !d)
+	if (!o || !dpv_host_dev_ok(o->dev))
 		return -EINVAL;
-	q->state = dpv_ops(d)->query_qp_state(o->drv);
-	dpv_ops(d)->query_qp_counters(o->drv, q->cnt, DPV_SHM_CNT_MAX);
+	q->state = dpv_host_qp_state(o->dev, o->drv);
+	dpv_host_qp_counters(o->dev, o->drv, q->cnt, DPV_SHM_CNT_MAX);
 	return 0;
 }
 
@@ -297,7 +278,7 @@ int dpvd_open_qp(struct dpvd_client *c, struct dpv_shm_open_qp *oq)
 int dpvd_xrcd_open(struct dpvd_client *c, struct dpv_shm_xrcd *r, int *fd)
 {
 	struct stat st;
-	if (!dpvd_dev(r->dev) || (r->oflags & ~(O_CREAT | O_EXCL)) || (r->has_fd && *fd < 0) ||
+	if (!dpv_host_dev_ok(r->dev) || (r->oflags & ~(O_CREAT | O_EXCL)) || (r->has_fd && *fd < 0) ||
 	    (r->has_fd && fstat(*fd, &st) != 0))
 		return -EINVAL;
 	struct dpvd_xrcd *x = NULL;

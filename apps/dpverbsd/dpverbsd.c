@@ -35,7 +35,6 @@
 #include <rte_cycles.h>
 #include <rte_log.h>
 
-#include "dpv_engine.h"
 #include "dpvd.h"
 
 #define LOG DPVD_LOG
@@ -181,12 +180,11 @@ static void shutdown_clients(void)
 		TAILQ_FOREACH(o, &c->objs, next) {
 			if (o->type != DPV_OBJ_QP || !o->created)
 				continue;
-			struct dpv_device *d = dpvd_dev(o->dev);
-			enum ibv_qp_state cur = dpv_ops(d)->query_qp_state(o->drv);
+			enum ibv_qp_state cur = dpv_host_qp_state(o->dev, o->drv);
 			struct ibv_qp_attr a = o->attr;
 			a.qp_state = IBV_QPS_ERR;
 			if (cur != IBV_QPS_RESET && cur != IBV_QPS_ERR)
-				dpv_ops(d)->modify_qp(o->drv, &a, IBV_QP_STATE, cur, IBV_QPS_ERR);
+				dpv_host_modify_qp(o->dev, o->drv, &a, IBV_QP_STATE, cur, IBV_QPS_ERR);
 		}
 	}
 	dpvd_events_fatal_all();
@@ -237,25 +235,25 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* dpverbs in the daemon's role (the ports' DPDK primary process) and the
- * daemon's state; NULL, the reason printed, when it could not start. */
-static struct dpv_core *start_core(void)
+/* dpverbs in the engine host's role (the ports' DPDK primary process,
+ * dpv_host.h) and the daemon's state: the configuration, or NULL, the
+ * reason printed, when it could not start. */
+static const struct dpv_conf *start_core(void)
 {
-	dpv_core_set_role(DPV_ROLE_DAEMON);
-	struct dpv_core *core = dpv_core_get();
-	if (!core) {
+	const struct dpv_conf *conf = dpv_host_start();
+	if (!conf) {
 		fprintf(stderr, "dpverbsd: dpverbs could not start: %s\n", strerror(errno));
 		return NULL;
 	}
-	if (core->conf.mode != DPV_MODE_SHARED)
+	if (conf->mode != DPV_MODE_SHARED)
 		LOG(WARNING, "%s: \"mode\" is not \"shared\"; serving applications anyway (they attach only "
-			     "when their configuration says shared)", core->conf.source);
+			     "when their configuration says shared)", conf->source);
 	/* the daemon's own lines (attach, detach, stop) pass EAL's global
 	 * level unless the configuration's "log" says otherwise */
 	if (rte_log_get_global_level() < RTE_LOG_INFO && rte_log_get_level(dpvd_logtype) >= (int)RTE_LOG_INFO)
 		rte_log_set_global_level(RTE_LOG_INFO);
-	dpvd_init(core);
-	return core;
+	dpvd_init();
+	return conf;
 }
 
 /* What the control thread waits on: the listening socket, g_stop_fd and the
@@ -289,7 +287,7 @@ static void run_engine(bool inline_engine, uint64_t hz)
 			continue;
 		}
 		uint64_t now = rte_get_tsc_cycles();
-		if (dpv_progress_all() > 0)
+		if (dpv_host_progress() > 0)
 			last = now;
 		else if (now - last > spin)
 			sleep_us(DPVD_IDLE_NAP_US);
@@ -299,24 +297,24 @@ static void run_engine(bool inline_engine, uint64_t hz)
 /* The shutdown of the file's header comment: the socket goes, the control
  * thread ends, outstanding work gets DPVD_DRAIN_MS, then every QP is
  * flushed, every context told, every application's resources reclaimed. */
-static void stop_daemon(struct dpv_core *core, struct ctl *ctl, pthread_t ctl_thread, bool inline_engine,
+static void stop_daemon(const struct dpv_conf *conf, struct ctl *ctl, pthread_t ctl_thread, bool inline_engine,
 			uint64_t hz)
 {
 	LOG(INFO, "stopping: no new applications; outstanding work has %d ms", DPVD_DRAIN_MS);
 	dpvd_gsi_log_stats();
 	close(ctl->listen_fd);
-	unlink(core->conf.shared_socket);
+	unlink(conf->shared_socket);
 	pthread_join(ctl_thread, NULL);
 	uint64_t end = rte_get_tsc_cycles() + hz / 1000 * DPVD_DRAIN_MS;
 	while (rte_get_tsc_cycles() < end) {
 		if (inline_engine)
-			dpv_progress_all();
+			dpv_host_progress();
 		else
 			sleep_us(1000);
 	}
 	shutdown_clients();
 	for (int i = 0; i < 100 && inline_engine; i++) /* the flushes reach the CQs */
-		dpv_progress_all();
+		dpv_host_progress();
 	while (!TAILQ_EMPTY(&dpvd_global.clients)) {
 		struct dpvd_client *c = TAILQ_FIRST(&dpvd_global.clients);
 		dpvd_client_gone(c);
@@ -331,10 +329,10 @@ int main(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	install_signals();
-	struct dpv_core *core = start_core();
-	if (!core)
+	const struct dpv_conf *conf = start_core();
+	if (!conf)
 		return 1;
-	int lfd = listen_on(core->conf.shared_socket);
+	int lfd = listen_on(conf->shared_socket);
 	if (lfd < 0)
 		return 1;
 	struct ctl ctl = {.listen_fd = lfd, .ep = epoll_create1(EPOLL_CLOEXEC)};
@@ -344,12 +342,12 @@ int main(int argc, char **argv)
 		LOG(ERR, "cannot start the control thread");
 		return 1;
 	}
-	bool inline_engine = !dpv_engine_lcore_mode();
-	LOG(INFO, "serving %u device(s) on %s (config %s, engine %s, pid %d)", core->n_devs,
-	    core->conf.shared_socket, core->conf.source, inline_engine ? "on the main thread" : "on lcores",
+	bool inline_engine = !dpv_host_progress_is_background();
+	LOG(INFO, "serving %u device(s) on %s (config %s, engine %s, pid %d)", dpv_host_n_devs(),
+	    conf->shared_socket, conf->source, inline_engine ? "on the main thread" : "on lcores",
 	    (int)getpid());
 	uint64_t hz = rte_get_tsc_hz();
 	run_engine(inline_engine, hz);
-	stop_daemon(core, &ctl, ctl_thread, inline_engine, hz);
+	stop_daemon(conf, &ctl, ctl_thread, inline_engine, hz);
 	return 0;
 }

@@ -330,12 +330,10 @@ static struct ibv_context *context_new(struct dpv_core *core, struct dpv_device 
 	if (!d) {
 		unsigned int idx = 0;
 		id = core->ops->ctx_import(import_fd, &idx, fds[1], &cmd_fd);
-		if (id > 0 && idx >= core->n_devs) {
+		if (id > 0 && !(d = dpv_core_dev(core, idx))) {
 			core->ops->ctx_close(core->devs[0].drv_dev, (uint32_t)id);
 			id = -ENODEV;
 		}
-		if (id > 0)
-			d = &core->devs[idx];
 	} else {
 		id = d->ops->ctx_open(d->drv_dev, fds[1], &cmd_fd);
 	}

@@ -24,14 +24,14 @@ static uint32_t rq_stride(uint32_t max_sge)
 	return rte_align32pow2((uint32_t)(sizeof(struct dpv_recv_wqe) + RTE_MAX(max_sge, 1u) * sizeof(struct dpv_sge)));
 }
 
-static int check_cap(const struct dpv_params *p, const struct ibv_qp_cap *cap, bool no_rq)
+/* ibv_create_qp's capability check, which dpverbsd makes again on the
+ * QPs applications create (dpv_host.h) */
+bool dpv_qp_cap_ok(const struct dpv_params *p, const struct ibv_qp_cap *cap, bool no_rq)
 {
 	if (cap->max_send_wr > p->max_qp_wr || cap->max_send_sge > p->max_sge ||
 	    cap->max_inline_data > p->max_inline)
-		return EINVAL;
-	if (!no_rq && (cap->max_recv_wr > p->max_qp_wr || cap->max_recv_sge > p->max_sge))
-		return EINVAL;
-	return 0;
+		return false;
+	return no_rq || (cap->max_recv_wr <= p->max_qp_wr && cap->max_recv_sge <= p->max_sge);
 }
 
 static bool qp_type_supported(enum ibv_qp_type t)
@@ -81,7 +81,7 @@ static int check_create(struct ibv_context *context, struct ibv_qp_init_attr_ex 
 	}
 	if (!has_sq)
 		a->cap.max_send_wr = a->cap.max_send_sge = a->cap.max_inline_data = 0;
-	return check_cap(&dpv_core_peek()->params, &a->cap, a->srq != NULL || !has_rq);
+	return dpv_qp_cap_ok(&dpv_core_peek()->params, &a->cap, a->srq != NULL || !has_rq) ? 0 : EINVAL;
 }
 
 /* What the QP really provides (>= what was asked). */

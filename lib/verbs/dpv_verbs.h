@@ -2,7 +2,9 @@
 /*
  * The verbs façade's internal interface: the core (configuration, driver,
  * devices) and the functions the façade's files share. Not installed, not
- * for drivers (they use dpv_driver.h).
+ * for drivers (they use dpv_driver.h) nor for engine hosts such as
+ * dpverbsd (they use dpv_host.h, which this header includes: the checks a
+ * host makes again are declared there once).
  *
  * Error convention of the façade: exported verbs follow rdma-core (an errno
  * value returned, or NULL / -1 with errno set); internal helpers return 0 or
@@ -16,6 +18,7 @@
 #include <rte_log.h>
 
 #include "dpv_driver.h"
+#include "dpv_host.h"
 #include "dpv_obj.h"
 #include "dpv_param.h"
 #include "dpv_pool.h"
@@ -51,6 +54,13 @@ void dpv_core_set_role(enum dpv_role role);
 struct dpv_core *dpv_core_get(void);
 /* The core if it is up, else NULL (no initialisation). */
 struct dpv_core *dpv_core_peek(void);
+/* The device of index i of core c, or NULL when c (NULL: not up) has none
+ * of that index: the one check of a device index, the façade's and an
+ * engine host's (dpv_host.c). */
+static inline struct dpv_device *dpv_core_dev(struct dpv_core *c, uint32_t i)
+{
+	return c && i < c->n_devs ? &c->devs[i] : NULL;
+}
 /* Does the driver attach QPs to multicast groups (max_mcast_grp > 0)? */
 bool dpv_core_has_mcast(void);
 /* The verbs operations of the driver of a device (defaults filled in). */
@@ -106,16 +116,15 @@ void dpv_cqe_retire(const struct dpv_cqe *e);
  * driver's progress returned (-EIO: its engine is gone). */
 int dpv_cq_progress(struct dpv_cq *cq);
 
-/* dpv_qp.c */
+/* dpv_qp.c (and dpv_qp_cap_ok, dpv_host.h) */
 struct ibv_qp *dpv_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *attr);
 enum ibv_qp_state dpv_qp_state(struct dpv_qp *qp);
 
 /* dpv_qp_state.c: is the modify (attr, mask) legal for a QP of type in
  * state cur on dev (IBA 10.3.1 and the value ranges)? 0 and *to, or EINVAL.
- * dpv_qp_attr_store copies the attributes mask names into q. */
+ * dpv_qp_attr_store (dpv_host.h) copies the attributes mask names into q. */
 int dpv_qp_modify_check(enum ibv_qp_type type, struct dpv_device *dev, enum ibv_qp_state cur,
 			const struct ibv_qp_attr *attr, int mask, enum ibv_qp_state *to);
-void dpv_qp_attr_store(struct ibv_qp_attr *q, const struct ibv_qp_attr *attr, int mask);
 
 /* dpv_post.c */
 int dpv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);

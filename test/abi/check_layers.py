@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""The include and call direction between the layers: lib <- drivers.
+"""The include and call direction between the layers: lib <- drivers, and
+lib <- the daemon (an application of the library).
 
 Includes (source tree):
   * nothing under lib/ or compat/ includes a header that lives in drivers/;
@@ -25,7 +26,7 @@ Includes (source tree):
   * a driver includes no lib/cm header (driver -> lib/cm is forbidden) and
     of lib/cmrt only dpv_cmrt_answer.h (the stateless answerer a driver
     uses on QP 1 when no GSI QP exists);
-  * dpverbsd's core (lib/daemon, and apps/) includes of lib/cmrt only
+  * dpverbsd (apps/dpverbsd; and the rest of apps/) includes of lib/cmrt only
     dpv_cmrt_xport.h (the runtime on its own transport) and
     dpv_cmrt_answer.h, not dpv_cmrt.h (the GSI-QP runtime, which exposes
     lib/cm's types);
@@ -33,7 +34,11 @@ Includes (source tree):
     expose no lib/cm type to those users;
   * lib/cmrt (the CM runtime) includes lib/cm's headers, the public
     dpverbs.h and <infiniband/verbs.h> only: no header of lib/verbs (but
-    dpverbs.h), lib/port, lib/conf, lib/wire, lib/shm or lib/daemon;
+    dpverbs.h), lib/port, lib/conf, lib/wire, lib/shm or apps/dpverbsd;
+  * apps/dpverbsd (the daemon of shared mode) is an application of the
+    library: of lib/verbs it includes the engine host's API dpv_host.h and
+    the public dpverbs.h only (not the façade's internals dpv_verbs.h, nor
+    dpv_driver.h, dpv_obj.h, ...), and no header of lib/port;
   * a driver includes no header of another driver.
 Calls (built static libraries, with --lib/--drv): no symbol that a lib/
 archive leaves undefined is defined by a driver archive (lib reaches a
@@ -80,7 +85,8 @@ def includes(top, rel):
 def check_includes(top):
     drv_hdr = headers_under(top, 'drivers')
     layer_hdr = {d: headers_under(top, 'lib/' + d)
-                 for d in ('wire', 'nl', 'conf', 'port', 'verbs', 'cm', 'shm', 'daemon', 'cmrt')}
+                 for d in ('wire', 'nl', 'conf', 'port', 'verbs', 'cm', 'shm', 'cmrt')}
+    daemon_hdr = headers_under(top, 'apps/dpverbsd')
     not_cm = dict(layer_hdr['verbs'], **layer_hdr['port'], **layer_hdr['conf'], **layer_hdr['wire'])
     rules = [  # (directory, forbidden header set, why)
         ('lib', drv_hdr, 'a driver header'),
@@ -96,7 +102,7 @@ def check_includes(top):
         ('lib/nl', {k: v for d, h in layer_hdr.items() if d != 'nl' for k, v in h.items()},
          'a header of another layer (lib/nl is libc and the kernel\'s UAPI only)'),
         ('lib/cm', dict(not_cm, **layer_hdr['cmrt']), 'a header of another layer (lib/cm is libc only)'),
-        ('lib/cmrt', {k: v for k, v in dict(not_cm, **layer_hdr['shm'], **layer_hdr['daemon']).items()
+        ('lib/cmrt', {k: v for k, v in dict(not_cm, **layer_hdr['shm'], **daemon_hdr).items()
                       if k != 'dpverbs.h'},
          'a header other than lib/cm\'s and the public dpverbs.h (the CM runtime uses the public verbs API)'),
     ]
@@ -112,18 +118,23 @@ def check_includes(top):
     rules.append(('drivers', layer_hdr['cm'], 'a lib/cm header: driver -> lib/cm is forbidden'))
     rules.append(('drivers', {k: v for k, v in layer_hdr['cmrt'].items() if k != 'dpv_cmrt_answer.h'},
                   'a lib/cmrt header other than dpv_cmrt_answer.h (a driver uses the stateless answerer only)'))
-    for sub in ('lib/daemon', 'apps'):
-        rules.append((sub, {k: v for k, v in layer_hdr['cmrt'].items()
-                            if k not in ('dpv_cmrt_xport.h', 'dpv_cmrt_answer.h')},
-                      'a lib/cmrt header other than dpv_cmrt_xport.h and dpv_cmrt_answer.h '
-                      '(dpverbsd runs the runtime on its own transport)'))
+    rules.append(('apps', {k: v for k, v in layer_hdr['cmrt'].items()
+                           if k not in ('dpv_cmrt_xport.h', 'dpv_cmrt_answer.h')},
+                  'a lib/cmrt header other than dpv_cmrt_xport.h and dpv_cmrt_answer.h '
+                  '(dpverbsd runs the runtime on its own transport)'))
+    # the daemon only through the library's API: the engine host's header
+    # and the public one (the façade's checks it needs are declared there)
+    rules.append(('apps/dpverbsd', {k: v for k, v in dict(layer_hdr['verbs'], **layer_hdr['port']).items()
+                                    if k not in ('dpv_host.h', 'dpverbs.h')},
+                  'a header of the façade or the port layer (the daemon uses the library through '
+                  'dpv_host.h and dpverbs.h)'))
     for h in ('dpv_cmrt_xport.h', 'dpv_cmrt_answer.h'):
         if h in layer_hdr['cmrt']:
             rules.append((layer_hdr['cmrt'][h], layer_hdr['cm'],
                           'a lib/cm header (this header exposes no lib/cm type)'))
     nl_priv = {k: v for k, v in layer_hdr['nl'].items() if k != 'dpv_nl.h'}
-    for d in [d for d in layer_hdr if d != 'nl'] + ['compat']:
-        rules.append((d if d == 'compat' else 'lib/' + d, nl_priv,
+    for d in [d for d in layer_hdr if d != 'nl'] + ['compat', 'apps/dpverbsd']:
+        rules.append((d if '/' in d or d == 'compat' else 'lib/' + d, nl_priv,
                       "lib/nl's private header (use dpv_nl.h)"))
     for d in sorted(os.listdir(os.path.join(top, 'drivers'))):
         if os.path.isdir(os.path.join(top, 'drivers', d)):

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Fuzzer of dpverbsd's request path (lib/daemon): the daemon's core is
- * brought up in this process exactly as apps/dpverbsd does it
- * (DPV_ROLE_DAEMON, a shared-mode configuration with two net_ring ports,
+ * Fuzzer of dpverbsd's request path (apps/dpverbsd/dpvd_*.c): the daemon's
+ * core is brought up in this process exactly as apps/dpverbsd does it
+ * (dpv_host_start, a shared-mode configuration with two net_ring ports,
  * dpvd_init), several fake applications are attached with dpvd_client_new()
  * on one end of a socketpair, and dpvd_client_request() is called directly
  * with:
@@ -992,7 +992,7 @@ static bool build_valid(struct fclient *f, uint16_t op, struct vreq *v)
 {
 	struct dpvd_client *c = f->c;
 	struct dpv_shm_msg *m = &v->m;
-	const struct dpv_params *p = &dpvd_global.core->params;
+	const struct dpv_params *p = dpvd_global.params;
 	uint32_t dev = rn(n_devs());
 	bool ok = c->hello || op == DPV_SHM_HELLO;
 	struct dpvd_obj *o;
@@ -1294,8 +1294,7 @@ static bool build_valid(struct fclient *f, uint16_t op, struct vreq *v)
 		ok = ok && o;
 		if (!o)
 			break;
-		struct dpv_device *d = dpvd_dev(o->dev);
-		enum ibv_qp_state cur = dpv_ops(d)->query_qp_state(o->drv);
+		enum ibv_qp_state cur = dpv_host_qp_state(o->dev, o->drv);
 		enum ibv_qp_type t = o->qp_type;
 		bool conn = t != IBV_QPT_UD;
 		q->qpn = o->num;
@@ -1894,8 +1893,7 @@ static void poke(struct fclient *f)
 	struct dpvd_obj *o = dpvd_obj_get(f->c, DPV_OBJ_QP, t->qpn, true);
 	if (!o || o->drv != t->drv)
 		return; /* gone or another incarnation */
-	struct dpv_device *d = dpvd_dev(t->dev);
-	unsigned int dbi = dpv_dev_engine(d)->qp_db_index(o->drv);
+	unsigned int dbi = dpv_host_qp_db_index(t->dev, o->drv);
 	size_t one = dpv_db_ring_bytes(g_w.db_size);
 	if ((g_w.devs[t->dev].db_first + dbi + 1) * one > f->db_bytes)
 		return;
@@ -2165,7 +2163,7 @@ static void mode_attack(struct fclient *y)
 	void *drv = o->drv;
 	enum ibv_qp_state st0 = IBV_QPS_RESET;
 	if (type == DPV_OBJ_QP && created)
-		st0 = dpv_ops(dpvd_dev(o->dev))->query_qp_state(o->drv);
+		st0 = dpv_host_qp_state(o->dev, o->drv);
 	struct vreq v;
 	uint16_t op;
 	switch (type) {
@@ -2301,15 +2299,14 @@ static uint64_t now_ms(void)
 static int fuzz(uint64_t iters, unsigned int seconds)
 {
 	signal(SIGPIPE, SIG_IGN); /* as dpverbsd: events into pipes whose reader is gone */
-	dpv_core_set_role(DPV_ROLE_DAEMON);
-	struct dpv_core *core = dpv_core_get();
-	if (!core) {
+	const struct dpv_conf *conf = dpv_host_start();
+	if (!conf) {
 		fprintf(stderr, "fuzz_daemon: dpverbs could not start: %s\n", strerror(errno));
 		return 1;
 	}
-	CHECK(core->conf.mode == DPV_MODE_SHARED, "the configuration is not shared");
-	CHECK(core->n_devs >= 2, "%u devices", core->n_devs);
-	CHECK(dpvd_init(core) == 0, "dpvd_init: %s", strerror(errno));
+	CHECK(conf->mode == DPV_MODE_SHARED, "the configuration is not shared");
+	CHECK(dpv_host_n_devs() >= 2, "%u devices", dpv_host_n_devs());
+	CHECK(dpvd_init() == 0, "dpvd_init: %s", strerror(errno));
 	for (unsigned int i = 0; i < MAX_CLIENTS; i++)
 		g_cl[i].c = NULL;
 	/* EAL's threads open and close a descriptor or two while they start */
