@@ -304,7 +304,7 @@ static int hostile_child(void)
 	rc = rc ? rc : ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
 	static uint8_t buf[64][DPV_MAD_SIZE];
 	struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
-	union ibv_gid g;
+	union ibv_gid g = {0};
 	struct ibv_context *c0 = dpvt_open_dev("dpv0");
 	CHECK(c0 && ibv_query_gid(c0, 1, 1, &g) == 0, "hostile: dpv0's GID 1");
 	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1, .grh = {.dgid = g, .sgid_index = 1, .hop_limit = 64}};

@@ -166,7 +166,7 @@ static void *destroy_thread(void *arg)
 static void test_destroy_waits(void)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
-	struct rdma_cm_id *a, *b;
+	struct rdma_cm_id *a = NULL, *b = NULL;
 	struct rdma_cm_event *ev = NULL, *ev2 = NULL;
 	struct later l = { 0 };
 	pthread_t t;
