@@ -56,6 +56,7 @@ enum dpv_cnt {
 	DPV_CNT_DUP_RESP,         /* duplicate or unexpected responses dropped */
 	DPV_CNT_PROBE,            /* tail-loss probes (go-back without a timeout) */
 	DPV_CNT_CM_FALLBACK_REPLY, /* CM answers of a port without a GSI QP */
+	DPV_CNT_CQ_OVERRUN,       /* completions a full CQ could not take (CQ overrun) */
 	DPV_CNT_NR,
 };
 extern const char *const dpv_cnt_names[DPV_CNT_NR];

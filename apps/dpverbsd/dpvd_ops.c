@@ -373,8 +373,8 @@ static int cq_create(struct dpvd_client *c, struct dpv_shm_cq *q, int fds[DPV_SH
 	    (q->has_channel && (fds[0] < 0 || fstat(fds[0], &st) != 0 || !S_ISFIFO(st.st_mode))))
 		return -EINVAL;
 	struct dpv_cq_cfg cfg = {.handle = q->handle, .ring = dpvd_mem_xlate(m, q->ring), .ring_size = q->ring_size,
-				 .timestamps = q->timestamps != 0, .ctx = q->ctx, .cookie = q->cookie, .chan_fd = -1,
-				 .wake = c->wake};
+				 .timestamps = q->timestamps != 0, .ignore_overrun = q->ignore_overrun != 0, .ctx = q->ctx,
+				 .cookie = q->cookie, .chan_fd = -1, .wake = c->wake};
 	void *drv = dpv_host_create_cq(q->dev, &cfg);
 	if (!drv)
 		return -(errno ? errno : ENOMEM);

@@ -22,7 +22,8 @@ struct null_cq {
 	uint32_t handle;
 	struct dpv_ring_hdr *ring;
 	rte_spinlock_t lock;
-	bool overrun;
+	bool err;                 /* overran: in error, nothing more is written */
+	bool ignore_overrun;      /* IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN */
 };
 
 struct null_qp {
@@ -108,6 +109,7 @@ static void *null_create_cq(void *dev, const struct dpv_cq_cfg *cfg)
 	}
 	cq->handle = cfg->handle;
 	cq->ring = cfg->ring;
+	cq->ignore_overrun = cfg->ignore_overrun;
 	rte_spinlock_init(&cq->lock);
 	return cq;
 }
@@ -130,24 +132,34 @@ static int null_resize_cq(void *p, struct dpv_ring_hdr *ring, uint32_t size)
 	for (uint32_t i = 0; i < n; i++)
 		memcpy(dpv_ring_entry(ring, i), dpv_ring_entry(old, ci + i), sizeof(struct dpv_cqe));
 	atomic_store(&ring->arm, atomic_load(&old->arm));
+	if (cq->err)
+		atomic_store(&ring->flags, DPV_RING_F_OVERRUN | DPV_RING_F_ERROR);
 	atomic_store_explicit(&ring->pi, n, memory_order_release);
 	cq->ring = ring;
 	rte_spinlock_unlock(&cq->lock);
 	return 0;
 }
 
-static void cq_push(struct null_cq *cq, const struct dpv_cqe *e)
+/* As the sw driver's (drivers/sw/sw_cq.c): a CQE that does not fit puts
+ * the CQ in error (IBV_EVENT_CQ_ERR, once; nothing more is written), unless
+ * the CQ ignores overruns (the CQE is lost). false: the CQ is in error, the
+ * QP whose CQE it was goes to ERR (here only that QP: the null driver keeps
+ * no list of a CQ's QPs). */
+static bool cq_push(struct null_cq *cq, const struct dpv_cqe *e)
 {
 	rte_spinlock_lock(&cq->lock);
-	int r = dpv_cq_ring_put(cq->ring, cq->ring->size, e, now_ns());
-	bool overrun = r < 0 && !cq->overrun;
-	if (r < 0)
-		cq->overrun = true;
+	bool was = cq->err;
+	int r = was ? -1 : dpv_cq_ring_put(cq->ring, cq->ring->size, e, now_ns());
+	if (r < 0 && !cq->ignore_overrun) {
+		cq->err = true;
+		atomic_fetch_or(&cq->ring->flags, DPV_RING_F_ERROR);
+	}
 	rte_spinlock_unlock(&cq->lock);
-	if (overrun)
+	if (r < 0 && !was && !cq->ignore_overrun)
 		dpv_event_async(NULL, IBV_EVENT_CQ_ERR, cq->handle);
 	if (r > 0)
 		dpv_event_comp(cq->handle);
+	return r >= 0 || cq->ignore_overrun;
 }
 
 static void *null_create_srq(void *dev, const struct dpv_srq_cfg *cfg)
@@ -172,12 +184,16 @@ static void *null_create_qp(const struct dpv_qp_cfg *cfg)
 	return qp;
 }
 
+static void flush_rq(struct null_qp *qp);
+
 /* Complete what is posted: success in RTS, flushed in ERR/SQE, nothing in
- * the other states. Must hold qp->lock. */
+ * the other states; a send CQ in error moves the QP to ERR with
+ * IBV_EVENT_QP_FATAL and the rest is flushed. Must hold qp->lock. */
 static void run_sq(struct null_qp *qp)
 {
 	enum ibv_qp_state st = (enum ibv_qp_state)atomic_load(&qp->state);
 	uint32_t pi = atomic_load_explicit(&qp->sq->pi, memory_order_acquire);
+	bool fatal = false;
 	if (st != IBV_QPS_RTS && st != IBV_QPS_ERR && st != IBV_QPS_SQE)
 		return;
 	for (; qp->sq_ci != pi; qp->sq_ci++) {
@@ -193,7 +209,15 @@ static void run_sq(struct null_qp *qp)
 		if (ok && (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD))
 			e.byte_len = 8;
 		qp->sent += ok;
-		cq_push(qp->scq, &e);
+		if (!cq_push(qp->scq, &e) && st != IBV_QPS_ERR) {
+			st = IBV_QPS_ERR; /* the send CQ overran */
+			atomic_store(&qp->state, (int)st);
+			fatal = true;
+		}
+	}
+	if (fatal) {
+		flush_rq(qp);
+		dpv_event_async(NULL, IBV_EVENT_QP_FATAL, qp->qpn);
 	}
 }
 

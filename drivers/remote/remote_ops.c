@@ -177,7 +177,8 @@ static void *rm_create_cq(void *dev, const struct dpv_cq_cfg *cfg)
 	}
 	struct dpv_shm_cq m = {.dev = dev_index(dev), .handle = cfg->handle, .ctx = cfg->ctx,
 			       .timestamps = cfg->timestamps, .ring = (uintptr_t)cfg->ring,
-			       .ring_size = cfg->ring_size, .has_channel = cfg->chan_fd >= 0, .cookie = cfg->cookie};
+			       .ring_size = cfg->ring_size, .has_channel = cfg->chan_fd >= 0, .cookie = cfg->cookie,
+			       .ignore_overrun = cfg->ignore_overrun};
 	int e = rm_call(DPV_SHM_CQ_CREATE, &m, &cfg->chan_fd, cfg->chan_fd >= 0 ? 1 : 0, NULL);
 	if (e) {
 		free(q);

@@ -70,7 +70,7 @@ void sw_comp_wqe_done(struct sw_qp *qp, uint32_t i, enum ibv_wc_status st)
 				    .qp_num = qp->qpn, .flags = DPV_CQE_F_SQ, .wqe_index = i};
 		if (st == IBV_WC_SUCCESS)
 			e.byte_len = sw_is_rd_atomic(w->opcode) && w->opcode != IBV_WR_RDMA_READ ? 8 : w->length;
-		sw_cq_push(qp->scq, &e);
+		sw_cq_push(qp, qp->scq, &e); /* false: the QP goes to ERR after this response (conn_rx) */
 	}
 	if (i == r->sq_head)
 		r->sq_head++;

@@ -38,6 +38,9 @@ void sw_qp_send(struct sw_qp *qp)
 		sw_req_run(qp);
 	}
 	dpv_port_tx_end(qp->qc);
+	/* a CQ of the QP overran (here, or because of another QP) */
+	if (unlikely(sw_qp_cq_due(qp)))
+		sw_qp_cq_fatal(qp);
 }
 
 void sw_sq_doorbell(void *p)

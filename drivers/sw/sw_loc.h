@@ -66,6 +66,10 @@ enum ibv_qp_state sw_query_qp_state(void *qp);
 void sw_query_qp_counters(void *qp, uint64_t *cnt, unsigned int n);
 /* The QP goes to ERR: flush its receive queue (IBA 10.3.1). Must hold the QP lock. */
 void sw_qp_to_error(struct sw_qp *qp);
+/* A CQ the QP completes into is in error (sw_qp_cq_due): the QP goes to
+ * ERR with IBV_EVENT_QP_FATAL (and LAST_WQE_REACHED with an SRQ), once.
+ * Must hold the QP lock, outside the completer's and responder's loops. */
+void sw_qp_cq_fatal(struct sw_qp *qp);
 /* Raise an async event on the QP. */
 void sw_qp_event(struct sw_qp *qp, enum ibv_event_type type);
 uint32_t sw_qp_mtu(const struct sw_qp *qp);
@@ -95,8 +99,16 @@ void sw_db_sync(void *dev);
 int sw_db_poll(struct dpv_qctx *qc);
 
 /* sw_cq.c */
-/* Write a completion; raises the channel event when armed. */
-void sw_cq_push(struct sw_cq *cq, const struct dpv_cqe *cqe);
+/* Orders QPs leaving RESET (sw_qp.up_epoch) and CQs going to error
+ * (sw_cq.err_epoch): one count for both (sw_qp_cq_due). */
+extern _Atomic uint64_t sw_cq_epoch;
+/* Write a completion of qp into cq; raises the channel event when armed.
+ * false: the CQ is in error (it overran now, or before) and the CQE was
+ * not written; qp->cq_fatal is set and the QP must go to ERR
+ * (sw_qp_cq_fatal) once the caller is at a safe point. A CQ created with
+ * IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN loses a CQE that does not fit and
+ * returns true. Must hold the QP lock. */
+bool sw_cq_push(struct sw_qp *qp, struct sw_cq *cq, const struct dpv_cqe *cqe);
 void *sw_create_cq(void *dev, const struct dpv_cq_cfg *cfg);
 void sw_destroy_cq(void *cq);
 int sw_resize_cq(void *cq, struct dpv_ring_hdr *ring, uint32_t size);

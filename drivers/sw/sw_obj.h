@@ -58,16 +58,24 @@ struct sw_td {
 	uint64_t next_timer_tsc;
 };
 
+/* A CQ's producer side. A CQE that does not fit (overrun) puts the CQ in
+ * error, as on a ConnectX: nothing more is written into it, IBV_EVENT_CQ_ERR
+ * is raised once, and the QPs that complete into it go to ERR with
+ * IBV_EVENT_QP_FATAL (sw_cq.c, sw_qp_cq_fatal). A CQ created with
+ * IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN loses the CQE instead and stays usable. */
 struct sw_cq {
 	uint32_t handle;
 	struct dpv_ring_hdr *ring;
 	uint32_t size;            /* entries of ring (never re-read from its header) */
 	uint32_t ci_cache;        /* the consumer index as last read (producer lock) */
 	rte_spinlock_t lock;      /* producer lock (engine threads) */
+	_Atomic uint64_t err_epoch; /* 0, or in error after an overrun since this
+				     sw_cq_epoch (set under the producer lock, read
+				     without it by its QPs: sw_qp_cq_due) */
+	bool ignore_overrun;      /* IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN */
 	bool lockless;            /* thread domain: one thread writes */
 	struct sw_td *td;
 	bool timestamps;          /* CQEs carry the TSC (an extended CQ asked) */
-	bool overrun;             /* CQ_ERR raised (IBA 11.4.2.1) */
 	struct dpv_wake *wake;    /* shared mode: the owner's wake word, or NULL */
 };
 
@@ -198,6 +206,10 @@ struct sw_qp {
 	rte_spinlock_t lock;
 	uint32_t pd, xrcd;
 	struct sw_cq *scq, *rcq;
+	bool cq_fatal;            /* a CQE of this QP met a CQ in error (its own CQs, or an
+				     XRC SRQ's): to ERR at the next safe point (sw_qp_cq_fatal) */
+	uint64_t up_epoch;        /* sw_cq_epoch when it last left RESET: a CQ of it that
+				     went to error later moves it to ERR (sw_qp_cq_due) */
 	struct sw_srq *srq;
 	struct dpv_ring_hdr *sq, *rq;
 	uint32_t sq_size, sq_stride, rq_size, rq_stride; /* their geometry: the headers'

@@ -10,6 +10,7 @@
 #include <rte_cycles.h>
 
 #include "sw_loc.h"
+#include "sw_log.h"
 #include "sw_qp_lock.h"
 
 uint32_t sw_qp_mtu(const struct sw_qp *qp)
@@ -58,6 +59,8 @@ void *sw_create_qp(const struct dpv_qp_cfg *cfg)
 	qp->xrcd = cfg->xrcd;
 	qp->scq = cfg->scq;
 	qp->rcq = cfg->rcq;
+	qp->cq_fatal = false;
+	qp->up_epoch = 0;
 	qp->srq = cfg->srq;
 	qp->sq = cfg->sq;
 	qp->rq = cfg->rq;
@@ -151,6 +154,7 @@ static void qp_reset(struct sw_qp *qp)
 		memset(qp->wqe, 0, qp->sq_size * sizeof(*qp->wqe));
 	qp->rq_ci = 0;
 	qp->ud_psn = 0;
+	qp->cq_fatal = false;
 }
 
 /* The transport side effects of entering `to` from `cur`. Must hold the
@@ -160,6 +164,8 @@ static bool transition(struct sw_qp *qp, int mask, enum ibv_qp_state cur, enum i
 	bool connected = qp->type != IBV_QPT_UD;
 	if (to == IBV_QPS_RESET)
 		qp_reset(qp);
+	else if (cur == IBV_QPS_RESET) /* a CQ in error from before does not stop it (sw_qp_cq_due) */
+		__atomic_store_n(&qp->up_epoch, atomic_fetch_add(&sw_cq_epoch, 1) + 1, __ATOMIC_RELAXED);
 	if (mask & IBV_QP_AV)
 		qp->req.path_ok = false;
 	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
@@ -228,4 +234,24 @@ void sw_qp_to_error(struct sw_qp *qp)
 	else if (qp->sq)
 		sw_comp_flush_sq(qp);
 	sw_rq_flush(qp);
+}
+
+/* A CQ this QP completes into overran (sw_cq.c): as a ConnectX does with
+ * the QPs of a CQ in error, the QP goes to ERR through the same path as any
+ * other error (requester and responder stop, both queues flush: the
+ * flushed CQEs are not written into the CQ in error, those for a sound CQ
+ * are) and IBV_EVENT_QP_FATAL is raised, once: a QP in ERR or RESET is
+ * left alone. */
+void sw_qp_cq_fatal(struct sw_qp *qp)
+{
+	enum ibv_qp_state st = sw_qp_state(qp);
+	qp->cq_fatal = false;
+	if (st == IBV_QPS_RESET || st == IBV_QPS_ERR)
+		return;
+	SW_DBG_QP(qp, "a CQ of the QP is in error (overrun): to ERR");
+	sw_qp_to_error(qp);
+	qp->cq_fatal = false; /* the flush met the CQ in error again */
+	sw_qp_event(qp, IBV_EVENT_QP_FATAL);
+	if (qp->srq || qp->type == IBV_QPT_XRC_RECV)
+		sw_qp_event(qp, IBV_EVENT_QP_LAST_WQE_REACHED); /* IBA 11.6.3 */
 }

@@ -49,6 +49,10 @@ static void conn_rx(struct sw_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, s
 		sw_comp_rx(qp, m, pi);
 	else
 		drop(cq, DPV_DROP_BAD_TRANSPORT);
+	/* a CQ of the QP overran: a send CQE the completer could not write
+	 * (sw_cq_push), or another QP's */
+	if (unlikely(sw_qp_cq_due(qp)))
+		sw_qp_cq_fatal(qp);
 	if (qp->resp.ack_pending) {
 		if (qc)
 			sw_defer_ack(qp, qc);

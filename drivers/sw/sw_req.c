@@ -290,8 +290,10 @@ void sw_req_run(struct sw_qp *qp)
 		sw_comp_flush_sq(qp); /* IBA 10.8.3.3: WRs posted in ERR are flushed */
 		return;
 	}
-	/* in SQD, WQEs already started still go out (retries) */
-	if ((st != IBV_QPS_RTS && st != IBV_QPS_SQD) || qp->comp.rnr_deadline)
+	/* in SQD, WQEs already started still go out (retries); nothing goes
+	 * out once a CQE of the QP met a CQ in error (it goes to ERR at the
+	 * caller's next safe point, sw_qp_cq_fatal) */
+	if ((st != IBV_QPS_RTS && st != IBV_QPS_SQD) || qp->comp.rnr_deadline || unlikely(qp->cq_fatal))
 		return;
 	qp->req.tx_stalled = false;
 	if (qp->req.sq_cur != qp->req.sq_fetched && !path_ready(qp))
@@ -327,10 +329,13 @@ void sw_req_run(struct sw_qp *qp)
 		if (!done)
 			break;
 		qp->req.sq_cur++;
-		if (uc)
+		if (uc) {
 			uc_complete(qp, s);
-		else
+			if (unlikely(qp->cq_fatal))
+				break; /* the send CQ overran */
+		} else {
 			s->state = WQE_PENDING;
+		}
 	}
 }
 

@@ -353,7 +353,14 @@ static enum resp_state complete(struct sw_qp *qp, struct resp_ctx *x)
 		sw_resp_flush_ack(qp);
 		dpv_port_tx_push(qp->qc);
 	}
-	sw_cq_push(cq, &e);
+	if (unlikely(!sw_cq_push(qp, cq, &e))) {
+		/* the receive CQ is in error (it overran now, or before): the
+		 * message is not acknowledged and the QP goes to ERR (as rxe's
+		 * responder on a CQ overflow, "class G") */
+		r->in_msg = MSG_NONE;
+		sw_qp_cq_fatal(qp);
+		return RESPST_DONE;
+	}
 	return RESPST_ACKNOWLEDGE;
 }
 
@@ -448,15 +455,19 @@ static enum resp_state error(struct sw_qp *qp, struct resp_ctx *x)
 		r->have_rwqe = false;
 		struct sw_cq *cq = resp_cq(qp);
 		if (cq)
-			sw_cq_push(cq, &e);
+			sw_cq_push(qp, cq, &e);
 	}
 	r->in_msg = MSG_NONE;
 	if (qp->type == IBV_QPT_UC) {
 		r->uc_drop = true;
+		if (unlikely(qp->cq_fatal))
+			sw_qp_cq_fatal(qp); /* the receive CQ is in error */
 		return RESPST_DONE;
 	}
+	bool cq_err = qp->cq_fatal; /* the CQE was refused: its CQ is in error */
 	sw_qp_to_error(qp);
-	if (x->status == IBV_WC_LOC_LEN_ERR || x->status == IBV_WC_LOC_PROT_ERR)
+	qp->cq_fatal = false;
+	if (x->status == IBV_WC_LOC_LEN_ERR || x->status == IBV_WC_LOC_PROT_ERR || cq_err)
 		sw_qp_event(qp, IBV_EVENT_QP_FATAL);
 	if (qp->srq || qp->type == IBV_QPT_XRC_RECV)
 		sw_qp_event(qp, IBV_EVENT_QP_LAST_WQE_REACHED);

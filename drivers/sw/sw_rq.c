@@ -118,6 +118,6 @@ void sw_rq_flush(struct sw_qp *qp)
 	for (uint32_t n = 0; n < qp->rq_size && sw_rq_pop(qp, &w); n++) {
 		struct dpv_cqe e = {.wr_id = w.wr_id, .status = IBV_WC_WR_FLUSH_ERR, .opcode = IBV_WC_RECV,
 				    .qp_num = qp->qpn};
-		sw_cq_push(qp->rcq, &e);
+		sw_cq_push(qp, qp->rcq, &e); /* in ERR: a CQ in error just takes nothing */
 	}
 }

@@ -13,6 +13,9 @@
  * 1024. A thread domain's QPs are on its own list and run on its owner
  * thread.
  *
+ * The scan also moves to ERR the QPs of a CQ that overran (sw_qp_cq_due):
+ * those that do nothing meanwhile have no other occasion to notice.
+ *
  * Local trouble costs no retry: when a context was not polled for
  * SW_STARVED_US (its thread was descheduled) or its RX queue still holds a
  * backlog, an expired retransmission timer is restarted instead of counted,
@@ -114,7 +117,7 @@ static bool qp_due(const struct sw_qp *qp, uint64_t now)
 #define RD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 	uint64_t t = RD(qp->comp.timer_deadline), r = RD(qp->comp.rnr_deadline), p = RD(qp->comp.probe_deadline);
 	return (t && now >= t) || (r && now >= r) || (p && now >= p) || RD(qp->req.neigh_wait) ||
-	       RD(qp->req.tx_stalled) || RD(qp->resp.q_head) != RD(qp->resp.q_tail);
+	       RD(qp->req.tx_stalled) || RD(qp->resp.q_head) != RD(qp->resp.q_tail) || sw_qp_cq_due(qp);
 #undef RD
 }
 
@@ -185,6 +188,10 @@ static void retransmit(struct sw_qp *qp, bool local_trouble)
 static void qp_timers(struct sw_qp *qp, uint64_t now, bool local_trouble)
 {
 	struct sw_comp *c = &qp->comp;
+	if (unlikely(sw_qp_cq_due(qp))) {
+		sw_qp_cq_fatal(qp); /* a CQ of the QP overran: the QP was idle since */
+		return;
+	}
 	enum ibv_qp_state st = sw_qp_state(qp);
 	if (sw_resp_pending(qp))
 		sw_resp_pump(qp, SW_RESP_BURST);

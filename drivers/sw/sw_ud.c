@@ -78,7 +78,7 @@ static void send_cqe(struct sw_qp *qp, uint32_t i, struct dpv_send_wqe *w, enum 
 	struct dpv_cqe e = {.wr_id = w->wr_id, .status = (uint8_t)st, .opcode = IBV_WC_SEND, .qp_num = qp->qpn,
 			    .byte_len = st == IBV_WC_SUCCESS ? w->length : 0, .flags = DPV_CQE_F_SQ,
 			    .wqe_index = i};
-	sw_cq_push(qp->scq, &e);
+	sw_cq_push(qp, qp->scq, &e); /* false: sw_ud_send stops, sw_qp_send moves the QP to ERR */
 }
 
 /* Send (or, in ERR and SQE, flush) what is posted. Must hold the QP lock. */
@@ -105,6 +105,8 @@ void sw_ud_send(struct sw_qp *qp)
 		qp->req.sq_cur = qp->req.sq_head;
 		if (wc != IBV_WC_SUCCESS && wc != IBV_WC_WR_FLUSH_ERR)
 			sw_qp_set_state(qp, IBV_QPS_SQE); /* IBA 10.3.1: UD send errors move to SQE */
+		if (unlikely(qp->cq_fatal) && wc != IBV_WC_WR_FLUSH_ERR)
+			break; /* the send CQ overran: nothing more is sent (sw_qp_send: to ERR) */
 	}
 }
 
@@ -170,8 +172,9 @@ void sw_ud_rx(struct sw_qp *qp, struct dpv_qctx *qc, struct rte_mbuf *m, struct 
 	sw_ctr(qp, &qp->rx_pkts);
 	sw_cnt(qp, DPV_CNT_RCVD_PKTS);
 	rte_pktmbuf_free(m);
-	sw_cq_push(qp->rcq, &e);
-	if (st != IBV_WC_SUCCESS)
+	if (!sw_cq_push(qp, qp->rcq, &e))
+		sw_qp_cq_fatal(qp); /* the receive CQ overran */
+	else if (st != IBV_WC_SUCCESS)
 		sw_qp_to_error(qp);
 	sw_qp_unlock(qp);
 }

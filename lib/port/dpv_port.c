@@ -71,6 +71,7 @@ const char *const dpv_cnt_names[DPV_CNT_NR] = {
 	[DPV_CNT_DUP_RESP] = "duplicate_response",
 	[DPV_CNT_PROBE] = "tail_loss_probe",
 	[DPV_CNT_CM_FALLBACK_REPLY] = "cm_fallback_reply",
+	[DPV_CNT_CQ_OVERRUN] = "cq_overrun",
 };
 
 RTE_LOG_REGISTER(dpv_port_logtype, lib.dpv.port, NOTICE);

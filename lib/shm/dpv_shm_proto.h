@@ -25,7 +25,7 @@
 
 #include "dpv_param.h"
 
-#define DPV_SHM_VERSION 4
+#define DPV_SHM_VERSION 5
 #define DPV_SHM_MAGIC 0x64707673u /* "dpvs" */
 #define DPV_SHM_MAX_DEVS 8
 #define DPV_SHM_NAME_MAX 64
@@ -169,6 +169,9 @@ struct dpv_shm_cq {
 	uint32_t has_channel;     /**< an fd comes with the message */
 	uint64_t cookie;          /**< written to the channel on a completion event (the
 				       client's struct ibv_cq *) and in async events */
+	uint32_t ignore_overrun;  /**< IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN: a CQE that does not
+				       fit is lost, the CQ does not go to error */
+	uint32_t rsvd;
 };
 
 struct dpv_shm_srq {

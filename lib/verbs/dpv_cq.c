@@ -15,14 +15,21 @@
 
 #include "dpv_verbs.h"
 
+/* The consumer lock: not for a thread domain's CQ, nor for one created
+ * with IBV_CREATE_CQ_ATTR_SINGLE_THREADED (as mlx5's CQ flag
+ * MLX5_CQ_FLAGS_SINGLE_THREADED): the application promises that one thread
+ * at a time polls it, resizes it, and resets or destroys its QPs. The
+ * engine does not rely on it: it produces under its own lock (the
+ * driver's), and resize_cq needs only the consumer index to stay still,
+ * which that promise gives. */
 static inline void cq_lock(struct dpv_cq *cq)
 {
-	if (!cq->lockless)
+	if (!cq->nolock)
 		rte_spinlock_lock(&cq->lock);
 }
 static inline void cq_unlock(struct dpv_cq *cq)
 {
-	if (!cq->lockless)
+	if (!cq->nolock)
 		rte_spinlock_unlock(&cq->lock);
 }
 
@@ -58,7 +65,7 @@ static struct dpv_ring_hdr *ring_new(struct dpv_cq *cq, struct dpv_pd *upd, uint
 
 static struct dpv_cq *cq_new(struct ibv_context *context, int cqe, void *cq_context,
 			     struct ibv_comp_channel *channel, int comp_vector, struct dpv_pd *upd,
-			     bool timestamps)
+			     bool timestamps, uint32_t flags)
 {
 	struct dpv_core *core = dpv_core_peek();
 	if (!context || !core || cqe < 1 || (uint32_t)cqe > core->params.max_cqe || comp_vector < 0 ||
@@ -88,8 +95,12 @@ static struct dpv_cq *cq_new(struct ibv_context *context, int cqe, void *cq_cont
 	}
 	cq->upd = upd;
 	cq->lockless = upd && upd->td;
+	cq->single_threaded = flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED;
+	cq->nolock = cq->lockless || cq->single_threaded;
 	struct dpv_cq_cfg cfg = {.handle = cq->handle, .ring = cq->ring, .ring_size = size, .td = cq->lockless ? upd->td->drv : NULL,
-				 .timestamps = timestamps, .ctx = to_dctx(context)->drv_ctx,
+				 .timestamps = timestamps,
+				 .ignore_overrun = (flags & IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN) != 0,
+				 .ctx = to_dctx(context)->drv_ctx,
 				 .cookie = (uintptr_t)dcq_ib(cq), .chan_fd = channel ? to_dch(channel)->wfd : -1};
 	cq->drv = dpv_ops(d)->create_cq(d->drv_dev, &cfg);
 	if (!cq->drv) {
@@ -126,7 +137,7 @@ static struct dpv_cq *cq_new(struct ibv_context *context, int cqe, void *cq_cont
 DPV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 					struct ibv_comp_channel *channel, int comp_vector)
 {
-	struct dpv_cq *cq = cq_new(context, cqe, cq_context, channel, comp_vector, NULL, false);
+	struct dpv_cq *cq = cq_new(context, cqe, cq_context, channel, comp_vector, NULL, false, 0);
 	return cq ? dcq_ib(cq) : NULL;
 }
 
@@ -381,13 +392,11 @@ struct ibv_cq_ex *dpv_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_att
 		upd = to_dpd(a->parent_domain);
 	}
 	bool ts = a->wc_flags & (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK);
-	struct dpv_cq *cq = cq_new(c, (int)a->cqe, a->cq_context, a->channel, (int)a->comp_vector, upd, ts);
+	struct dpv_cq *cq = cq_new(c, (int)a->cqe, a->cq_context, a->channel, (int)a->comp_vector, upd, ts, flags);
 	if (!cq)
 		return NULL;
 	struct ibv_cq_ex *x = &cq->ibcq;
 	cq->wc_flags = a->wc_flags;
-	/* accepted as a hint: only a thread domain (parent domain) removes the lock */
-	cq->single_threaded = flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED;
 	x->comp_mask = 0;
 	x->start_poll = cqx_start_poll;
 	x->next_poll = cqx_next_poll;

@@ -85,6 +85,8 @@ struct dpv_cq_cfg {
 	uint32_t ring_size;            /**< its entries (the engine never re-reads the header's) */
 	void *td;                      /**< driver TD object, or NULL */
 	bool timestamps;               /**< write dpv_cqe.ts (else 0): an extended CQ asked for them */
+	bool ignore_overrun;           /**< IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN: a CQE that does not
+					    fit is lost (and counted), the CQ does not go to error */
 	uint32_t ctx;                  /**< the driver's context id (ctx_open) */
 	uint64_t cookie;               /**< the application's struct ibv_cq * (events carry it) */
 	int chan_fd;                   /**< completion channel (pipe write end), -1: none */

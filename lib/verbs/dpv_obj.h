@@ -139,13 +139,16 @@ struct dpv_cq {
 	uint32_t ci;                 /* next CQE to read */
 	int cqe;                     /* capacity reported */
 	bool lockless;               /* parent domain with a thread domain */
-	rte_spinlock_t lock;         /* consumer lock (ibv_poll_cq, resize) */
+	bool nolock;                 /* the consumer lock is not taken: lockless, or created
+					with IBV_CREATE_CQ_ATTR_SINGLE_THREADED */
+	rte_spinlock_t lock;         /* consumer lock (ibv_poll_cq, ibv_start_poll ..
+					ibv_end_poll, resize, clean) unless nolock */
 	struct dpv_pd *upd;          /* parent domain given (IBV_CQ_INIT_ATTR_MASK_PD) */
 	struct dpv_comp_channel *chan;
 	_Atomic int users;           /* QPs and SRQs using the CQ */
 	/* extended CQ (ibv_start_poll) */
 	uint64_t wc_flags;
-	bool single_threaded;
+	bool single_threaded;        /* IBV_CREATE_CQ_ATTR_SINGLE_THREADED */
 	struct dpv_cqe *cur;
 	uint32_t poll_ci;
 };

@@ -83,6 +83,10 @@ enum dpv_ring_kind {
 
 /** CQ producer flag: a CQE was lost because the CQ was full (IBA 11.4.2.1). */
 #define DPV_RING_F_OVERRUN 1u
+/** CQ producer flag: the CQ is in error after an overrun (a CQ created
+ *  without IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN): the producer writes nothing
+ *  more into it; the CQEs already there stay for the consumer. */
+#define DPV_RING_F_ERROR 2u
 
 /** CQ arm requests (ibv_req_notify_cq). */
 #define DPV_CQ_ARM_NEXT 1u  /**< any next completion */

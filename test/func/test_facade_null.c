@@ -9,7 +9,10 @@
  *     unsignalled WRs fills up, a signalled CQE frees every slot before it;
  *   - receive queues fill up and are flushed in ERR, also for WRs posted
  *     later; sends posted in ERR complete with IBV_WC_WR_FLUSH_ERR;
- *   - a full CQ loses completions and raises IBV_EVENT_CQ_ERR once;
+ *   - a full CQ goes to error: IBV_EVENT_CQ_ERR once, the QP whose
+ *     completion did not fit to ERR with IBV_EVENT_QP_FATAL, nothing
+ *     written afterwards; with IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN the
+ *     completion is lost and nothing else happens;
  *   - ibv_resize_cq keeps the completions waiting, in order, and refuses a
  *     size they do not fit in;
  *   - destroying a QP (or moving it to RESET) removes its completions that
@@ -147,11 +150,18 @@ static void t_rq(void)
 	ibv_destroy_cq(cq);
 }
 
-/* A CQ of capacity n holds n CQEs; the next is lost with CQ_ERR, once. */
-static void t_cq_overrun(void)
+/* A CQ of capacity n holds n CQEs. The next does not fit: the CQ goes to
+ * error (IBV_EVENT_CQ_ERR, once; nothing more is written into it), the QP
+ * whose completion it was to ERR (IBV_EVENT_QP_FATAL). With
+ * IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN the completion is lost, nothing else. */
+static void t_cq_overrun(bool ignore)
 {
-	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
-	CHECK(cq && cq->cqe >= 4, "CQ of at least 4");
+	struct ibv_cq_init_attr_ex ca = {.cqe = 4, .wc_flags = IBV_WC_STANDARD_FLAGS,
+					 .comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS,
+					 .flags = ignore ? IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN : 0};
+	struct ibv_cq_ex *cx = ibv_create_cq_ex(ctx, &ca);
+	struct ibv_cq *cq = cx ? ibv_cq_ex_to_cq(cx) : NULL;
+	CHECK(cq && cq->cqe >= 4, "CQ of at least 4%s", ignore ? " (IGNORE_OVERRUN)" : "");
 	struct ibv_qp *qp = cq ? rc_qp(cq, cq, 32, 1) : NULL;
 	if (!qp || up(qp)) {
 		CHECK(0, "QP up");
@@ -161,15 +171,29 @@ static void t_cq_overrun(void)
 	dpvt_drain_async(ctx);
 	for (int i = 0; i < cap + 3; i++)
 		CHECK_EQ(send1(qp, 100 + (uint64_t)i, true), 0, "signalled send");
-	CHECK(dpvt_wait_async(ctx, IBV_EVENT_CQ_ERR, cq, 1000, NULL), "IBV_EVENT_CQ_ERR");
-	CHECK_EQ(dpvt_drain_async(ctx), 0, "raised once");
+	if (ignore) {
+		CHECK(!dpvt_wait_async(ctx, IBV_EVENT_CQ_ERR, cq, 50, NULL), "IGNORE_OVERRUN: no IBV_EVENT_CQ_ERR");
+		CHECK_EQ(dpvt_qp_state(qp), IBV_QPS_RTS, "IGNORE_OVERRUN: the QP stays in RTS");
+	} else {
+		CHECK(dpvt_wait_async(ctx, IBV_EVENT_CQ_ERR, cq, 1000, NULL), "IBV_EVENT_CQ_ERR");
+		CHECK(dpvt_wait_async(ctx, IBV_EVENT_QP_FATAL, qp, 1000, NULL), "IBV_EVENT_QP_FATAL");
+		CHECK_EQ(dpvt_drain_async(ctx), 0, "each raised once");
+		CHECK_EQ(dpvt_qp_state(qp), IBV_QPS_ERR, "the QP is in ERR");
+	}
 	struct ibv_wc wc[64];
 	int got = dpvt_poll_n(cq, wc, cap, 1000);
-	CHECK(got == cap && wc[0].wr_id == 100 && wc[cap - 1].wr_id == 100 + (uint64_t)cap - 1,
-	      "the CQEs that fitted, in order (%d of %d)", got, cap);
-	CHECK_EQ(dpvt_poll_quiet(cq, 10), 0, "the rest were lost");
-	ibv_destroy_qp(qp);
-	ibv_destroy_cq(cq);
+	CHECK(got == cap && wc[0].wr_id == 100 && wc[cap - 1].wr_id == 100 + (uint64_t)cap - 1 &&
+	      wc[cap - 1].status == IBV_WC_SUCCESS, "the CQEs that fitted, in order (%d of %d)", got, cap);
+	CHECK_EQ(dpvt_poll_quiet(cq, 10), 0, "then nothing: the rest were not written");
+	CHECK_EQ(send1(qp, 200, true), 0, "post after polling");
+	if (ignore)
+		CHECK(dpvt_poll_n(cq, wc, 1, 1000) == 1 && wc[0].wr_id == 200 && wc[0].status == IBV_WC_SUCCESS,
+		      "IGNORE_OVERRUN: the CQ takes completions again once polled");
+	else
+		CHECK_EQ(dpvt_poll_quiet(cq, 10), 0, "a CQ in error takes nothing more, even with room");
+	CHECK_EQ(ibv_resize_cq(cq, 16), 0, "resize (a CQ in error too)");
+	CHECK_EQ(ibv_destroy_qp(qp), 0, "destroy the QP");
+	CHECK_EQ(ibv_destroy_cq(cq), 0, "destroy the CQ");
 }
 
 static void t_resize_and_clean(void)
@@ -336,7 +360,8 @@ int main(int argc, char **argv)
 	t_devices();
 	t_sq_slots();
 	t_rq();
-	t_cq_overrun();
+	t_cq_overrun(false);
+	t_cq_overrun(true);
 	t_resize_and_clean();
 	t_channel();
 	t_extended();

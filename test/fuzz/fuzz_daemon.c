@@ -1154,6 +1154,7 @@ static bool build_valid(struct fclient *f, uint16_t op, struct vreq *v)
 		m->u.cq.handle = o ? o->num : 0;
 		m->u.cq.ctx = pick_ctx(c, dev, false);
 		m->u.cq.timestamps = rn(2);
+		m->u.cq.ignore_overrun = rn(2);
 		m->u.cq.ring_size = size;
 		m->u.cq.ring = ring_alloc(f, dpv_ring_bytes(size, sizeof(struct dpv_cqe)));
 		m->u.cq.cookie = rnd();
@@ -1545,6 +1546,7 @@ static const struct field f_cq[] = {
 	FLD(dpv_shm_cq, dev, K_DEV, 0),	       FLD(dpv_shm_cq, handle, K_NUM, DPV_OBJ_CQ), FLD(dpv_shm_cq, ctx, K_CTX, 0),
 	FLD(dpv_shm_cq, timestamps, K_BOOL, 0), FLD(dpv_shm_cq, ring, K_ADDR, 0),	    FLD(dpv_shm_cq, ring_size, K_SIZE, 0),
 	FLD(dpv_shm_cq, has_channel, K_BOOL, 0), FLD(dpv_shm_cq, cookie, K_ANY64, 0),
+	FLD(dpv_shm_cq, ignore_overrun, K_BOOL, 0),
 };
 static const struct field f_srq[] = {
 	FLD(dpv_shm_srq, dev, K_DEV, 0),	  FLD(dpv_shm_srq, srqn, K_NUM, DPV_OBJ_SRQ),

@@ -50,7 +50,7 @@ CNTS = ["sent_pkts", "rcvd_pkts", "duplicate_request", "out_of_seq_request", "se
         "rcvd_rnr_nak", "send_seq_nak", "rcvd_seq_err", "completer_retry_err",
         "retry_exceeded_err", "retry_rnr_exceeded_err", "ack_deferred", "ack_sent",
         "ack_rcvd", "nak_sent", "nak_rcvd", "duplicate_response", "tail_loss_probe",
-        "cm_fallback_reply"]
+        "cm_fallback_reply", "cq_overrun"]
 FRAME = ["rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes", "rx_roce", "tx_roce", "rx_loopback",
          "tx_loopback", "arp_rx", "arp_tx", "nd_rx", "nd_tx"]
 RC_OPS = {0x00, 0x01, 0x02, 0x04, 0x11}  # SEND FIRST/MIDDLE/LAST/ONLY, ACKNOWLEDGE
