@@ -9,6 +9,7 @@
 #ifndef SW_COPY_H
 #define SW_COPY_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -36,27 +37,43 @@ static inline void sw_mem_flush(void)
 }
 
 /* Copy len bytes into the memory the SGE list describes, from offset off
- * of it (or out of it). The slow path resolves every SGE through its MR
- * again (bounds and, unless pd is SW_PD_CHECKED, the protection domain):
- * SGEs read from a ring that another process writes are checked where they
- * are used. */
+ * of it (or out of it). Every SGE is resolved through its MR (by key) at
+ * each copy, retransmissions and later packets of a message included: the
+ * MR must still be registered, cover the bytes and, unless pd is
+ * SW_PD_CHECKED, belong to protection domain pd (the access rights were
+ * checked when the WQE started). A key deregistered meanwhile fails the copy
+ * (-EACCES) before any byte of its memory is touched, and ibv_dereg_mr waits
+ * for copies that resolved it before (sw_quiesce): so the engine never
+ * reads or writes memory the application deregistered. The fast path (one
+ * SGE, memory of this process) inline; the others in sw_mem.c. */
 #define SW_PD_CHECKED 0u /* an SGE the engine built from a key it checked */
-/* 0, or -EFAULT: this process' memory was unmapped under its MR (sw_fault.c) */
+/* 0; -EACCES: an SGE's MR is gone (or no longer covers it); -EFAULT: this
+ * process' memory was unmapped under its MR (sw_fault.c) */
 static inline int sw_sge_copy_in(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off,
 				 const void *src, uint32_t len)
 {
-	if (likely(len && n == 1 && off + len <= sge[0].length && !sw_any_remote_mr()))
+	if (likely(len && n == 1 && off + len <= sge[0].length && !sw_any_remote_mr())) {
+		if (unlikely(!sw_mr_covers(pd, sge[0].lkey, sge[0].addr + off, len)))
+			return -EACCES;
 		return sw_copy_safe((uint8_t *)(uintptr_t)sge[0].addr + off, src, len);
+	}
 	return len ? sw_sge_copy_in_slow(pd, sge, n, off, src, len) : 0;
 }
-static inline void sw_sge_copy_out(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off,
-				   void *dst, uint32_t len)
+/* 0 (memory unmapped under its MR reads as zeroes); -EACCES: an SGE's MR
+ * is gone, dst holds zeroes and the caller sends nothing */
+static inline int sw_sge_copy_out(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off,
+				  void *dst, uint32_t len)
 {
 	if (likely(len && n == 1 && off + len <= sge[0].length && !sw_any_remote_mr())) {
+		if (unlikely(!sw_mr_covers(pd, sge[0].lkey, sge[0].addr + off, len))) {
+			memset(dst, 0, len);
+			return -EACCES;
+		}
 		if (unlikely(sw_copy_safe(dst, (const uint8_t *)(uintptr_t)sge[0].addr + off, len) != 0))
 			memset(dst, 0, len); /* gone: zeroes rather than stale frame bytes */
-	} else if (len)
-		sw_sge_copy_out_slow(pd, sge, n, off, dst, len);
+		return 0;
+	}
+	return len ? sw_sge_copy_out_slow(pd, sge, n, off, dst, len) : 0;
 }
 
 #endif /* SW_COPY_H */

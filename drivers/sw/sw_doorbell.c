@@ -57,9 +57,11 @@ void sw_sq_doorbell(void *p)
 			return;
 		atomic_store(&qp->req.db_pending, false); /* ring full: send from here */
 	}
+	sw_sect_enter(); /* outside any context's poll turn: dereg_mr waits for it */
 	sw_qp_lock(qp);
 	sw_qp_send(qp);
 	sw_qp_unlock(qp);
+	sw_sect_exit();
 }
 
 void sw_rq_doorbell(void *p)

@@ -35,6 +35,9 @@ int sw_reg_mr(void *dev, const struct dpv_mr_desc *d);
 void sw_dereg_mr(void *dev, uint32_t key);
 /* The MR of an lkey/rkey (its full 32-bit value), or NULL. */
 const struct sw_mr *sw_mr_lookup(uint32_t key);
+/* Is [addr, addr + len) inside the MR of key, still registered (and of
+ * protection domain pd, unless pd is 0: SW_PD_CHECKED)? */
+bool sw_mr_covers(uint32_t pd, uint32_t key, uint64_t addr, uint32_t len);
 /* Is any registered MR in another process' memory, or mapped at another
  * address (shared mode)? Then every SGE is resolved through its MR. So is
  * every SGE once the engine serves other processes (sw_db_attach): their
@@ -58,8 +61,14 @@ int sw_tab_gsi_set(const struct dpv_port *port, struct sw_qp *old, struct sw_qp 
 /* sw_qp.c */
 void *sw_create_qp(const struct dpv_qp_cfg *cfg);
 void sw_destroy_qp(void *qp);
-/* Wait until no engine context is inside a receive (every rx_lock taken
- * once): after this, objects removed from the tables are unreachable. */
+/* Engine work on the calling thread outside every context's rx_lock (an
+ * inline doorbell, modify_qp, destroy_qp, a thread domain's progress) runs
+ * between these (nested calls count once). */
+void sw_sect_enter(void);
+void sw_sect_exit(void);
+/* Wait until no engine context is inside a poll turn (every rx_lock taken
+ * once) and no thread inside a section that began before: after this,
+ * objects removed from the tables (a QP, an MR's key) are unreachable. */
 void sw_quiesce(void);
 int sw_modify_qp(void *qp, const struct ibv_qp_attr *attr, int mask, enum ibv_qp_state cur, enum ibv_qp_state to);
 enum ibv_qp_state sw_query_qp_state(void *qp);
@@ -201,7 +210,8 @@ void sw_timer_td(struct sw_td *td, uint64_t now);
 /* sw_net.c */
 void sw_build_init(struct sw_qp *qp, struct dpv_pkt_build *b, uint8_t opcode, uint32_t psn);
 /* Build and send one packet; payload from SGEs at byte off, or from flat.
- * 0, -ENOBUFS (TX queue full: nothing sent, try later), other -errno (dropped). */
+ * 0, -ENOBUFS (TX queue full: nothing sent, try later), -EACCES (an SGE's
+ * MR was deregistered: nothing sent, the WQE fails), other -errno (dropped). */
 int sw_xmit(struct sw_qp *qp, struct dpv_pkt_build *b, uint32_t pd, const struct dpv_sge *sge, uint32_t nsge,
 	    uint32_t off, uint32_t len, const void *flat);
 /* A frame of b's headers and len bytes of data, sent from context qc (no QP). */
@@ -237,8 +247,8 @@ int sw_mem_atomic(int32_t pid, uint64_t *p, bool cmp_swap, uint64_t cmp, uint64_
 /* The slow paths of sw_sge_copy_in / sw_sge_copy_out (sw_copy.h). */
 int sw_sge_copy_in_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off, const void *src,
 			 uint32_t len);
-void sw_sge_copy_out_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off, void *dst,
-			  uint32_t len);
+int sw_sge_copy_out_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off, void *dst,
+			 uint32_t len);
 
 /* sw_fault.c */
 void sw_fault_init(void);

@@ -213,7 +213,7 @@ int sw_mem_atomic(int32_t pid, uint64_t *p, bool cmp_swap, uint64_t cmp, uint64_
  * MR (by key) must still be registered, cover them and, unless pd is
  * SW_PD_CHECKED, belong to protection domain pd. *pid gets the process
  * (0: this one) and the return value the address to copy at; NULL when the
- * SGE names nothing the engine may touch. */
+ * SGE names nothing the engine may touch (deregistered meanwhile). */
 static uint8_t *sge_resolve(uint32_t pd, uint32_t key, uint64_t addr, uint32_t len, int32_t *pid)
 {
 	const struct sw_mr *m = sw_mr_lookup(key);
@@ -231,17 +231,17 @@ int sw_sge_copy_in_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint
 {
 	const uint8_t *s = src;
 	int ret = 0;
-	bool remote = sw_any_remote_mr();
 	for (uint32_t i = 0; i < n && len; i++) {
 		if (off >= sge[i].length) {
 			off -= sge[i].length;
 			continue;
 		}
 		uint32_t chunk = RTE_MIN(sge[i].length - off, len);
-		uint64_t a = sge[i].addr + off;
 		int32_t pid = 0;
-		uint8_t *p = remote ? sge_resolve(pd, sge[i].lkey, a, chunk, &pid) : (uint8_t *)(uintptr_t)a;
-		if (p && sw_mem_write(pid, p, s, chunk) != 0)
+		uint8_t *p = sge_resolve(pd, sge[i].lkey, sge[i].addr + off, chunk, &pid);
+		if (!p)
+			return -EACCES; /* deregistered: not a byte more */
+		if (sw_mem_write(pid, p, s, chunk) != 0)
 			ret = -EFAULT;
 		s += chunk;
 		len -= chunk;
@@ -250,21 +250,23 @@ int sw_sge_copy_in_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint
 	return ret;
 }
 
-void sw_sge_copy_out_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off, void *dst,
-			  uint32_t len)
+int sw_sge_copy_out_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off, void *dst,
+			 uint32_t len)
 {
 	uint8_t *d = dst;
-	bool remote = sw_any_remote_mr();
 	for (uint32_t i = 0; i < n && len; i++) {
 		if (off >= sge[i].length) {
 			off -= sge[i].length;
 			continue;
 		}
 		uint32_t chunk = RTE_MIN(sge[i].length - off, len);
-		uint64_t a = sge[i].addr + off;
 		int32_t pid = 0;
-		const uint8_t *p = remote ? sge_resolve(pd, sge[i].lkey, a, chunk, &pid) : (const uint8_t *)(uintptr_t)a;
-		int r = !p ? -EFAULT : pid ? mem_read_ahead(pid, d, p, chunk, sge[i].length - off) : sw_mem_read(0, d, p, chunk);
+		const uint8_t *p = sge_resolve(pd, sge[i].lkey, sge[i].addr + off, chunk, &pid);
+		if (!p) {
+			memset(dst, 0, (size_t)(d - (uint8_t *)dst) + len);
+			return -EACCES; /* deregistered: the caller sends nothing */
+		}
+		int r = pid ? mem_read_ahead(pid, d, p, chunk, sge[i].length - off) : sw_mem_read(0, d, p, chunk);
 		if (r != 0)
 			memset(d, 0, chunk); /* gone: send zeroes rather than stale bytes */
 		d += chunk;
@@ -273,4 +275,5 @@ void sw_sge_copy_out_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, ui
 	}
 	if (len)
 		memset(d, 0, len); /* the SGEs changed under us: never old frame bytes */
+	return 0;
 }

@@ -93,10 +93,12 @@ int sw_xmit(struct sw_qp *qp, struct dpv_pkt_build *b, uint32_t pd, const struct
 	if (e)
 		return e;
 	if (len) {
-		if (flat)
+		if (flat) {
 			memcpy(f + poff, flat, len);
-		else
-			sw_sge_copy_out(pd, sge, nsge, off, f + poff, len);
+		} else if (sw_sge_copy_out(pd, sge, nsge, off, f + poff, len) != 0) {
+			rte_pktmbuf_free(m);
+			return -EACCES;
+		}
 	}
 	if (unlikely(qp->gsi_shared) && !sw_gsi_tx_ok(qp, b->dgid, f + poff, len)) {
 		rte_pktmbuf_free(m); /* dpverbsd refused it: lost on the way */

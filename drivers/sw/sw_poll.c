@@ -92,9 +92,11 @@ int sw_poll(struct dpv_qctx *qc, uint64_t now)
  * then (at most every SW_TIMER_US) its QPs' timers. */
 int sw_td_progress(struct sw_td *td)
 {
+	sw_sect_enter(); /* no context's lock: dereg_mr waits for the section */
 	int n = sw_td_rx(td);
 	uint64_t now = rte_get_tsc_cycles();
 	sw_mem_flush();
 	sw_timer_td(td, now);
+	sw_sect_exit();
 	return n;
 }

@@ -5,10 +5,15 @@
  * events), error handling. Doorbells: sw_doorbell.c.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <rte_atomic.h>
 #include <rte_cycles.h>
+#include <rte_pause.h>
 
+#include "sw_copy.h"
 #include "sw_loc.h"
 #include "sw_log.h"
 #include "sw_qp_lock.h"
@@ -99,8 +104,112 @@ void *sw_create_qp(const struct dpv_qp_cfg *cfg)
 	return qp;
 }
 
+/*
+ * Engine sections. Most engine work runs in a context's poll turn, under
+ * its rx_lock: sw_quiesce takes every rx_lock once. The rest runs on the
+ * calling thread without one: an application thread's doorbell that sends
+ * inline (it may resend WQEs a go-back rewound), its modify_qp or
+ * destroy_qp (both may send, and pump queued READ responses), a thread
+ * domain's owner processing its deferred packets and timers. Such a thread
+ * marks itself inside a section on a slot of its own (a sequence number,
+ * odd while inside, one cache line per thread, taken at its first section
+ * and given back when it exits), and sw_quiesce waits for every slot that
+ * is odd to move on. The cost on the path is a thread-local store and a
+ * full fence per doorbell, none per packet. More than SW_SECT_SLOTS threads
+ * at once: the others share one lock instead.
+ */
+#define SW_SECT_SLOTS 1024
+
+struct sw_sect {
+	_Alignas(RTE_CACHE_LINE_SIZE) _Atomic uint32_t seq; /* odd: its thread is inside a section */
+	_Atomic bool used;
+};
+
+static struct sw_sect g_sect[SW_SECT_SLOTS];
+static _Atomic uint32_t g_sect_hi; /* slots ever taken: the scan's end */
+static rte_spinlock_t g_sect_lock = RTE_SPINLOCK_INITIALIZER; /* threads without a slot */
+static pthread_key_t g_sect_key;
+static pthread_once_t g_sect_once = PTHREAD_ONCE_INIT;
+/* the calling thread's: its slot, how deep it is in sections, whether no
+ * slot was free (the lock instead). initial-exec, as dpv_stat_tslot: a
+ * doorbell pays a few cycles for it, not a __tls_get_addr call. */
+static __thread struct {
+	struct sw_sect *slot;
+	unsigned int depth;
+	bool none;
+} t_sect __attribute__((tls_model("initial-exec")));
+
+static void sect_release(void *p)
+{
+	struct sw_sect *s = p;
+	atomic_store_explicit(&s->used, false, memory_order_release);
+}
+
+static void sect_key_make(void)
+{
+	if (pthread_key_create(&g_sect_key, sect_release) != 0)
+		abort();
+}
+
+static struct sw_sect *sect_slot(void)
+{
+	pthread_once(&g_sect_once, sect_key_make);
+	for (uint32_t i = 0; i < SW_SECT_SLOTS; i++) {
+		bool f = false;
+		if (atomic_load_explicit(&g_sect[i].used, memory_order_relaxed) ||
+		    !atomic_compare_exchange_strong(&g_sect[i].used, &f, true))
+			continue;
+		uint32_t hi = atomic_load(&g_sect_hi);
+		while (hi < i + 1 && !atomic_compare_exchange_weak(&g_sect_hi, &hi, i + 1))
+			;
+		if (pthread_setspecific(g_sect_key, &g_sect[i]) != 0) {
+			atomic_store(&g_sect[i].used, false);
+			return NULL;
+		}
+		return &g_sect[i];
+	}
+	return NULL;
+}
+
+void sw_sect_enter(void)
+{
+	if (t_sect.depth++)
+		return; /* nested: the outer section covers it */
+	struct sw_sect *s = t_sect.slot;
+	if (unlikely(!s)) {
+		if (!t_sect.none) {
+			s = t_sect.slot = sect_slot();
+			t_sect.none = !s;
+		}
+		if (!s) {
+			rte_spinlock_lock(&g_sect_lock);
+			return;
+		}
+	}
+	uint32_t v = atomic_load_explicit(&s->seq, memory_order_relaxed);
+	atomic_store_explicit(&s->seq, v + 1, memory_order_relaxed);
+	/* the mark before any key is looked up; pairs with the fence in
+	 * sw_quiesce after the key was cleared */
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+void sw_sect_exit(void)
+{
+	if (--t_sect.depth)
+		return;
+	sw_mem_flush(); /* no write into another process left in this thread's batch */
+	struct sw_sect *s = t_sect.slot;
+	if (unlikely(!s)) {
+		rte_spinlock_unlock(&g_sect_lock);
+		return;
+	}
+	uint32_t v = atomic_load_explicit(&s->seq, memory_order_relaxed);
+	atomic_store_explicit(&s->seq, v + 1, memory_order_release);
+}
+
 void sw_quiesce(void)
 {
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST); /* what was unpublished is seen as such from now */
 	struct dpv_runtime *rt = dpv_runtime_peek();
 	for (unsigned int i = 0; rt && i < rt->n_ports; i++) {
 		struct dpv_port *port = &rt->ports[i];
@@ -108,6 +217,21 @@ void sw_quiesce(void)
 			rte_spinlock_lock(&port->qctx[q].rx_lock);
 			rte_spinlock_unlock(&port->qctx[q].rx_lock);
 		}
+	}
+	uint32_t hi = atomic_load_explicit(&g_sect_hi, memory_order_acquire);
+	for (uint32_t i = 0; i < hi; i++) {
+		struct sw_sect *s = &g_sect[i];
+		if (s == t_sect.slot && t_sect.depth)
+			continue; /* called from inside a section (its own work is done) */
+		uint32_t v = atomic_load_explicit(&s->seq, memory_order_acquire);
+		if (!(v & 1))
+			continue;
+		while (atomic_load_explicit(&s->seq, memory_order_acquire) == v)
+			rte_pause();
+	}
+	if (!(t_sect.none && t_sect.depth)) {
+		rte_spinlock_lock(&g_sect_lock);
+		rte_spinlock_unlock(&g_sect_lock);
 	}
 }
 
@@ -121,10 +245,12 @@ void sw_destroy_qp(void *p)
 	if (qp->gsi)
 		sw_tab_gsi_set(qp->port, qp, NULL);
 	sw_timer_del(qp);
+	sw_sect_enter(); /* the ACK may push queued READ responses */
 	sw_qp_lock(qp);
 	sw_resp_flush_ack(qp); /* as sw_qp_to_error */
 	sw_qp_set_state(qp, IBV_QPS_RESET);
 	sw_qp_unlock(qp);
+	sw_sect_exit();
 	sw_quiesce();
 }
 
@@ -198,9 +324,11 @@ static bool transition(struct sw_qp *qp, int mask, enum ibv_qp_state cur, enum i
 int sw_modify_qp(void *p, const struct ibv_qp_attr *attr, int mask, enum ibv_qp_state cur, enum ibv_qp_state to)
 {
 	struct sw_qp *qp = p;
+	sw_sect_enter(); /* it may send, and push queued READ responses */
 	sw_qp_lock(qp);
 	if (sw_qp_state(qp) != cur) {
 		sw_qp_unlock(qp); /* the engine moved the QP meanwhile (ERR, SQE) */
+		sw_sect_exit();
 		return -EINVAL;
 	}
 	qp->attr = *attr;
@@ -210,6 +338,7 @@ int sw_modify_qp(void *p, const struct ibv_qp_attr *attr, int mask, enum ibv_qp_
 	else if (to == IBV_QPS_ERR)
 		sw_qp_to_error(qp);
 	sw_qp_unlock(qp);
+	sw_sect_exit();
 	if (to == IBV_QPS_ERR && (qp->srq || qp->type == IBV_QPT_XRC_RECV) && cur != IBV_QPS_ERR &&
 	    cur != IBV_QPS_RESET)
 		sw_qp_event(qp, IBV_EVENT_QP_LAST_WQE_REACHED); /* IBA 11.6.3 */
@@ -229,6 +358,17 @@ void sw_qp_to_error(struct sw_qp *qp)
 {
 	sw_resp_flush_ack(qp);
 	sw_qp_set_state(qp, IBV_QPS_ERR);
+	if (qp->resp.have_rwqe) {
+		/* the receive WQE of a message in progress is flushed too (as
+		 * rxe completes its resp.wqe), not lost */
+		struct sw_cq *cq = qp->type == IBV_QPT_XRC_RECV ? (qp->resp.xsrq ? qp->resp.xsrq->cq : NULL) : qp->rcq;
+		struct dpv_cqe e = {.wr_id = qp->resp.rwqe.wr_id, .status = IBV_WC_WR_FLUSH_ERR, .opcode = IBV_WC_RECV,
+				    .qp_num = qp->qpn};
+		qp->resp.have_rwqe = false;
+		qp->resp.in_msg = 0;
+		if (cq)
+			sw_cq_push(cq, &e);
+	}
 	if (qp->type == IBV_QPT_UD)
 		sw_ud_send(qp);
 	else if (qp->sq)

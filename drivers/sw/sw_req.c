@@ -166,9 +166,15 @@ static bool atomic_send(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe 
 	return true;
 }
 
-/* Send the next packets of a SEND/WRITE WQE. Returns true when it is fully
- * sent. Must hold the QP lock. */
-static bool msg_send_ra(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w)
+/* What sending a WQE's next packets came to. */
+enum { WQE_MORE = 0, WQE_SENT = 1, WQE_FAILED = -1 };
+
+/* Send the next packets of a SEND/WRITE WQE: WQE_SENT when it is fully
+ * sent, WQE_MORE when the window or the TX queue stops it, WQE_FAILED when
+ * its memory was deregistered meanwhile (a retransmission, or a later
+ * packet: every packet resolves its SGEs through their MR again, sw_copy.h)
+ * and the WQE must fail with IBV_WC_LOC_PROT_ERR. Must hold the QP lock. */
+static int msg_send_ra(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w)
 {
 	uint32_t mtu = sw_qp_mtu(qp);
 	bool uc = qp->type == IBV_QPT_UC;
@@ -178,7 +184,7 @@ static bool msg_send_ra(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe 
 	uint32_t nsge = sw_wqe_payload(qp, w, &sge, &inl, &inl_len);
 	for (;;) {
 		if (!uc && window_full(qp))
-			return false;
+			return WQE_MORE;
 		struct dpv_pkt_build b;
 		bool first = s->next_off == 0;
 		uint32_t len = RTE_MIN(w->length - s->next_off, mtu);
@@ -206,32 +212,35 @@ static bool msg_send_ra(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe 
 			len = s->next_off < inl_len ? RTE_MIN(len, inl_len - s->next_off) : 0;
 			flat = inl + s->next_off;
 		}
-		if (tx_stall(qp, sw_xmit(qp, &b, qp->pd, sge, nsge, s->next_off, len, flat)))
-			return false;
+		int r = sw_xmit(qp, &b, qp->pd, sge, nsge, s->next_off, len, flat);
+		if (r == -EACCES)
+			return WQE_FAILED;
+		if (tx_stall(qp, r))
+			return WQE_MORE;
 		s->next_off += len;
 		s->next_psn = dpv_psn_add(s->next_psn, 1);
 		qp->req.psn = s->next_psn;
 		if (last)
-			return true;
+			return WQE_SENT;
 	}
 }
 
 /* One WQE's packets read its memory once per SW_RA_CAP bytes when that is
  * another process' (sw_mem.c read-ahead, for this call only). */
-static bool msg_send(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w)
+static int msg_send(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w)
 {
 	sw_mem_ra_begin();
-	bool r = msg_send_ra(qp, s, w);
+	int r = msg_send_ra(qp, s, w);
 	sw_mem_ra_end();
 	return r;
 }
 
-static bool wqe_send(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w)
+static int wqe_send(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w)
 {
 	if (w->opcode == IBV_WR_RDMA_READ)
-		return read_send(qp, s, w);
+		return read_send(qp, s, w) ? WQE_SENT : WQE_MORE;
 	if (is_atomic(w->opcode))
-		return atomic_send(qp, s, w);
+		return atomic_send(qp, s, w) ? WQE_SENT : WQE_MORE;
 	return msg_send(qp, s, w);
 }
 
@@ -320,13 +329,19 @@ void sw_req_run(struct sw_qp *qp)
 				qp->req.rd_outstanding++;
 			}
 		}
-		bool done = wqe_send(qp, s, w);
+		int done = wqe_send(qp, s, w);
+		if (done == WQE_FAILED) {
+			/* its MR was deregistered (IBA 10.6.3: a local protection
+			 * error, as an RNIC whose key was invalidated) */
+			sw_comp_error(qp, qp->req.sq_cur, IBV_WC_LOC_PROT_ERR);
+			return;
+		}
 		/* the retransmission timer runs whenever requests are out */
 		if (!uc && !qp->comp.timer_deadline)
 			sw_timer_restart(qp);
 		if (!uc && !qp->comp.probe_deadline)
 			sw_timer_probe_restart(qp, true);
-		if (!done)
+		if (done == WQE_MORE)
 			break;
 		qp->req.sq_cur++;
 		if (uc) {

@@ -396,13 +396,15 @@ static enum resp_state duplicate(struct sw_qp *qp, struct resp_ctx *x)
 				return RESPST_DONE;
 			}
 			/* replay: responses for the (possibly shortened) range asked,
-			 * with the rkey checked again */
+			 * with the rkey checked again: its MR deregistered since is a
+			 * remote access error (as rxe_recheck_mr) */
 			const struct sw_mr *mr;
 			const uint8_t *src = pi->reth_len ? rkey_check(qp, pi->reth_rkey, pi->reth_va,
 								       pi->reth_len, IBV_ACCESS_REMOTE_READ, &mr)
 							  : (const uint8_t *)"";
-			if (src)
-				sw_resp_read(qp, src, pi->reth_rkey, pi->reth_len, pi->psn, res->first_psn);
+			if (!src)
+				return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR);
+			sw_resp_read(qp, src, pi->reth_rkey, pi->reth_len, pi->psn, res->first_psn);
 			return RESPST_DONE;
 		}
 		SW_DBG_QP(qp, "duplicate %s psn %#x: no saved resource (epsn %#x)", atomic ? "atomic" : "READ",

@@ -36,7 +36,9 @@ static int xmit_ack(struct sw_qp *qp, uint8_t syndrome, uint32_t psn, uint32_t m
 
 /* One packet of a queued READ response (IBA 9.7.5.1.4: FIRST and ONLY carry
  * an AETH, every packet but the last is one MTU). 1 when the READ is out,
- * 0 when more packets remain, -ENOBUFS when the TX queue is full. */
+ * 0 when more packets remain, -ENOBUFS when the TX queue is full, -EACCES
+ * when the MR of the rkey was deregistered since the READ was checked
+ * (each packet resolves it again, sw_copy.h). */
 static int xmit_read(struct sw_qp *qp, struct sw_resp_ent *e)
 {
 	uint32_t mtu = sw_qp_mtu(qp);
@@ -52,7 +54,7 @@ static int xmit_read(struct sw_qp *qp, struct sw_resp_ent *e)
 	/* the data is a one-element SGE in the MR of the rkey (lkey == rkey) */
 	struct dpv_sge s = {.addr = (uintptr_t)e->src, .length = e->len, .lkey = e->rkey};
 	int r = sw_xmit(qp, &b, SW_PD_CHECKED, chunk ? &s : NULL, chunk ? 1 : 0, e->sent, chunk, NULL);
-	if (r == -ENOBUFS)
+	if (r == -ENOBUFS || r == -EACCES)
 		return r;
 	e->sent += chunk; /* sent, or lost like on a wire: the requester asks again */
 	return e->sent >= e->len;
@@ -68,9 +70,24 @@ static int xmit_atomic(struct sw_qp *qp, const struct sw_resp_ent *e)
 	return sw_xmit(qp, &b, SW_PD_CHECKED, NULL, 0, 0, 0, NULL);
 }
 
+/* The memory a READ was being answered from was deregistered: as rxe
+ * (RESPST_ERR_RKEY_VIOLATION, IBA 9.7.5.2.4 class C), the responder NAKs
+ * the READ with a remote access error instead of its remaining responses,
+ * drops what was queued behind it (the requester fails at the NAK) and
+ * the QP goes to ERR once the NAK is out of the queue. */
+static void read_gone(struct sw_qp *qp, struct sw_resp_ent *e)
+{
+	struct sw_resp *r = &qp->resp;
+	*e = (struct sw_resp_ent){.kind = RESP_ACK, .syndrome = DPV_AETH_NAK_REM_ACC, .psn = e->psn, .msn = e->msn};
+	r->q_tail = r->q_head + 1;
+	r->ack_pending = false;
+	sw_cnt(qp, DPV_CNT_NAK_SENT);
+}
+
 bool sw_resp_pump(struct sw_qp *qp, unsigned int budget)
 {
 	struct sw_resp *r = &qp->resp;
+	bool fatal = false;
 	r->stalled = false;
 	sw_mem_ra_begin(); /* a READ's responses read its memory in large pieces */
 	while (budget && r->q_head != r->q_tail) {
@@ -80,6 +97,11 @@ bool sw_resp_pump(struct sw_qp *qp, unsigned int budget)
 			done = xmit_read(qp, e);
 		else
 			done = e->kind == RESP_ATOMIC ? xmit_atomic(qp, e) : xmit_ack(qp, e->syndrome, e->psn, e->msn);
+		if (done == -EACCES) {
+			read_gone(qp, e); /* sent next, in its place */
+			fatal = true;
+			continue;
+		}
 		if (done == -ENOBUFS) {
 			r->stalled = true; /* the context's next turn pumps again */
 			sw_qp_kick(qp);
@@ -90,6 +112,8 @@ bool sw_resp_pump(struct sw_qp *qp, unsigned int budget)
 			r->q_head++;
 	}
 	sw_mem_ra_end();
+	if (fatal && sw_qp_state(qp) != IBV_QPS_ERR)
+		sw_qp_to_error(qp); /* a NAK a full TX queue holds goes out later */
 	return sw_resp_pending(qp);
 }
 

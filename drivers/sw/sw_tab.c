@@ -189,10 +189,14 @@ void sw_dereg_mr(void *dev, uint32_t key)
 	rte_spinlock_unlock(&g_tab.lock);
 	/* as an RNIC's deregistration command: once this returns no engine
 	 * thread (the assist thread, an lcore, another application thread in
-	 * its poll turn) is still inside an access that resolved the key, nor
-	 * has a write to it waiting in its batch (sw_mem.c flushes before a
-	 * poll turn ends), so the application may free the memory at once.
-	 * Without it a receive being copied by the assist thread while the
+	 * its poll turn, its doorbell or its thread domain's progress) is
+	 * still inside an access that resolved the key, nor has a write to it
+	 * waiting in its batch (sw_mem.c flushes before a poll turn or a
+	 * section ends), so the application may free the memory at once.
+	 * Every later access resolves the key again and fails (sw_copy.h): a
+	 * retransmission, the next packet of a message or of a READ response
+	 * completes its WQE in error instead of touching the memory. Without
+	 * the wait a receive being copied by the assist thread while the
 	 * application deregistered and unmapped its buffer wrote into unmapped
 	 * memory (UCX's ud_verbs teardown: SIGSEGV in sw_ud_rx). */
 	if (live)
@@ -206,6 +210,15 @@ const struct sw_mr *sw_mr_lookup(uint32_t key)
 		return NULL;
 	const struct sw_mr *m = &g_tab.mr[i];
 	return atomic_load_explicit(&m->key, memory_order_acquire) == key ? m : NULL;
+}
+
+bool sw_mr_covers(uint32_t pd, uint32_t key, uint64_t addr, uint32_t len)
+{
+	const struct sw_mr *m = sw_mr_lookup(key);
+	if (!m || (pd != 0 && m->pd != pd))
+		return false;
+	uint64_t start = (uint64_t)(uintptr_t)m->addr;
+	return addr >= start && addr + len <= start + m->length && addr + len >= addr;
 }
 
 /* ---- address handles ---- */

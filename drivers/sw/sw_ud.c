@@ -66,6 +66,8 @@ static int send_one(struct sw_qp *qp, struct dpv_send_wqe *w)
 	int r = sw_xmit(qp, &b, qp->pd, sge, nsge, 0, len, inl);
 	if (r == -ENOBUFS)
 		return r;
+	if (r == -EACCES)
+		return IBV_WC_LOC_PROT_ERR; /* its MR was deregistered since the check */
 	qp->ud_psn = dpv_psn_add(qp->ud_psn, 1);
 	sw_ctr(qp, &qp->tx_pkts);
 	return IBV_WC_SUCCESS; /* sent, or lost on the way like on a wire */

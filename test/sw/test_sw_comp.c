@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -297,6 +298,62 @@ static void read_and_atomic(void)
 	sw_h_qp_destroy(&h);
 }
 
+/* ibv_dereg_mr while WQEs still use the MR: a WQE resent after a NAK, or a
+ * READ whose later responses arrive, resolves its lkey again and fails
+ * with IBV_WC_LOC_PROT_ERR (as an RNIC whose key was invalidated) instead
+ * of reading or writing the memory; the QP goes to ERR. */
+static void mr_gone(void)
+{
+	struct sw_h_qp h;
+	struct ibv_wc wc[4];
+	static uint8_t data[2500];
+	uint8_t *m = aligned_alloc(4096, 8192);
+
+	if (!m || new_qp(&h, 7, 7))
+		return;
+	memset(m, 0x42, 8192);
+	struct ibv_mr *mr = ibv_reg_mr(h.pd, m, 8192, IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_sge sge = { .addr = (uintptr_t)m, .length = 3000, .lkey = mr ? mr->lkey : 0 };
+	struct ibv_send_wr wr = { .wr_id = 60, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	CHECK(mr && ibv_post_send(h.qp, &wr, &bad) == 0, "post SEND of 3 packets");
+	CHECK(count(DPV_OPC_SEND_LAST, SQ_PSN + 2) == 1, "sent");
+	CHECK(ibv_dereg_mr(mr) == 0, "dereg with the SEND outstanding");
+	sw_h_clear();
+	respond(&h, DPV_OPC_ACK, SQ_PSN + 1, DPV_AETH_NAK_PSN_SEQ, 0, NULL, 0);
+	CHECK(sw_h_nsent() == 0, "nothing resent (sent %u)", sw_h_nsent());
+	CHECK(poll_n(&h, wc, 4) == 1 && wc[0].wr_id == 60 && wc[0].status == IBV_WC_LOC_PROT_ERR,
+	      "the SEND completes LOC_PROT_ERR");
+	CHECK(sw_h_qp_state(&h) == IBV_QPS_ERR, "QP in ERR");
+	sw_h_qp_destroy(&h);
+
+	if (new_qp(&h, 7, 7))
+		return;
+	memset(m, 0, 8192);
+	memset(data, 0x3d, sizeof(data));
+	mr = ibv_reg_mr(h.pd, m, 8192, IBV_ACCESS_LOCAL_WRITE);
+	sge = (struct ibv_sge){ .addr = (uintptr_t)m, .length = sizeof(data), .lkey = mr ? mr->lkey : 0 };
+	wr = (struct ibv_send_wr){ .wr_id = 61, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+				   .send_flags = IBV_SEND_SIGNALED };
+	wr.wr.rdma.remote_addr = 0x10000;
+	wr.wr.rdma.rkey = 0x77;
+	CHECK(mr && ibv_post_send(h.qp, &wr, &bad) == 0, "post READ");
+	respond(&h, DPV_OPC_READ_RESP_FIRST, SQ_PSN, DPV_AETH_CREDIT_INVALID, 0, data, 1024);
+	CHECK(m[0] == 0x3d && m[1023] == 0x3d, "FIRST placed");
+	CHECK(ibv_dereg_mr(mr) == 0, "dereg with the READ outstanding");
+	memset(m, 0, 8192);
+	respond(&h, DPV_OPC_READ_RESP_MIDDLE, SQ_PSN + 1, 0, 0, data + 1024, 1024);
+	CHECK(poll_n(&h, wc, 4) == 1 && wc[0].wr_id == 61 && wc[0].status == IBV_WC_LOC_PROT_ERR,
+	      "the READ completes LOC_PROT_ERR");
+	bool zero = true;
+	for (unsigned int i = 0; i < 8192; i++)
+		zero = zero && m[i] == 0;
+	CHECK(zero, "nothing written after the dereg");
+	CHECK(sw_h_qp_state(&h) == IBV_QPS_ERR, "QP in ERR");
+	sw_h_qp_destroy(&h);
+	free(m);
+}
+
 /* IBA 9.7.5.1.5 (implied NAK): an ACK for a PSN after an outstanding READ
  * means its responses were lost: the READ is asked for again, not
  * completed. */
@@ -393,5 +450,6 @@ int main(int argc, char **argv)
 	implied_nak();
 	retry_exhausted();
 	window_and_fence();
+	mr_gone();
 	return dpvt_finish();
 }

@@ -9,7 +9,9 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dpvt_check.h"
 #include "sw_harness.h"
@@ -493,6 +495,139 @@ static void resources(void)
 	sw_h_qp_destroy(&h);
 }
 
+/* ibv_dereg_mr while a message or a READ still uses the MR (the memory is
+ * the application's again as soon as it returns): every packet resolves
+ * the key again, so the next packet fails instead of touching the memory,
+ * as rxe rechecks the MR of each READ response (rxe_recheck_mr). A SEND:
+ * NAK remote operational error, the receive completes LOC_PROT_ERR; a
+ * WRITE, a READ being answered or a READ replayed: NAK remote access
+ * error. The QP goes to ERR. */
+static struct ibv_mr *second_mr(struct sw_h_qp *h, uint8_t **m, size_t len)
+{
+	*m = aligned_alloc(4096, len);
+	if (!*m)
+		return NULL;
+	memset(*m, 0, len);
+	return ibv_reg_mr(h->pd, *m, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+}
+
+static bool all_zero(const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static void mr_gone(void)
+{
+	struct sw_h_qp h;
+	struct ibv_wc wc;
+	static uint8_t pay[1024];
+	uint8_t *m;
+	struct ibv_mr *mr;
+	const struct dpv_pkt_info *n;
+
+	memset(pay, 0x5c, sizeof(pay));
+	/* a SEND whose receive buffer is deregistered after its FIRST packet */
+	if (new_qp(&h, 4, 12))
+		return;
+	mr = second_mr(&h, &m, 8192);
+	struct ibv_sge sge = { .addr = (uintptr_t)m, .length = 8192, .lkey = mr ? mr->lkey : 0 };
+	struct ibv_recv_wr rw = { .wr_id = 31, .sg_list = &sge, .num_sge = 1 }, *bad;
+	CHECK(mr && ibv_post_recv(h.qp, &rw, &bad) == 0, "post_recv into a second MR");
+	sw_h_req(&b, &h, DPV_OPC_SEND_FIRST, RQ_PSN);
+	CHECK(sw_h_rx(&b, pay, sizeof(pay)) == 0, "rx SEND FIRST");
+	CHECK(m[0] == 0x5c, "FIRST placed");
+	CHECK(ibv_dereg_mr(mr) == 0, "dereg the receive buffer's MR");
+	memset(m, 0, 8192);
+	sw_h_clear();
+	sw_h_req(&b, &h, DPV_OPC_SEND_LAST, RQ_PSN + 1);
+	b.ackreq = true;
+	CHECK(sw_h_rx(&b, pay, 512) == 0, "rx SEND LAST");
+	sw_h_poll();
+	n = one_sent("SEND LAST into a deregistered MR");
+	CHECK(n && n->aeth_syndrome == DPV_AETH_NAK_REM_OP && n->psn == RQ_PSN + 1, "NAK remote operational error");
+	CHECK(sw_h_poll_cq(&h, &wc) == 1 && wc.wr_id == 31 && wc.status == IBV_WC_LOC_PROT_ERR,
+	      "the receive completes LOC_PROT_ERR");
+	CHECK(all_zero(m, 8192), "nothing written after the dereg");
+	CHECK(sw_h_qp_state(&h) == IBV_QPS_ERR, "QP in ERR");
+	sw_h_qp_destroy(&h);
+	free(m);
+
+	/* a WRITE whose target is deregistered after its FIRST packet */
+	if (new_qp(&h, 4, 12))
+		return;
+	mr = second_mr(&h, &m, 8192);
+	for (int i = 0; i < 2 && mr; i++) {
+		sw_h_req(&b, &h, i ? DPV_OPC_WRITE_LAST : DPV_OPC_WRITE_FIRST, RQ_PSN + (uint32_t)i);
+		b.reth_va = (uintptr_t)m;
+		b.reth_rkey = mr->rkey;
+		b.reth_len = 2048;
+		b.ackreq = i == 1;
+		if (i == 1) {
+			CHECK(m[0] == 0x5c, "FIRST placed");
+			CHECK(ibv_dereg_mr(mr) == 0, "dereg the WRITE's MR");
+			memset(m, 0, 8192);
+			sw_h_clear();
+		}
+		CHECK(sw_h_rx(&b, pay, 1024) == 0, "rx WRITE %d", i);
+	}
+	sw_h_poll();
+	n = one_sent("WRITE LAST into a deregistered MR");
+	CHECK(n && n->aeth_syndrome == DPV_AETH_NAK_REM_ACC && n->psn == RQ_PSN + 1, "NAK remote access error");
+	CHECK(all_zero(m, 8192), "nothing written after the dereg");
+	CHECK(sw_h_qp_state(&h) == IBV_QPS_ERR, "QP in ERR");
+	sw_h_qp_destroy(&h);
+	free(m);
+
+	/* a READ of 100 KiB: SW_RESP_BURST (64) responses go at once, the
+	 * rest one burst per timer scan; the MR goes in between */
+	if (new_qp(&h, 4, 12))
+		return;
+	mr = second_mr(&h, &m, 128 * 1024);
+	memset(m, 0x77, 128 * 1024);
+	sw_h_req(&b, &h, DPV_OPC_READ_REQUEST, RQ_PSN);
+	b.reth_va = (uintptr_t)m;
+	b.reth_rkey = mr ? mr->rkey : 0;
+	b.reth_len = 100 * 1024;
+	CHECK(sw_h_rx(&b, NULL, 0) == 0, "rx READ of 100 KiB");
+	CHECK(sw_h_nsent() == 64, "the first 64 responses (got %u)", sw_h_nsent());
+	CHECK(ibv_dereg_mr(mr) == 0, "dereg the READ's MR");
+	sw_h_clear();
+	for (int i = 0; i < 1000 && sw_h_nsent() == 0; i++) {
+		usleep(20);
+		sw_h_poll();
+	}
+	n = one_sent("the rest of the READ");
+	CHECK(n && n->opcode == DPV_OPC_ACK && n->aeth_syndrome == DPV_AETH_NAK_REM_ACC && n->psn == RQ_PSN,
+	      "NAK remote access error for the READ instead of its responses (opcode 0x%02x)", n ? n->opcode : 0);
+	CHECK(sw_h_qp_state(&h) == IBV_QPS_ERR, "QP in ERR");
+	sw_h_qp_destroy(&h);
+	free(m);
+
+	/* a READ answered, its MR deregistered, the READ asked again */
+	if (new_qp(&h, 4, 12))
+		return;
+	mr = second_mr(&h, &m, 8192);
+	sw_h_req(&b, &h, DPV_OPC_READ_REQUEST, RQ_PSN);
+	b.reth_va = (uintptr_t)m;
+	b.reth_rkey = mr ? mr->rkey : 0;
+	b.reth_len = 2048;
+	CHECK(sw_h_rx(&b, NULL, 0) == 0, "rx READ");
+	CHECK(sw_h_nsent() == 2, "two responses");
+	CHECK(ibv_dereg_mr(mr) == 0, "dereg the READ's MR");
+	sw_h_clear();
+	CHECK(sw_h_rx(&b, NULL, 0) == 0, "rx the READ again");
+	sw_h_poll();
+	n = one_sent("replay from a deregistered MR");
+	CHECK(n && n->opcode == DPV_OPC_ACK && n->aeth_syndrome == DPV_AETH_NAK_REM_ACC && n->psn == RQ_PSN,
+	      "NAK remote access error instead of a replay");
+	CHECK(sw_h_qp_state(&h) == IBV_QPS_ERR, "QP in ERR");
+	sw_h_qp_destroy(&h);
+	free(m);
+}
+
 /* A full TX queue (-ENOBUFS) holds the response, it is not lost: the next
  * poll sends it. */
 static void tx_full(void)
@@ -619,6 +754,7 @@ int main(int argc, char **argv)
 	atomics();
 	resources();
 	tx_full();
+	mr_gone();
 	ack_before_error();
 	ack_before_wakeup();
 	return dpvt_finish();
