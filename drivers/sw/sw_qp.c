@@ -367,7 +367,7 @@ void sw_qp_to_error(struct sw_qp *qp)
 		qp->resp.have_rwqe = false;
 		qp->resp.in_msg = 0;
 		if (cq)
-			sw_cq_push(cq, &e);
+			sw_cq_push(qp, cq, &e); /* in ERR: a CQ in error just takes nothing */
 	}
 	if (qp->type == IBV_QPT_UD)
 		sw_ud_send(qp);
