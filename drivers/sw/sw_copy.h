@@ -53,7 +53,7 @@ static inline int sw_sge_copy_in(uint32_t pd, const struct dpv_sge *sge, uint32_
 				 const void *src, uint32_t len)
 {
 	if (likely(len && n == 1 && off + len <= sge[0].length && !sw_any_remote_mr())) {
-		if (unlikely(!sw_mr_covers(pd, sge[0].lkey, sge[0].addr + off, len)))
+		if (unlikely(!sw_mr_range(pd, sge[0].lkey, sge[0].addr + off, len)))
 			return -EACCES;
 		return sw_copy_safe((uint8_t *)(uintptr_t)sge[0].addr + off, src, len);
 	}
@@ -65,7 +65,7 @@ static inline int sw_sge_copy_out(uint32_t pd, const struct dpv_sge *sge, uint32
 				  void *dst, uint32_t len)
 {
 	if (likely(len && n == 1 && off + len <= sge[0].length && !sw_any_remote_mr())) {
-		if (unlikely(!sw_mr_covers(pd, sge[0].lkey, sge[0].addr + off, len))) {
+		if (unlikely(!sw_mr_range(pd, sge[0].lkey, sge[0].addr + off, len))) {
 			memset(dst, 0, len);
 			return -EACCES;
 		}

@@ -35,9 +35,10 @@ int sw_reg_mr(void *dev, const struct dpv_mr_desc *d);
 void sw_dereg_mr(void *dev, uint32_t key);
 /* The MR of an lkey/rkey (its full 32-bit value), or NULL. */
 const struct sw_mr *sw_mr_lookup(uint32_t key);
-/* Is [addr, addr + len) inside the MR of key, still registered (and of
- * protection domain pd, unless pd is 0: SW_PD_CHECKED)? */
-bool sw_mr_covers(uint32_t pd, uint32_t key, uint64_t addr, uint32_t len);
+/* The MR of key if it is still registered, covers [addr, addr + len) and
+ * belongs to protection domain pd (unless pd is 0: SW_PD_CHECKED); NULL
+ * otherwise. */
+const struct sw_mr *sw_mr_range(uint32_t pd, uint32_t key, uint64_t addr, uint32_t len);
 /* Is any registered MR in another process' memory, or mapped at another
  * address (shared mode)? Then every SGE is resolved through its MR. So is
  * every SGE once the engine serves other processes (sw_db_attach): their

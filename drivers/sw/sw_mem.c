@@ -216,11 +216,8 @@ int sw_mem_atomic(int32_t pid, uint64_t *p, bool cmp_swap, uint64_t cmp, uint64_
  * SGE names nothing the engine may touch (deregistered meanwhile). */
 static uint8_t *sge_resolve(uint32_t pd, uint32_t key, uint64_t addr, uint32_t len, int32_t *pid)
 {
-	const struct sw_mr *m = sw_mr_lookup(key);
-	if (!m || (pd != SW_PD_CHECKED && m->pd != pd))
-		return NULL;
-	uint64_t start = (uint64_t)(uintptr_t)m->addr;
-	if (addr < start || addr + len > start + m->length || addr + len < addr)
+	const struct sw_mr *m = sw_mr_range(pd, key, addr, len);
+	if (!m)
 		return NULL;
 	*pid = m->pid;
 	return (uint8_t *)(uintptr_t)(addr + (uint64_t)m->delta);

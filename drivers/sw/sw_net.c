@@ -137,12 +137,8 @@ int sw_sge_check(uint32_t pd, const struct dpv_sge *sge, uint32_t n, int access)
 	for (uint32_t i = 0; i < n; i++) {
 		if (!sge[i].length)
 			continue;
-		const struct sw_mr *mr = sw_mr_lookup(sge[i].lkey);
+		const struct sw_mr *mr = sw_mr_range(pd, sge[i].lkey, sge[i].addr, sge[i].length);
 		if (!mr || mr->pd != pd || (mr->access & access) != access)
-			return IBV_WC_LOC_PROT_ERR;
-		uint64_t start = (uint64_t)(uintptr_t)mr->addr;
-		if (sge[i].addr < start || sge[i].addr + sge[i].length > start + mr->length ||
-		    sge[i].addr + sge[i].length < sge[i].addr)
 			return IBV_WC_LOC_PROT_ERR;
 	}
 	return IBV_WC_SUCCESS;

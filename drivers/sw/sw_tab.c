@@ -212,13 +212,13 @@ const struct sw_mr *sw_mr_lookup(uint32_t key)
 	return atomic_load_explicit(&m->key, memory_order_acquire) == key ? m : NULL;
 }
 
-bool sw_mr_covers(uint32_t pd, uint32_t key, uint64_t addr, uint32_t len)
+const struct sw_mr *sw_mr_range(uint32_t pd, uint32_t key, uint64_t addr, uint32_t len)
 {
 	const struct sw_mr *m = sw_mr_lookup(key);
 	if (!m || (pd != 0 && m->pd != pd))
-		return false;
+		return NULL;
 	uint64_t start = (uint64_t)(uintptr_t)m->addr;
-	return addr >= start && addr + len <= start + m->length && addr + len >= addr;
+	return addr >= start && addr + len <= start + m->length && addr + len >= addr ? m : NULL;
 }
 
 /* ---- address handles ---- */
