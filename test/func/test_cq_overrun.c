@@ -50,56 +50,6 @@ static struct dpvt_ep A, B;
 
 /* ---- the counter, from the stats snapshot ---- */
 
-/* Sum over the ports of transport counter name, from a snapshot written
- * after this call began (3 s at most); UINT64_MAX if there is none. */
-static uint64_t stat_cnt(const char *name)
-{
-	char path[64];
-	const char *d = getenv("DPV_DAEMON_PID");
-	snprintf(path, sizeof(path), DPV_STATS_PREFIX "%d", d && *d ? atoi(d) : (int)getpid());
-	const struct dpv_stats_shm *s = MAP_FAILED;
-	for (int i = 0; i < 300 && s == MAP_FAILED; i++) {
-		int fd = open(path, O_RDONLY);
-		if (fd >= 0) {
-			s = mmap(NULL, sizeof(*s), PROT_READ, MAP_SHARED, fd, 0);
-			close(fd);
-		}
-		if (s == MAP_FAILED)
-			usleep(10000);
-	}
-	if (s == MAP_FAILED)
-		return UINT64_MAX;
-	uint64_t seq0 = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
-	for (int i = 0; i < 300 && __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) < (seq0 | 1) + 3; i++)
-		usleep(10000);
-	uint64_t sum = UINT64_MAX, seq;
-	do {
-		while ((seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE)) & 1)
-			usleep(1000);
-		for (uint32_t i = 0; i < s->n_cnt && i < DPV_STATS_MAX_CNT; i++) {
-			if (strcmp(s->cnt_names[i], name) != 0)
-				continue;
-			sum = 0;
-			for (uint32_t p = 0; p < s->n_ports && p < DPV_MAX_PORTS; p++)
-				sum += s->ports[p].cnt[i];
-		}
-	} while (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq);
-	munmap((void *)s, sizeof(*s));
-	return sum;
-}
-
-/* Waits (up to about 3 s) until the counter reaches want; its last value. */
-static uint64_t stat_wait(const char *name, uint64_t want)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 30; i++) {
-		v = stat_cnt(name);
-		if (v != UINT64_MAX && v >= want)
-			break;
-	}
-	return v;
-}
-
 /* ---- asynchronous events ---- */
 
 struct evs {
@@ -245,7 +195,7 @@ static void t_fresh(const char *after)
 /* ---- send CQ overrun ---- */
 static void t_send(void)
 {
-	uint64_t ov0 = stat_cnt("cq_overrun");
+	uint64_t ov0 = dpvt_stat(false, "cq_overrun");
 	CHECK(ov0 != UINT64_MAX, "send: the stats snapshot has cq_overrun");
 	struct ibv_cq *small = cq_new(A.ctx, 4, 0);
 	struct ibv_srq *srq = dpvt_srq_new(A.pd, 16);
@@ -290,7 +240,7 @@ static void t_send(void)
 	CHECK_EQ(dpvt_poll_quiet(small, 50), 0, "send: no CQE written past capacity");
 	/* the QP's receives flushed into its sound receive CQ */
 	expect_cqes(A.rcq, 2, 1000, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, "send: receives flushed to the receive CQ");
-	CHECK_EQ(stat_wait("cq_overrun", ov0 + 1), ov0 + 1, "send: cq_overrun +1");
+	CHECK_EQ(dpvt_stat_wait(false, "cq_overrun", ov0 + 1), ov0 + 1, "send: cq_overrun +1");
 	CHECK_EQ(ibv_resize_cq(small, 32), 0, "send: ibv_resize_cq of the CQ in error");
 	CHECK_EQ(dpvt_poll_quiet(small, 20), 0, "send: still nothing after the resize");
 	/* a QP brought up again on the CQ in error goes on until a CQE of its
@@ -324,7 +274,7 @@ static void t_send(void)
 /* ---- receive CQ overrun ---- */
 static void t_recv(void)
 {
-	uint64_t ov0 = stat_cnt("cq_overrun");
+	uint64_t ov0 = dpvt_stat(false, "cq_overrun");
 	struct ibv_cq *small = cq_new(B.ctx, 4, 0);
 	if (!small) {
 		CHECK(0, "recv: a CQ of 4");
@@ -364,7 +314,7 @@ static void t_recv(void)
 		CHECK(wc[i].wr_id == (uint64_t)i + 1 && wc[i].status == want, "recv: SEND %d: %s (expected %s)", i + 1,
 		      ibv_wc_status_str(wc[i].status), ibv_wc_status_str(want));
 	}
-	CHECK_EQ(stat_wait("cq_overrun", ov0 + 1), ov0 + 1, "recv: cq_overrun +1");
+	CHECK_EQ(dpvt_stat_wait(false, "cq_overrun", ov0 + 1), ov0 + 1, "recv: cq_overrun +1");
 	CHECK_EQ(ibv_destroy_qp(qa), 0, "recv: destroy the requester's QP");
 	CHECK_EQ(ibv_destroy_qp(qb), 0, "recv: destroy the responder's QP");
 	CHECK_EQ(ibv_destroy_cq(small), 0, "recv: destroy the CQ in error");
@@ -375,7 +325,7 @@ static void t_recv(void)
 /* ---- IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN ---- */
 static void t_ignore(void)
 {
-	uint64_t ov0 = stat_cnt("cq_overrun");
+	uint64_t ov0 = dpvt_stat(false, "cq_overrun");
 	struct ibv_cq *small = cq_new(A.ctx, 4, IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN);
 	if (!small) {
 		CHECK(0, "ignore: a CQ of 4 with IGNORE_OVERRUN");
@@ -391,7 +341,7 @@ static void t_ignore(void)
 	dpvt_drain_async(A.ctx);
 	for (int i = 1; i <= n; i++)
 		CHECK_EQ(write1(qa, (uint64_t)i), 0, "ignore: post signalled WRITE");
-	CHECK_EQ(stat_wait("cq_overrun", ov0 + (uint64_t)(n - cap)), ov0 + (uint64_t)(n - cap),
+	CHECK_EQ(dpvt_stat_wait(false, "cq_overrun", ov0 + (uint64_t)(n - cap)), ov0 + (uint64_t)(n - cap),
 		 "ignore: every lost CQE counted in cq_overrun");
 	struct evs v = {0};
 	ev_collect(A.ctx, &v, 100, -1, NULL);

@@ -55,57 +55,6 @@ static struct ibv_qp *gsi_new(struct dpvt_ep *e)
 	return qp;
 }
 
-/* Sum over every port of a named counter of this process' stats snapshot,
- * from a snapshot written after this call began (3 s at most). */
-static uint64_t stat(bool drop, const char *name)
-{
-	char path[64];
-	snprintf(path, sizeof(path), DPV_STATS_PREFIX "%d", (int)getpid());
-	const struct dpv_stats_shm *s = MAP_FAILED;
-	for (int i = 0; i < 300 && s == MAP_FAILED; i++) {
-		int fd = open(path, O_RDONLY);
-		if (fd >= 0) {
-			s = mmap(NULL, sizeof(*s), PROT_READ, MAP_SHARED, fd, 0);
-			close(fd);
-		}
-		if (s == MAP_FAILED)
-			usleep(10000);
-	}
-	if (s == MAP_FAILED)
-		return UINT64_MAX;
-	/* two seq steps past the current one: a whole refresh after now */
-	uint64_t seq0 = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
-	for (int i = 0; i < 300 && __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) < (seq0 | 1) + 3; i++)
-		usleep(10000);
-	uint64_t sum = UINT64_MAX, seq;
-	do {
-		while ((seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE)) & 1)
-			usleep(1000);
-		uint32_t n = drop ? s->n_drop : s->n_cnt;
-		for (uint32_t i = 0; i < n && i < DPV_STATS_MAX_CNT; i++) {
-			if (strcmp(drop ? s->drop_names[i] : s->cnt_names[i], name) != 0)
-				continue;
-			sum = 0;
-			for (uint32_t p = 0; p < s->n_ports && p < DPV_MAX_PORTS; p++)
-				sum += drop ? s->ports[p].drop[i] : s->ports[p].cnt[i];
-		}
-	} while (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != seq);
-	munmap((void *)s, sizeof(*s));
-	return sum;
-}
-
-/* Waits (up to 3 s) until the counter reaches want; its last value. */
-static uint64_t stat_wait(bool drop, const char *name, uint64_t want)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 30; i++) {
-		v = stat(drop, name);
-		if (v != UINT64_MAX && v >= want)
-			break;
-	}
-	return v;
-}
-
 static void send_mad(const uint8_t mad[DPV_MAD_SIZE], uint64_t wr_id)
 {
 	memcpy(g_a.buf + 4096, mad, DPV_MAD_SIZE);
@@ -202,7 +151,7 @@ static void sidr_and_dreq(void)
 /* REP for no connection, a MAD of another class, garbage: counted, no answer. */
 static void unanswered(void)
 {
-	uint64_t before = stat(true, "gsi_unanswered");
+	uint64_t before = dpvt_stat(true, "gsi_unanswered");
 	CHECK(before != UINT64_MAX, "the stats snapshot has gsi_unanswered");
 	uint8_t mad[DPV_MAD_SIZE];
 	struct dpv_cm_mad m;
@@ -218,7 +167,7 @@ static void unanswered(void)
 		mad[i] = (uint8_t)(i * 37 + 5);
 	send_mad(mad, 6);
 	CHECK(dpvt_poll_quiet(g_a.rcq, 200) == 0, "no answer to REP, PMA MAD, garbage");
-	uint64_t after = stat_wait(true, "gsi_unanswered", before + 3);
+	uint64_t after = dpvt_stat_wait(true, "gsi_unanswered", before + 3);
 	CHECK(after == before + 3, "gsi_unanswered %llu -> %llu (+3)", (unsigned long long)before,
 	      (unsigned long long)after);
 }
@@ -257,7 +206,7 @@ static double now_s(void)
 
 static void flood(void)
 {
-	uint64_t lim0 = stat(true, "gsi_rate_limited"), rep0 = stat(false, "cm_fallback_reply");
+	uint64_t lim0 = dpvt_stat(true, "gsi_rate_limited"), rep0 = dpvt_stat(false, "cm_fallback_reply");
 	uint64_t rep = 0, lim = 0;
 	int sent = 0;
 	double t0 = now_s();
@@ -271,8 +220,8 @@ static void flood(void)
 	CHECK(sent == 200 && dpvt_poll_n(g_a.scq, &wc, 1, 3000) == 1, "200 REQs posted (%d) and sent", sent);
 	/* both counters together: one read can fall between two frames */
 	for (int i = 0; i < 30 && rep + lim < 200; i++) {
-		rep = stat(false, "cm_fallback_reply") - rep0;
-		lim = stat(true, "gsi_rate_limited") - lim0;
+		rep = dpvt_stat(false, "cm_fallback_reply") - rep0;
+		lim = dpvt_stat(true, "gsi_rate_limited") - lim0;
 	}
 	double took = now_s() - t0;
 	uint64_t allowed = 32 + (uint64_t)(200.0 * took) + 1;
@@ -299,7 +248,7 @@ int main(void)
 	if (!g_ga || !g_ah)
 		return dpvt_finish();
 	post_recvs();
-	uint64_t r0 = stat(false, "cm_fallback_reply");
+	uint64_t r0 = dpvt_stat(false, "cm_fallback_reply");
 	uint8_t mad[DPV_MAD_SIZE];
 	req_mad(mad, 0x0badcafe, 0x2000000000000076ull);
 	send_mad(mad, 1);
@@ -316,7 +265,7 @@ int main(void)
 		ibv_destroy_ah(g_ah);
 	}
 	g_ah = v4;
-	uint64_t r1 = stat_wait(false, "cm_fallback_reply", r0 + 4);
+	uint64_t r1 = dpvt_stat_wait(false, "cm_fallback_reply", r0 + 4);
 	CHECK(r0 != UINT64_MAX && r1 == r0 + 4, "cm_fallback_reply %llu -> %llu (+4)", (unsigned long long)r0,
 	      (unsigned long long)r1);
 	unanswered();

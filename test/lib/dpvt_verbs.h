@@ -377,6 +377,17 @@ int dpvt_xrc_tgt_connect(struct ibv_qp *t, struct ibv_context *peer, uint32_t in
  */
 int dpvt_xrc_ini_connect(struct ibv_qp *q, struct ibv_context *peer, uint32_t tgt_qpn, uint32_t psn, uint8_t timeout);
 
+/* dpvt_stats.c */
+/**
+ * Counter (drop: a drop reason) `name` summed over the ports, from the
+ * statistics snapshot of this process or of dpverbsd (DPV_DAEMON_PID), read
+ * after a whole refresh that began after the call.
+ * @return its value, or UINT64_MAX (no snapshot, no such counter)
+ */
+uint64_t dpvt_stat(bool drop, const char *name);
+/** dpvt_stat until it reaches want (up to about 3 s): its last value. */
+uint64_t dpvt_stat_wait(bool drop, const char *name, uint64_t want);
+
 #ifdef __cplusplus
 }
 #endif
