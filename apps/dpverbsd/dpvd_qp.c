@@ -214,21 +214,30 @@ int dpvd_qp_modify(struct dpvd_client *c, struct dpv_shm_qp_modify *q)
 	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_QP, q->qpn, true);
 	if (!o || !dpv_host_dev_ok(o->dev))
 		return -EINVAL;
-	enum ibv_qp_state cur = dpv_host_qp_state(o->dev, o->drv), to;
+	enum ibv_qp_state cur, to;
 	/* the attributes come as the façade keeps them (the QP's set), the
 	 * transition in cur and to */
 	if (q->mask & IBV_QP_STATE)
 		q->attr.qp_state = (enum ibv_qp_state)q->to;
 	if (q->mask & IBV_QP_CUR_STATE)
 		q->attr.cur_qp_state = (enum ibv_qp_state)q->cur;
-	if (dpv_host_qp_modify_check(o->qp_type, o->dev, cur, &q->attr, q->mask, &to)) {
-		DPVD_LOG(DEBUG, "pid %d: qp %#x: modify from %d with mask %#x refused", (int)c->pid, q->qpn, cur,
-			 (unsigned int)q->mask);
-		return -EINVAL;
-	}
-	struct ibv_qp_attr a = o->attr;
-	dpv_qp_attr_store(&a, &q->attr, q->mask);
-	int r = dpv_host_modify_qp(o->dev, o->drv, &a, q->mask, cur, to);
+	struct ibv_qp_attr a;
+	int r, tries = 0;
+	do {
+		/* -EAGAIN: the engine moved the QP (ERR, SQE) after cur was
+		 * read; the transition is checked again from the new state */
+		cur = dpv_host_qp_state(o->dev, o->drv);
+		if (dpv_host_qp_modify_check(o->qp_type, o->dev, cur, &q->attr, q->mask, &to)) {
+			DPVD_LOG(DEBUG, "pid %d: qp %#x: modify from %d with mask %#x refused", (int)c->pid, q->qpn,
+				 cur, (unsigned int)q->mask);
+			return -EINVAL;
+		}
+		a = o->attr;
+		dpv_qp_attr_store(&a, &q->attr, q->mask);
+		r = dpv_host_modify_qp(o->dev, o->drv, &a, q->mask, cur, to);
+	} while (r == -EAGAIN && ++tries < 4);
+	if (r == -EAGAIN)
+		r = -EINVAL;
 	if (r) {
 		DPVD_LOG(DEBUG, "pid %d: qp %#x: the engine refused %d -> %d: %s", (int)c->pid, q->qpn, cur, to,
 			 strerror(-r));

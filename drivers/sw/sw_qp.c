@@ -327,9 +327,9 @@ int sw_modify_qp(void *p, const struct ibv_qp_attr *attr, int mask, enum ibv_qp_
 	sw_sect_enter(); /* it may send, and push queued READ responses */
 	sw_qp_lock(qp);
 	if (sw_qp_state(qp) != cur) {
-		sw_qp_unlock(qp); /* the engine moved the QP meanwhile (ERR, SQE) */
-		sw_sect_exit();
-		return -EINVAL;
+		sw_qp_unlock(qp); /* the engine moved the QP meanwhile (ERR, SQE): */
+		sw_sect_exit();   /* the caller checks again from the new state */
+		return -EAGAIN;
 	}
 	qp->attr = *attr;
 	bool sqd_event = transition(qp, mask, cur, to);

@@ -253,7 +253,8 @@ struct dpv_verbs_ops {
 	 *  mem_alloc? 1, 0. */
 	int (*mem_is_huge)(const void *p);
 	/** Apply a transition the façade has validated (IBA 10.3.1, table 91).
-	 *  cur is the state the façade saw; -EINVAL if the engine moved on. */
+	 *  cur is the state the façade saw; -EAGAIN if the engine moved on (the
+	 *  caller checks the transition again from the new state). */
 	int (*modify_qp)(void *qp, const struct ibv_qp_attr *attr, int mask, enum ibv_qp_state cur,
 			 enum ibv_qp_state to);
 	/** The MAC of neighbour ip (a GID: IPv4-mapped or IPv6) on dev's port:

@@ -170,7 +170,7 @@ void dpv_host_destroy_qp(uint32_t dev, void *qp, struct dpv_bufs *bufs);
 
 /** Apply a transition checked with dpv_host_qp_modify_check (attr: every
  *  attribute of the QP, as dpv_qp_attr_store keeps them). cur: the state
- *  the check saw. @return 0, -EINVAL (the engine moved on from cur),
+ *  the check saw. @return 0, -EAGAIN (the engine moved on from cur: check again),
  *  -EOPNOTSUPP, -ENODEV. */
 int dpv_host_modify_qp(uint32_t dev, void *qp, const struct ibv_qp_attr *attr, int mask,
 		       enum ibv_qp_state cur, enum ibv_qp_state to);

@@ -241,15 +241,23 @@ static int modify_locked(struct dpv_qp *qp, struct ibv_qp_attr *attr, int mask)
 		dpv_av_from_lid(qp->ctx->dev, &attr->ah_attr, &lid_attr.ah_attr);
 		attr = &lid_attr;
 	}
-	if (dpv_qp_modify_check(qp->type, qp->ctx->dev, cur, attr, mask, &to))
-		return EINVAL;
 	struct ibv_qp_attr saved = qp->attr;
-	dpv_qp_attr_store(&qp->attr, attr, mask);
-	/* the engine gets the whole attribute set, as a QP context */
-	int r = ctx_ops(dqp_ib(qp)->context)->modify_qp(qp->drv, &qp->attr, mask, cur, to);
+	int r, tries = 0;
+	do {
+		/* -EAGAIN: the engine moved the QP (ERR, SQE) after cur was
+		 * read; the transition is checked again from the new state */
+		if (tries)
+			cur = dpv_qp_state(qp);
+		if (dpv_qp_modify_check(qp->type, qp->ctx->dev, cur, attr, mask, &to))
+			return EINVAL;
+		qp->attr = saved;
+		dpv_qp_attr_store(&qp->attr, attr, mask);
+		/* the engine gets the whole attribute set, as a QP context */
+		r = ctx_ops(dqp_ib(qp)->context)->modify_qp(qp->drv, &qp->attr, mask, cur, to);
+	} while (r == -EAGAIN && ++tries < 4);
 	if (r) {
 		qp->attr = saved;
-		return -r;
+		return r == -EAGAIN ? EINVAL : -r;
 	}
 	if (to == IBV_QPS_RESET)
 		rings_reset(qp);
