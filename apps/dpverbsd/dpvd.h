@@ -59,7 +59,10 @@ struct dpvd_obj {
 	struct dpv_bufs bufs;        /* QP: memory of the engine's QP context */
 	enum ibv_qp_type qp_type;    /* QP */
 	bool gsi;                    /* QP: a GSI QP (dpvd_gsi.c) */
-	struct ibv_qp_attr attr;     /* QP: attributes as checked and applied here */
+	struct ibv_qp_attr attr;     /* QP: attributes as checked and applied here (cap as created) */
+	bool sq_sig_all;             /* QP: as created */
+	uint32_t n_openers;          /* XRC target QP: OPEN_QP handles on it (dpvd_global.qpopens);
+					while it has some it outlives its creator (owner NULL) */
 	/* MR */
 	uint64_t addr, length;       /* as the owner addresses it */
 	uint64_t iova;
@@ -105,6 +108,17 @@ struct dpvd_xrcd {
 };
 TAILQ_HEAD(dpvd_xrcd_list, dpvd_xrcd);
 
+/* An OPEN_QP handle of a process on an XRC target QP (any process'):
+ * the QP's events reach ctx with cookie. */
+struct dpvd_qpopen {
+	struct dpvd_client *c;
+	struct dpvd_obj *qp;
+	uint32_t ctx;
+	uint64_t cookie;
+	TAILQ_ENTRY(dpvd_qpopen) next;
+};
+TAILQ_HEAD(dpvd_qpopen_list, dpvd_qpopen);
+
 /* One process' opening of a domain. */
 struct dpvd_xref {
 	struct dpvd_xrcd *x;
@@ -113,6 +127,7 @@ struct dpvd_xref {
 TAILQ_HEAD(dpvd_xref_list, dpvd_xref);
 
 #define DPVD_MAX_CTX 64
+#define DPVD_MAX_QPOPENS 4096 /* OPEN_QP handles of one process */
 
 /* A context of an application. */
 struct dpvd_ctx {
@@ -143,6 +158,7 @@ struct dpvd_client {
 	struct dpvd_mem_list mem;
 	struct dpvd_pdref_list pdrefs;
 	struct dpvd_xref_list xrefs;
+	uint32_t n_qpopens;          /* its OPEN_QP handles */
 	TAILQ_ENTRY(dpvd_client) next;
 };
 TAILQ_HEAD(dpvd_client_list, dpvd_client);
@@ -152,6 +168,8 @@ struct dpvd {
 	unsigned int n_devs;         /* its devices (dpv_host_n_devs) */
 	struct dpvd_client_list clients;
 	struct dpvd_xrcd_list xrcds;
+	struct dpvd_qpopen_list qpopens; /* every OPEN_QP handle (engine threads read it
+					    under evlock: events) */
 	uint32_t next_id;
 	uint32_t db_size;            /* slots of each doorbell ring */
 	rte_spinlock_t evlock;       /* engine event callbacks vs object changes */
@@ -201,6 +219,12 @@ int dpvd_xrcd_close(struct dpvd_client *c, struct dpv_shm_xrcd *x);
 void dpvd_xrcd_unuse(struct dpvd_xrcd *x);
 /* Drop every opening c holds. */
 void dpvd_xrcd_gone(struct dpvd_client *c);
+/* Drop every OPEN_QP handle of c (first when c goes: a target QP only
+ * other processes' handles keep outlives its creator). */
+void dpvd_qpopen_gone(struct dpvd_client *c);
+/* A QP event of type for every OPEN_QP handle on qp, each with its own
+ * pointer as element, on its context's pipe. Caller holds evlock. */
+void dpvd_qpopen_event(struct dpvd_obj *qp, enum ibv_event_type type);
 /* The domain num if c holds an opening of it, else NULL. */
 struct dpvd_xrcd *dpvd_xrcd_held(struct dpvd_client *c, uint32_t num);
 

@@ -6,9 +6,10 @@
  * away (exit, SIGKILL, a closed socket, a protocol error) everything is
  * destroyed in the right order: its doorbell rings first (the engine stops
  * reading them), then QPs (peers see them as a dead host would leave them:
- * no answer, their retries run out), SRQs and CQs, AHs and MRs, PDs (a PD
- * shared with other processes lives on), XRC domain openings, regions and
- * contexts.
+ * no answer, their retries run out; an XRC target QP that other processes
+ * opened lives on until their handles go), SRQs and CQs, AHs and MRs, PDs
+ * (a PD shared with other processes lives on), XRC domain openings, regions
+ * and contexts.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -59,6 +60,7 @@ int dpvd_init(void)
 	}
 	TAILQ_INIT(&dpvd_global.clients);
 	TAILQ_INIT(&dpvd_global.xrcds);
+	TAILQ_INIT(&dpvd_global.qpopens);
 	dpvd_global.next_id = 1;
 	/* every QP has at most one SQ and one RQ doorbell queued at a time
 	 * (the rings' db flags): twice the QPs never fill a ring */
@@ -189,6 +191,16 @@ void dpvd_obj_release(struct dpvd_client *c, struct dpvd_obj *o)
 		}
 		return;
 	}
+	if (o->type == DPV_OBJ_QP && o->created && o->n_openers) {
+		/* an XRC target QP that other processes' ibv_open_qp handles
+		 * keep: it lives, without owner, until the last one goes (as
+		 * the kernel keeps the real QP while handles exist) */
+		rte_spinlock_lock(&dpvd_global.evlock);
+		o->owner = NULL;
+		o->ctx = 0;
+		rte_spinlock_unlock(&dpvd_global.evlock);
+		return;
+	}
 	if (o->created)
 		dpvd_obj_destroy(o);
 	rte_spinlock_lock(&dpvd_global.evlock);
@@ -235,6 +247,7 @@ void dpvd_client_gone(struct dpvd_client *c)
 {
 	c->gone = true;
 	db_detach(c);
+	dpvd_qpopen_gone(c); /* before its QPs: those only others' handles keep live on */
 	objs_gone(c);
 	db_unmap(c);
 	dpvd_gsi_client_gone(c); /* after its GSI QPs */

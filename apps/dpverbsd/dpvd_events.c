@@ -6,7 +6,8 @@
  * application's own pointer, the cookie it gave at creation) on the async
  * pipe of the object's context, completion events as the CQ's pointer on
  * its completion channel's pipe. Port events go to every context of the
- * device. Runs on engine threads: non-blocking writes under dpvd_global.evlock
+ * device; a QP's events also go to every ibv_open_qp handle on it, whatever
+ * its process. Runs on engine threads: non-blocking writes under dpvd_global.evlock
  * (an event for an object being destroyed is dropped).
  */
 #include <errno.h>
@@ -78,6 +79,11 @@ static void ev_async(void *drv_dev, enum ibv_event_type type, uint32_t num)
 			ev.element.qp = p;
 		put(o->owner->ctx[o->ctx - 1].async_fd, &ev);
 	}
+	/* an XRC target QP: every ibv_open_qp handle too, as Linux' shared
+	 * QP event handler gives it to each opener (also once the creator
+	 * is gone) */
+	if (o && t == DPV_OBJ_QP && o->type == t && o->created && o->n_openers)
+		dpvd_qpopen_event(o, type);
 	rte_spinlock_unlock(&dpvd_global.evlock);
 }
 

@@ -180,6 +180,9 @@ int dpvd_qp_create(struct dpvd_client *c, struct dpv_shm_qp *q)
 	o->qp_type = t;
 	memset(&o->attr, 0, sizeof(o->attr));
 	o->attr.port_num = DPV_PORT_NUM;
+	o->attr.cap = q->cap;
+	o->sq_sig_all = q->sq_sig_all != 0;
+	o->n_openers = 0;
 	use(o, 0, pd);
 	use(o, 1, scq);
 	use(o, 2, rcq);
@@ -205,13 +208,41 @@ int dpvd_qp_destroy(struct dpvd_client *c, struct dpv_shm_qp *q)
 	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_QP, q->qpn, true);
 	if (!o)
 		return -EINVAL;
+	if (o->n_openers)
+		return -EBUSY; /* ibv_destroy_qp(3): not while ibv_open_qp handles exist */
 	dpvd_obj_destroy(o);
 	return 0;
 }
 
+/* c's OPEN_QP handle cookie on qp (any cookie when cookie is 0), or NULL. */
+static struct dpvd_qpopen *qpopen_find(struct dpvd_client *c, const struct dpvd_obj *qp, uint64_t cookie)
+{
+	struct dpvd_qpopen *r;
+	TAILQ_FOREACH(r, &dpvd_global.qpopens, next)
+		if (r->c == c && r->qp == qp && (!cookie || r->cookie == cookie))
+			return r;
+	return NULL;
+}
+
+/* The QP qpn that c may modify and query: its own, or an XRC target QP of
+ * any process that c holds a handle on (OPEN_QP) and whose domain c still
+ * holds (as the kernel's verbs reach the real QP through the opener's
+ * handle, which needs the domain). */
+static struct dpvd_obj *qp_usable(struct dpvd_client *c, uint32_t qpn)
+{
+	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_QP, qpn, true);
+	if (o)
+		return o;
+	o = dpv_pool_get(DPV_OBJ_QP, qpn);
+	if (!o || o->type != DPV_OBJ_QP || !o->created || o->qp_type != IBV_QPT_XRC_RECV || !o->xrcd ||
+	    !o->n_openers || !dpvd_xrcd_held(c, o->xrcd->num) || !qpopen_find(c, o, 0))
+		return NULL;
+	return o;
+}
+
 int dpvd_qp_modify(struct dpvd_client *c, struct dpv_shm_qp_modify *q)
 {
-	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_QP, q->qpn, true);
+	struct dpvd_obj *o = qp_usable(c, q->qpn);
 	if (!o || !dpv_host_dev_ok(o->dev))
 		return -EINVAL;
 	enum ibv_qp_state cur, to;
@@ -261,25 +292,103 @@ int dpvd_qp_mcast(struct dpvd_client *c, struct dpv_shm_mcast *m)
 
 int dpvd_qp_query(struct dpvd_client *c, struct dpv_shm_qp_query *q)
 {
-	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_QP, q->qpn, true);
+	struct dpvd_obj *o = qp_usable(c, q->qpn);
 	if (!o || !dpv_host_dev_ok(o->dev))
 		return -EINVAL;
 	q->state = dpv_host_qp_state(o->dev, o->drv);
 	dpv_host_qp_counters(o->dev, o->drv, q->cnt, DPV_SHM_CNT_MAX);
+	q->handles = o->n_openers;
+	q->sq_sig_all = o->sq_sig_all;
+	q->attr = o->attr;
+	q->attr.qp_state = q->attr.cur_qp_state = (enum ibv_qp_state)q->state;
 	return 0;
 }
 
-/* ibv_open_qp: an XRC target QP of a domain the caller has open (created
- * by any process). */
+/* A target QP whose creator is gone goes with the last handle on it. */
+static void qp_orphan_check(struct dpvd_obj *o)
+{
+	if (o->owner || o->n_openers)
+		return;
+	dpvd_obj_destroy(o);
+	rte_spinlock_lock(&dpvd_global.evlock);
+	dpv_pool_del(DPV_OBJ_QP, o->num, o);
+	rte_spinlock_unlock(&dpvd_global.evlock);
+	free(o);
+}
+
+static void qpopen_drop(struct dpvd_qpopen *r)
+{
+	struct dpvd_obj *o = r->qp;
+	rte_spinlock_lock(&dpvd_global.evlock); /* no event reaches the handle from now */
+	TAILQ_REMOVE(&dpvd_global.qpopens, r, next);
+	o->n_openers--;
+	rte_spinlock_unlock(&dpvd_global.evlock);
+	r->c->n_qpopens--;
+	free(r);
+	qp_orphan_check(o);
+}
+
+/* OPEN_QP with close: ibv_destroy_qp of the handle cookie on qpn. */
+static int qpopen_close(struct dpvd_client *c, struct dpv_shm_open_qp *oq)
+{
+	struct dpvd_obj *o = dpv_pool_get(DPV_OBJ_QP, oq->qpn);
+	struct dpvd_qpopen *r = o && o->type == DPV_OBJ_QP && oq->cookie ? qpopen_find(c, o, oq->cookie) : NULL;
+	if (!r)
+		return -EINVAL;
+	qpopen_drop(r);
+	return 0;
+}
+
+/* ibv_open_qp: a handle of context ctx on an XRC target QP (created by any
+ * process) of a domain the caller holds. */
 int dpvd_open_qp(struct dpvd_client *c, struct dpv_shm_open_qp *oq)
 {
+	if (oq->close)
+		return qpopen_close(c, oq);
 	struct dpvd_xrcd *x = dpvd_xrcd_held(c, oq->xrcd);
 	struct dpvd_obj *o = dpv_pool_get(DPV_OBJ_QP, oq->qpn);
 	if (!x)
 		return -EINVAL;
 	if (!o || o->type != DPV_OBJ_QP || !o->created || o->qp_type != IBV_QPT_XRC_RECV || o->xrcd != x)
 		return -ENOENT;
+	if (!dpvd_ctx_get(c, oq->ctx) || !oq->cookie || qpopen_find(c, o, oq->cookie))
+		return -EINVAL;
+	if (c->n_qpopens >= DPVD_MAX_QPOPENS)
+		return -ENOMEM;
+	struct dpvd_qpopen *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->c = c;
+	r->qp = o;
+	r->ctx = oq->ctx;
+	r->cookie = oq->cookie;
+	c->n_qpopens++;
+	rte_spinlock_lock(&dpvd_global.evlock);
+	TAILQ_INSERT_TAIL(&dpvd_global.qpopens, r, next);
+	o->n_openers++;
+	rte_spinlock_unlock(&dpvd_global.evlock);
 	return 0;
+}
+
+void dpvd_qpopen_gone(struct dpvd_client *c)
+{
+	struct dpvd_qpopen *r, *t;
+	TAILQ_FOREACH_SAFE(r, &dpvd_global.qpopens, next, t)
+		if (r->c == c)
+			qpopen_drop(r);
+}
+
+void dpvd_qpopen_event(struct dpvd_obj *qp, enum ibv_event_type type)
+{
+	struct dpvd_qpopen *r;
+	TAILQ_FOREACH(r, &dpvd_global.qpopens, next) {
+		if (r->qp != qp || !r->ctx || r->ctx > DPVD_MAX_CTX || r->c->ctx[r->ctx - 1].async_fd < 0)
+			continue;
+		struct ibv_async_event ev = {.event_type = type};
+		ev.element.qp = (void *)(uintptr_t)r->cookie;
+		ssize_t w = write(r->c->ctx[r->ctx - 1].async_fd, &ev, sizeof(ev));
+		(void)w; /* a full pipe loses the event */
+	}
 }
 
 /* ---- XRC domains: one per inode, for every process ---- */

@@ -55,6 +55,7 @@ struct rm_qp {
 	struct dpv_ring_hdr *sq, *rq;
 	struct dpv_db_ring *db;      /* the doorbell ring that serves it */
 	uint32_t gsi_prefix, gsi_mask; /* GSI QP: the process' comm-ID range */
+	uint64_t cookie;             /* open_qp handle: its struct ibv_qp * (0: a QP of ours) */
 };
 
 struct rm_state {

@@ -339,6 +339,20 @@ static enum ibv_qp_state rm_query_qp_state(void *p)
 	return rm_call(DPV_SHM_QP_QUERY, &m, NULL, 0, NULL) ? IBV_QPS_ERR : (enum ibv_qp_state)m.state;
 }
 
+static int rm_query_qp_attr(void *p, struct ibv_qp_attr *attr, bool *sq_sig_all, uint32_t *handles)
+{
+	struct rm_qp *qp = p;
+	struct dpv_shm_qp_query m = {.qpn = qp->qpn};
+	int e = rm_call(DPV_SHM_QP_QUERY, &m, NULL, 0, NULL);
+	if (e)
+		return e;
+	*attr = m.attr;
+	attr->qp_state = attr->cur_qp_state = (enum ibv_qp_state)m.state;
+	*sq_sig_all = m.sq_sig_all != 0;
+	*handles = m.handles;
+	return 0;
+}
+
 static void rm_query_qp_counters(void *p, uint64_t *cnt, unsigned int n)
 {
 	struct rm_qp *qp = p;
@@ -400,16 +414,40 @@ static int rm_neigh_query(void *dev, const uint8_t ip[16], uint8_t mac[6])
 	return e;
 }
 
-static int rm_open_qp(void *dev, uint32_t xrcd, uint32_t qpn)
+/* ibv_open_qp: a handle on an XRC target QP of any process (the daemon
+ * checks the domain); it has no rings and rings no doorbell. */
+static void *rm_open_qp(void *dev, uint32_t ctx, uint32_t xrcd, uint32_t qpn, uint64_t cookie)
 {
-	struct dpv_shm_open_qp o = {.dev = dev_index(dev), .xrcd = xrcd, .qpn = qpn};
-	return rm_call(DPV_SHM_OPEN_QP, &o, NULL, 0, NULL);
+	struct rm_qp *qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	struct dpv_shm_open_qp o = {.dev = dev_index(dev), .xrcd = xrcd, .qpn = qpn, .ctx = ctx, .cookie = cookie};
+	int e = rm_call(DPV_SHM_OPEN_QP, &o, NULL, 0, NULL);
+	if (e) {
+		free(qp);
+		errno = -e;
+		return NULL;
+	}
+	qp->qpn = qpn;
+	qp->cookie = cookie;
+	return qp;
+}
+
+static void rm_close_qp(void *p)
+{
+	struct rm_qp *qp = p;
+	struct dpv_shm_open_qp o = {.qpn = qp->qpn, .cookie = qp->cookie, .close = 1};
+	rm_call(DPV_SHM_OPEN_QP, &o, NULL, 0, NULL);
+	free(qp);
 }
 
 /* The remote driver: every operation a request to dpverbsd, but the
  * device, progress and memory ones of remote.c. */
 static const struct dpv_verbs_ops rm_verbs_ops = {
 	.alloc_pd = rm_alloc_pd,
+	.close_qp = rm_close_qp,
 	.create_ah = rm_create_ah,
 	.create_cq = rm_create_cq,
 	.create_qp = rm_create_qp,
@@ -438,6 +476,7 @@ static const struct dpv_verbs_ops rm_verbs_ops = {
 	.progress_is_background = rm_background,
 	.query_gid = rm_query_gid,
 	.query_port = rm_query_port,
+	.query_qp_attr = rm_query_qp_attr,
 	.query_qp_counters = rm_query_qp_counters,
 	.query_qp_state = rm_query_qp_state,
 	.queue_alloc = rm_queue_alloc,

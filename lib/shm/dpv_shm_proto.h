@@ -25,7 +25,7 @@
 
 #include "dpv_param.h"
 
-#define DPV_SHM_VERSION 5
+#define DPV_SHM_VERSION 6
 #define DPV_SHM_MAGIC 0x64707673u /* "dpvs" */
 #define DPV_SHM_MAX_DEVS 8
 #define DPV_SHM_NAME_MAX 64
@@ -66,7 +66,7 @@ enum dpv_shm_op {
 	DPV_SHM_IMPORT_MR,        /* ibv_import_mr */
 	DPV_SHM_XRCD_OPEN,        /* fd: the file naming the domain (or none) */
 	DPV_SHM_XRCD_CLOSE,
-	DPV_SHM_OPEN_QP,          /* ibv_open_qp */
+	DPV_SHM_OPEN_QP,          /* ibv_open_qp, and ibv_destroy_qp of such a handle */
 	DPV_SHM_GSI_LISTEN,       /* dpv_gsi_listen: REQs for a service ID to a GSI QP */
 	DPV_SHM_MCAST,            /* ibv_attach_mcast / ibv_detach_mcast */
 	DPV_SHM_NEIGH,            /* dpv_query_neigh: the daemon's ARP / ND table */
@@ -240,9 +240,13 @@ struct dpv_shm_qp_modify {
 
 #define DPV_SHM_CNT_MAX 24
 struct dpv_shm_qp_query {
-	uint32_t qpn;
+	uint32_t qpn;             /**< a QP of the connection, or one it opened (OPEN_QP) */
 	uint32_t state;           /**< answer */
 	uint64_t cnt[DPV_SHM_CNT_MAX]; /**< answer: enum dpv_cnt order */
+	uint32_t handles;         /**< answer: OPEN_QP handles on the QP, every process' */
+	uint32_t sq_sig_all;      /**< answer: as created */
+	struct ibv_qp_attr attr;  /**< answer: the attributes as the daemon keeps them
+				       (cap as created, qp_state the engine's) */
 };
 
 struct dpv_shm_shpd {
@@ -269,10 +273,16 @@ struct dpv_shm_xrcd {
 	uint32_t num;             /**< answer: the domain's number; CLOSE: request */
 };
 
+/** OPEN_QP: a handle on XRC target QP qpn of a domain the connection
+ *  holds (any process' QP); its events go to context ctx, with cookie as
+ *  the element. close 1: the handle cookie on qpn goes (the QP stays). */
 struct dpv_shm_open_qp {
 	uint32_t dev;
 	uint32_t xrcd;            /**< domain number */
 	uint32_t qpn;
+	uint32_t ctx;             /**< the opening context (its async-event pipe) */
+	uint64_t cookie;          /**< the handle's struct ibv_qp * */
+	uint32_t close;
 	uint32_t rsvd;
 };
 

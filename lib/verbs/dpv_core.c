@@ -299,6 +299,8 @@ void dpv_event_async(void *drv_dev, enum ibv_event_type type, uint32_t num)
 			return;
 		ev.element.qp = dqp_ib(qp);
 		ctx = qp->ctx;
+		if (qp->type == IBV_QPT_XRC_RECV)
+			dpv_xrc_qp_event(qp, &ev); /* its ibv_open_qp handles */
 		break;
 	}
 	}

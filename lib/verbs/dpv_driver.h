@@ -186,6 +186,9 @@ struct dpv_verbs_ops {
 	/** A PD with this number now exists (dealloc_pd: no longer exists; the
 	 *  engine compares numbers, shared mode tracks who may use them). */
 	int (*alloc_pd)(void *dev, uint32_t pdn);
+	/** A handle from open_qp goes (ibv_destroy_qp on it): its events stop;
+	 *  the QP stays. */
+	void (*close_qp)(void *qp);
 	/** A new AH: the engine keeps its path under its handle (and may start
 	 *  resolving the neighbour). 0 or -errno. */
 	int (*create_ah)(void *dev, const struct dpv_ah_desc *ah);
@@ -262,8 +265,15 @@ struct dpv_verbs_ops {
 	 *  if nobody was asking), -EOPNOTSUPP where the driver keeps no
 	 *  neighbours (default). Never blocks. */
 	int (*neigh_query)(void *dev, const uint8_t ip[16], uint8_t mac[6]);
-	/** ibv_open_qp: is qpn an XRC target QP of domain xrcd? 0, -ENOENT. */
-	int (*open_qp)(void *dev, uint32_t xrcd, uint32_t qpn);
+	/** ibv_open_qp in a domain of the driver (xrcd_open's number): a
+	 *  handle on XRC target QP qpn of that domain, whichever process
+	 *  created it, for the context ctx (ctx_open's id); the QP's events
+	 *  reach it with cookie (the handle's struct ibv_qp *) as element.
+	 *  modify_qp, query_qp_attr, query_qp_state and query_qp_counters take
+	 *  the handle; close_qp ends it. NULL with errno: EINVAL (a domain
+	 *  this process does not hold), ENOENT (no XRC target QP qpn in it),
+	 *  EOPNOTSUPP (default: domains are the façade's, xrcd_open). */
+	void *(*open_qp)(void *dev, uint32_t ctx, uint32_t xrcd, uint32_t qpn, uint64_t cookie);
 	/** Run-to-completion progress for a caller about to poll this CQ
 	 *  (NULL: any). @return events processed (0 in service mode). */
 	int (*progress)(void *cq);
@@ -277,6 +287,12 @@ struct dpv_verbs_ops {
 	int (*query_gid)(void *dev, uint32_t index, struct dpv_gid *gid);
 	/** Port attributes (state, MTU, speed, counters). */
 	int (*query_port)(void *dev, struct ibv_port_attr *attr);
+	/** The attributes of an XRC target QP as the driver keeps them, where
+	 *  handles of other processes may modify it (shared mode): *attr
+	 *  (qp_state the engine's, cap as created, every value set since),
+	 *  *sq_sig_all, *handles (open_qp handles on it now, every process').
+	 *  -EOPNOTSUPP (default: the façade's own attributes are the QP's). */
+	int (*query_qp_attr)(void *qp, struct ibv_qp_attr *attr, bool *sq_sig_all, uint32_t *handles);
 	/** Transport counters of the QP (enum dpv_cnt), n entries. */
 	void (*query_qp_counters)(void *qp, uint64_t *cnt, unsigned int n);
 	/** The QP's current state (the engine moves it to ERR or SQE itself). */

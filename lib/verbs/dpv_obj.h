@@ -203,8 +203,11 @@ struct dpv_qp {
 	struct dpv_cq *scq, *rcq;
 	struct dpv_srq *srq;
 	struct dpv_xrcd *xrcd;       /* XRC target QP (and handles from ibv_open_qp) */
-	struct dpv_qp *opened;       /* ibv_open_qp handle: the real QP */
-	bool foreign;                /* ibv_open_qp handle on another process' QP (shared mode) */
+	struct dpv_qp *opened;       /* ibv_open_qp handle: the real QP of this process */
+	bool foreign;                /* ibv_open_qp handle on another process' QP (shared mode:
+					drv is the driver's handle, open_qp) */
+	struct dpv_qp *open_first;   /* real XRC target QP, embedded mode: its handles */
+	struct dpv_qp *open_next;    /* handle: the next on the real QP's list */
 	bool gsi;                    /* QP 1 of its port on the wire (dpv_create_gsi_qp) */
 	_Atomic int open_refs;       /* handles opened on this QP */
 	bool lockless;               /* parent domain with a thread domain */

@@ -20,6 +20,7 @@
 /* ---- struct dpv_verbs_ops ---- */
 
 static int alloc_pd(void *dev, uint32_t pdn) { return 0; }
+static void close_qp(void *qp) {}
 static int create_ah(void *dev, const struct dpv_ah_desc *ah) { return 0; }
 static void *create_cq(void *dev, const struct dpv_cq_cfg *cfg) { errno = EOPNOTSUPP; return NULL; }
 static void *create_qp(const struct dpv_qp_cfg *cfg) { errno = EOPNOTSUPP; return NULL; }
@@ -40,7 +41,11 @@ static int mcast(void *qp, const uint8_t *gid) { return -EOPNOTSUPP; }
 static int modify_qp(void *qp, const struct ibv_qp_attr *a, int mask, enum ibv_qp_state cur,
 		     enum ibv_qp_state to) { return -EOPNOTSUPP; }
 static int neigh_query(void *dev, const uint8_t ip[16], uint8_t mac[6]) { return -EOPNOTSUPP; }
-static int open_qp(void *dev, uint32_t xrcd, uint32_t qpn) { return -ENOENT; }
+static void *open_qp(void *dev, uint32_t ctx, uint32_t xrcd, uint32_t qpn, uint64_t cookie)
+{
+	errno = EOPNOTSUPP;
+	return NULL;
+}
 static int progress(void *cq) { return 0; }
 static int query_gid(void *dev, uint32_t index, struct dpv_gid *g)
 {
@@ -52,6 +57,10 @@ static int query_port(void *dev, struct ibv_port_attr *a)
 	memset(a, 0, sizeof(*a));
 	a->state = IBV_PORT_DOWN;
 	return 0;
+}
+static int query_qp_attr(void *qp, struct ibv_qp_attr *a, bool *sq_sig_all, uint32_t *handles)
+{
+	return -EOPNOTSUPP;
 }
 static void query_qp_counters(void *qp, uint64_t *cnt, unsigned int n) { memset(cnt, 0, n * sizeof(*cnt)); }
 static enum ibv_qp_state query_qp_state(void *qp) { return IBV_QPS_ERR; }
@@ -67,6 +76,7 @@ static int xrcd_open(void *dev, int fd, int oflags, uint32_t *num) { return -EOP
 
 const struct dpv_verbs_ops dpv_verbs_defaults = {
 	alloc_pd,
+	close_qp,
 	create_ah,
 	create_cq,
 	create_qp,
@@ -98,6 +108,7 @@ const struct dpv_verbs_ops dpv_verbs_defaults = {
 	no,                     /* progress_is_background */
 	query_gid,
 	query_port,
+	query_qp_attr,
 	query_qp_counters,
 	query_qp_state,
 	queue_alloc,

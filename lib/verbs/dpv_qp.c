@@ -298,8 +298,9 @@ DPV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_at
 
 /**
  * ibv_destroy_qp: 0, EINVAL for NULL, EBUSY for an XRC target QP that
- * handles from ibv_open_qp still use. Outstanding WRs are discarded and the
- * QP's completions not polled yet are removed from its CQs.
+ * handles from ibv_open_qp still use (in shared mode: of any process).
+ * Outstanding WRs are discarded and the QP's completions not polled yet are
+ * removed from its CQs. On a handle from ibv_open_qp: drops the handle.
  */
 DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ib)
 {
@@ -307,16 +308,12 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ib)
 		return EINVAL;
 	struct dpv_qp *qp = to_dqp(ib);
 	if (qp->opened || qp->foreign) {
-		/* a handle from ibv_open_qp: drop the reference only */
-		if (qp->opened)
-			atomic_fetch_sub(&qp->opened->open_refs, 1);
-		atomic_fetch_sub(&qp->xrcd->users, 1);
-		pthread_mutex_destroy(&ib->mutex);
-		pthread_cond_destroy(&ib->cond);
-		free(qp);
+		dpv_open_qp_close(qp); /* a handle from ibv_open_qp: drop it only */
 		return 0;
 	}
-	if (atomic_load(&qp->open_refs) > 0)
+	uint32_t handles = 0;
+	if (atomic_load(&qp->open_refs) > 0 ||
+	    (qp->type == IBV_QPT_XRC_RECV && dpv_xrc_attr_refresh(qp, &handles) && handles))
 		return EBUSY;
 	dpv_pool_del(DPV_OBJ_QP, qp->qpn, qp);
 	ctx_ops(ib->context)->destroy_qp(qp->drv); /* no CQE for it after this */
@@ -347,13 +344,17 @@ DPV_EXPORT int ibv_query_qp(struct ibv_qp *ib, struct ibv_qp_attr *attr, int mas
 		return EINVAL;
 	struct dpv_qp *qp = to_dqp(ib);
 	if (qp->foreign)
-		return EOPNOTSUPP;
+		return dpv_open_qp_query(qp, attr, init_attr); /* another process' QP */
 	if (qp->opened)
 		qp = qp->opened;
 	if (!qp->lockless)
 		rte_spinlock_lock(&qp->lock);
+	uint32_t handles;
+	/* an XRC target QP in shared mode: other processes' handles may have
+	 * modified it, the daemon's attributes are the QP's */
+	bool fresh = dpv_xrc_attr_refresh(qp, &handles);
 	*attr = qp->attr;
-	attr->qp_state = dpv_qp_state(qp);
+	attr->qp_state = fresh ? qp->state : dpv_qp_state(qp);
 	attr->cur_qp_state = attr->qp_state;
 	attr->cap = qp->cap;
 	attr->sq_draining = 0;

@@ -283,7 +283,7 @@ DPV_EXPORT int ibv_modify_qp(struct ibv_qp *ib, struct ibv_qp_attr *attr, int ma
 		return EINVAL;
 	struct dpv_qp *qp = to_dqp(ib);
 	if (qp->foreign)
-		return EOPNOTSUPP; /* another process' QP (shared mode): its owner modifies it */
+		return dpv_open_qp_modify(qp, attr, mask); /* another process' QP (shared mode) */
 	if (qp->opened) {
 		int r = ibv_modify_qp(dqp_ib(qp->opened), attr, mask);
 		ib->state = qp->opened->state;

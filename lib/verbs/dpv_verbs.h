@@ -149,6 +149,20 @@ int dpv_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
 struct ibv_xrcd *dpv_open_xrcd(struct ibv_context *c, struct ibv_xrcd_init_attr *a);
 int dpv_close_xrcd(struct ibv_xrcd *x);
 struct ibv_qp *dpv_open_qp(struct ibv_context *c, struct ibv_qp_open_attr *a);
+/* An ibv_open_qp handle goes (ibv_destroy_qp): the QP stays. */
+void dpv_open_qp_close(struct dpv_qp *h);
+/* ibv_query_qp / ibv_modify_qp of a handle on another process' QP (shared
+ * mode: the daemon's QP by number). 0 or an errno value. */
+int dpv_open_qp_query(struct dpv_qp *h, struct ibv_qp_attr *attr, struct ibv_qp_init_attr *init_attr);
+int dpv_open_qp_modify(struct dpv_qp *h, struct ibv_qp_attr *attr, int mask);
+/* An XRC target QP's attributes where other processes' handles may change
+ * them (shared mode): qp->attr and qp->state refreshed from the driver;
+ * false where the façade's own are the QP's. *handles: ibv_open_qp handles
+ * on it, every process'. Caller holds qp->lock. */
+bool dpv_xrc_attr_refresh(struct dpv_qp *qp, uint32_t *handles);
+/* A QP event for the ibv_open_qp handles of this process on the real QP
+ * (embedded mode: the façade's own table), each with its own pointer. */
+void dpv_xrc_qp_event(struct dpv_qp *real, const struct ibv_async_event *ev);
 
 
 #endif /* DPV_VERBS_H */

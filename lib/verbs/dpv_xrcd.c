@@ -12,6 +12,14 @@
  * its own domain. In shared mode the domain table is dpverbsd's (the
  * driver's xrcd_open), so one inode reaches one domain from every process
  * (doc/shared-mode.md); in embedded mode domains are per process.
+ *
+ * ibv_open_qp handles: on a QP of this process the handle forwards modify
+ * and query to the real QP (struct dpv_qp.opened); on another process' QP
+ * (shared mode) it is the driver's handle (foreign), which the daemon lets
+ * modify and query the QP by number while the process holds the domain.
+ * The QP's events reach every handle: in embedded mode through the real
+ * QP's list of handles (open_first), in shared mode from the daemon, which
+ * registers every handle of every process.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -171,9 +179,13 @@ int dpv_close_xrcd(struct ibv_xrcd *ib)
  * open_qp (ibv_open_qp): another handle on an XRC target QP of the domain.
  * RETURN VALUE: the QP, or NULL with errno: EINVAL (NULL attr, missing
  * comp_mask fields, qp_type other than IBV_QPT_XRC_RECV), ENOENT (no such
- * QP in the XRC domain), ENOMEM. In shared mode the QP may be another
- * process' (the domain is the daemon's); such a handle receives nothing
- * itself and can be destroyed, not modified or queried (EOPNOTSUPP).
+ * QP in the XRC domain), ENOMEM, EIO (shared mode: the daemon is gone).
+ * modify and query act on the target QP; ibv_destroy_qp on the handle only
+ * drops it; the QP's asynchronous events reach every handle, each with its
+ * own pointer (as the kernel's shared QP event handler gives them to every
+ * opener). In shared mode the QP may be another process' (the domain is the
+ * daemon's): the daemon registers every handle (its events) and carries
+ * modify and query of another process' QP by number.
  */
 struct ibv_qp *dpv_open_qp(struct ibv_context *context, struct ibv_qp_open_attr *a)
 {
@@ -186,17 +198,9 @@ struct ibv_qp *dpv_open_qp(struct ibv_context *context, struct ibv_qp_open_attr 
 	}
 	struct dpv_qp *real = dpv_pool_get(DPV_OBJ_QP, a->qp_num);
 	struct dpv_xrc_dom *dom = to_dxrcd(a->xrcd)->dom;
-	bool foreign = false;
-	if (!real && dom->remote) {
-		/* another process' target QP in the daemon's domain */
-		struct dpv_device *dev = to_dctx(context)->dev;
-		int r = dpv_ops(dev)->open_qp(dev->drv_dev, dom->num, a->qp_num);
-		if (r) {
-			errno = -r;
-			return NULL;
-		}
-		foreign = true;
-	} else if (!real || real->type != IBV_QPT_XRC_RECV || real->xrcd->dom != dom) {
+	if (real && (real->type != IBV_QPT_XRC_RECV || real->xrcd->dom != dom))
+		real = NULL;
+	if (!real && !dom->remote) {
 		errno = ENOENT;
 		return NULL;
 	}
@@ -206,33 +210,141 @@ struct ibv_qp *dpv_open_qp(struct ibv_context *context, struct ibv_qp_open_attr 
 		return NULL;
 	}
 	struct ibv_qp *ib = dqp_ib(qp);
-	if (foreign) {
+	if (dom->remote) {
+		/* the daemon's domain: it checks the QP (any process') and
+		 * sends the QP's events to this handle too */
+		struct dpv_context *ctx = to_dctx(context);
+		qp->drv = dpv_ops(ctx->dev)->open_qp(ctx->dev->drv_dev, ctx->drv_ctx, dom->num, a->qp_num,
+						     (uintptr_t)ib);
+		if (!qp->drv) {
+			int e = errno;
+			free(qp);
+			errno = e;
+			return NULL;
+		}
+	}
+	if (real) {
+		*ib = *dqp_ib(real);
+		qp->opened = real;
+		qp->state = real->state;
+	} else {
 		ib->qp_num = ib->handle = a->qp_num;
 		ib->qp_type = IBV_QPT_XRC_RECV;
-		ib->state = IBV_QPS_RTS;
+		ib->state = IBV_QPS_RTS; /* until a query or modify tells */
 		qp->foreign = true;
-		qp->type = IBV_QPT_XRC_RECV;
-		qp->qpn = a->qp_num;
 		qp->state = IBV_QPS_RTS;
-		qp->xrcd = to_dxrcd(a->xrcd);
-		ib->context = context;
-		ib->qp_context = (a->comp_mask & IBV_QP_OPEN_ATTR_CONTEXT) ? a->qp_context : NULL;
-		pthread_mutex_init(&ib->mutex, NULL);
-		pthread_cond_init(&ib->cond, NULL);
-		atomic_fetch_add(&qp->xrcd->users, 1);
-		return ib;
 	}
-	*ib = *dqp_ib(real);
 	ib->context = context;
 	ib->qp_context = (a->comp_mask & IBV_QP_OPEN_ATTR_CONTEXT) ? a->qp_context : NULL;
 	pthread_mutex_init(&ib->mutex, NULL);
 	pthread_cond_init(&ib->cond, NULL);
-	qp->opened = real;
+	qp->ctx = to_dctx(context);
 	qp->type = IBV_QPT_XRC_RECV;
-	qp->qpn = real->qpn;
-	qp->state = real->state;
+	qp->qpn = a->qp_num;
 	qp->xrcd = to_dxrcd(a->xrcd);
 	atomic_fetch_add(&qp->xrcd->users, 1);
-	atomic_fetch_add(&real->open_refs, 1);
+	if (real) {
+		atomic_fetch_add(&real->open_refs, 1);
+		if (!qp->drv) { /* embedded mode: the façade gives the events */
+			rte_spinlock_lock(&g_xrc_lock);
+			qp->open_next = real->open_first;
+			real->open_first = qp;
+			rte_spinlock_unlock(&g_xrc_lock);
+		}
+	}
 	return ib;
+}
+
+void dpv_open_qp_close(struct dpv_qp *qp)
+{
+	struct ibv_qp *ib = dqp_ib(qp);
+	if (qp->drv)
+		ctx_ops(ib->context)->close_qp(qp->drv); /* the daemon's events stop */
+	if (qp->opened) {
+		struct dpv_qp *real = qp->opened;
+		rte_spinlock_lock(&g_xrc_lock);
+		for (struct dpv_qp **pp = &real->open_first; *pp; pp = &(*pp)->open_next)
+			if (*pp == qp) {
+				*pp = qp->open_next;
+				break;
+			}
+		rte_spinlock_unlock(&g_xrc_lock);
+		atomic_fetch_sub(&real->open_refs, 1);
+	}
+	atomic_fetch_sub(&qp->xrcd->users, 1);
+	pthread_mutex_destroy(&ib->mutex);
+	pthread_cond_destroy(&ib->cond);
+	free(qp);
+}
+
+void dpv_xrc_qp_event(struct dpv_qp *real, const struct ibv_async_event *ev)
+{
+	rte_spinlock_lock(&g_xrc_lock);
+	for (struct dpv_qp *h = real->open_first; h; h = h->open_next) {
+		struct ibv_async_event e = *ev;
+		e.element.qp = dqp_ib(h);
+		dpv_async_deliver(h->ctx, &e);
+	}
+	rte_spinlock_unlock(&g_xrc_lock);
+}
+
+bool dpv_xrc_attr_refresh(struct dpv_qp *qp, uint32_t *handles)
+{
+	struct ibv_qp_attr a;
+	bool sig;
+	uint32_t h = 0;
+	*handles = 0;
+	if (qp->type != IBV_QPT_XRC_RECV || !qp->drv ||
+	    ctx_ops(dqp_ib(qp)->context)->query_qp_attr(qp->drv, &a, &sig, &h) != 0)
+		return false;
+	qp->attr = a;
+	qp->state = a.qp_state;
+	dqp_ib(qp)->state = a.qp_state;
+	*handles = h;
+	return true;
+}
+
+int dpv_open_qp_query(struct dpv_qp *qp, struct ibv_qp_attr *attr, struct ibv_qp_init_attr *init_attr)
+{
+	struct ibv_qp *ib = dqp_ib(qp);
+	struct ibv_qp_attr a;
+	bool sig;
+	uint32_t h;
+	int r = ctx_ops(ib->context)->query_qp_attr(qp->drv, &a, &sig, &h);
+	if (r)
+		return -r;
+	*attr = a;
+	attr->sq_draining = 0;
+	qp->state = a.qp_state;
+	ib->state = a.qp_state;
+	memset(init_attr, 0, sizeof(*init_attr));
+	init_attr->qp_context = ib->qp_context;
+	init_attr->cap = a.cap;
+	init_attr->qp_type = IBV_QPT_XRC_RECV;
+	init_attr->sq_sig_all = sig;
+	return 0;
+}
+
+/* As the façade's modify of its own QPs (dpv_qp_state.c): the transition
+ * and values checked here, again by the daemon, applied to the real QP. */
+int dpv_open_qp_modify(struct dpv_qp *qp, struct ibv_qp_attr *attr, int mask)
+{
+	struct ibv_qp *ib = dqp_ib(qp);
+	const struct dpv_verbs_ops *o = ctx_ops(ib->context);
+	struct dpv_device *dev = qp->ctx->dev;
+	struct ibv_qp_attr lid_attr;
+	if ((mask & IBV_QP_AV) && !attr->ah_attr.is_global) {
+		lid_attr = *attr;
+		dpv_av_from_lid(dev, &attr->ah_attr, &lid_attr.ah_attr);
+		attr = &lid_attr;
+	}
+	enum ibv_qp_state cur = o->query_qp_state(qp->drv), to;
+	if (dpv_qp_modify_check(IBV_QPT_XRC_RECV, dev, cur, attr, mask, &to))
+		return EINVAL;
+	int r = o->modify_qp(qp->drv, attr, mask, cur, to);
+	if (r)
+		return -r;
+	qp->state = to;
+	ib->state = to;
+	return 0;
 }

@@ -434,6 +434,19 @@ static bool audit(char *why, size_t wl)
 			qsort(l.v, l.n, sizeof(*l.v), ptr_cmp);
 		}
 	}
+	/* XRC target QPs whose creator is gone live through OPEN_QP handles */
+	struct dpvd_qpopen *h;
+	TAILQ_FOREACH(h, &dpvd_global.qpopens, next) {
+		if (live_find(&l, h->qp) >= 0)
+			continue;
+		if (h->qp->owner || !h->qp->n_openers || h->qp->type != DPV_OBJ_QP) {
+			snprintf(why, wl, "an OPEN_QP handle names %p (qp %u), no live QP of a connection", (void *)h->qp,
+				 h->qp->num);
+			return false;
+		}
+		live_add(&l, h->qp);
+		qsort(l.v, l.n, sizeof(*l.v), ptr_cmp);
+	}
 	if (ucap < l.n) {
 		ucap = l.n + 256;
 		users = realloc(users, ucap * sizeof(*users));
@@ -1288,6 +1301,8 @@ static bool build_valid(struct fclient *f, uint16_t op, struct vreq *v)
 		o = pick_obj(c, DPV_OBJ_QP, 1);
 		ok = ok && o;
 		m->u.qp.qpn = o ? o->num : 0;
+		if (o && o->n_openers)
+			v->ex = EXP_OK_BUSY; /* ibv_open_qp handles on it */
 		break;
 	case DPV_SHM_QP_MODIFY: {
 		struct dpv_shm_qp_modify *q = &m->u.qpm;
@@ -1444,7 +1459,10 @@ static bool build_valid(struct fclient *f, uint16_t op, struct vreq *v)
 						m->u.oqp.dev = o->dev;
 						ok = true;
 					}
-		ok = ok && c->hello;
+		/* a handle of one of c's contexts, with a cookie of its own */
+		m->u.oqp.ctx = ok ? pick_ctx(c, 0, true) : 0;
+		m->u.oqp.cookie = rnd() | 1;
+		ok = ok && c->hello && m->u.oqp.ctx;
 		break;
 	}
 	default:
@@ -1614,7 +1632,8 @@ static const struct field f_imp[] = {FLD(dpv_shm_import, dev, K_DEV, 0), FLD(dpv
 static const struct field f_xrcd[] = {FLD(dpv_shm_xrcd, dev, K_DEV, 0), FLD(dpv_shm_xrcd, oflags, K_ANY32, 0),
 				      FLD(dpv_shm_xrcd, has_fd, K_BOOL, 0), FLD(dpv_shm_xrcd, num, K_NUM, DPV_OBJ_XRCD)};
 static const struct field f_oqp[] = {FLD(dpv_shm_open_qp, dev, K_DEV, 0), FLD(dpv_shm_open_qp, xrcd, K_NUM, DPV_OBJ_XRCD),
-				     FLD(dpv_shm_open_qp, qpn, K_NUM, DPV_OBJ_QP)};
+				     FLD(dpv_shm_open_qp, qpn, K_NUM, DPV_OBJ_QP), FLD(dpv_shm_open_qp, ctx, K_CTX, 0),
+				     FLD(dpv_shm_open_qp, cookie, K_ANY64, 0), FLD(dpv_shm_open_qp, close, K_BOOL, 0)};
 
 static const struct field f_mcast[] = {FLD(dpv_shm_mcast, qpn, K_NUM, DPV_OBJ_QP),
 				       FLD(dpv_shm_mcast, attach, K_BOOL, 0)};
@@ -2170,6 +2189,10 @@ static void mode_attack(struct fclient *y)
 	uint16_t op;
 	switch (type) {
 	case DPV_OBJ_QP: {
+		struct dpvd_qpopen *h;
+		TAILQ_FOREACH(h, &dpvd_global.qpopens, next)
+			if (h->c == y->c && h->qp == o)
+				return; /* y opened it (OPEN_QP): may modify and query it */
 		static const uint16_t ops[] = {DPV_SHM_QP_DESTROY, DPV_SHM_QP_MODIFY, DPV_SHM_QP_QUERY, DPV_SHM_NUM_RELEASE,
 					       DPV_SHM_QP_CREATE};
 		op = ops[rn(RTE_DIM(ops))];
