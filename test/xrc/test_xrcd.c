@@ -5,7 +5,8 @@
  * domain (XRC SRQs from ibv_create_srq_ex, XRC target QPs, ibv_open_qp
  * handles). Sameness of two handles' domains is proved functionally: a
  * target QP created through one handle is found by ibv_open_qp through the
- * other (ENOENT when the domains differ).
+ * other (ENOENT when the domains differ). The target QP's events reach every
+ * ibv_open_qp handle (test_open_qp_events).
  *
  * Black-box (libdpverbs.so + <infiniband/verbs.h>), one process, the
  * built-in default configuration (dpv0, dpv1).
@@ -560,6 +561,46 @@ static void test_xrc_objects(void)
 	CHECK_EQ(ibv_close_xrcd(other), 0, "close other");
 }
 
+/* RESET -> INIT -> ERR of target QP t: IBV_EVENT_QP_LAST_WQE_REACHED (IBA
+ * 11.6.3: an XRC target leaving a live state for ERR). */
+static int tgt_init_err(struct ibv_qp *t)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1};
+	int r = ibv_modify_qp(t, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	a.qp_state = IBV_QPS_ERR;
+	return r ? r : ibv_modify_qp(t, &a, IBV_QP_STATE);
+}
+
+/* The target QP's events reach every ibv_open_qp handle, each with its own
+ * pointer, on its own context (as the kernel's shared QP event handler);
+ * a destroyed handle gets none. */
+static void test_open_qp_events(void)
+{
+	struct ibv_xrcd *h = dpvt_xrcd_open(ctx0, -1, 0, DPVT_XRCD_MASK);
+	struct ibv_qp *t = h ? dpvt_xrc_tgt_new(ctx0, h) : NULL;
+	struct ibv_qp *o = t ? dpvt_xrc_open_qp(ctx0b, h, t->qp_num, (void *)0x77) : NULL;
+	CHECK(o != NULL, "events: domain, target QP, a handle on another context: %s", strerror(errno));
+	if (!o)
+		return;
+	dpvt_drain_async(ctx0);
+	dpvt_drain_async(ctx0b);
+	CHECK_EQ(tgt_init_err(t), 0, "events: target RESET -> INIT -> ERR");
+	CHECK(dpvt_wait_async(ctx0, IBV_EVENT_QP_LAST_WQE_REACHED, t, 2000, NULL),
+	      "events: LAST_WQE_REACHED for the creator's QP on its context");
+	CHECK(dpvt_wait_async(ctx0b, IBV_EVENT_QP_LAST_WQE_REACHED, o, 2000, NULL),
+	      "events: LAST_WQE_REACHED for the handle, with the handle as element, on its context");
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_RESET};
+	CHECK_EQ(ibv_modify_qp(o, &a, IBV_QP_STATE), 0, "events: RESET through the handle");
+	CHECK_EQ(ibv_destroy_qp(o), 0, "events: destroy the handle");
+	CHECK_EQ(tgt_init_err(t), 0, "events: RESET -> INIT -> ERR again");
+	CHECK(dpvt_wait_async(ctx0, IBV_EVENT_QP_LAST_WQE_REACHED, t, 2000, NULL), "events: the creator's again");
+	int others = 0;
+	CHECK(!dpvt_wait_async(ctx0b, IBV_EVENT_QP_LAST_WQE_REACHED, NULL, 300, &others) && !others,
+	      "events: none for the destroyed handle (%d others)", others);
+	CHECK_EQ(ibv_destroy_qp(t), 0, "events: destroy the target");
+	CHECK_EQ(ibv_close_xrcd(h), 0, "events: close the domain");
+}
+
 int main(void)
 {
 	ctx0 = dpvt_open_dev("dpv0");
@@ -593,6 +634,7 @@ int main(void)
 	test_close_busy();
 	test_last_reference();
 	test_xrc_objects();
+	test_open_qp_events();
 
 	CHECK_EQ(ibv_destroy_cq(cq0), 0, "destroy cq0 (no XRC SRQ left)");
 	CHECK_EQ(ibv_destroy_cq(cq0b), 0, "destroy cq0b");
