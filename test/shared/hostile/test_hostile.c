@@ -20,6 +20,11 @@
  *   - the numbers of another connection (QP_DESTROY, QP_MODIFY, QP_QUERY,
  *     NUM_RELEASE, CQ_DESTROY, MR_DEREG, PD_DEALLOC, MR_REG on its PD): all
  *     refused, and that connection's QP still answers in the same state;
+ *   - another connection's XRC target QP: OPEN_QP through a domain it does
+ *     not hold (-EINVAL), through another domain or of an RC QP
+ *     (-ENOENT), without a context or pointer; QP_QUERY and QP_MODIFY only
+ *     with a handle and the domain (-EINVAL once the domain is closed);
+ *     QP_DESTROY only by its creator;
  *   - a well-formed connection with a CQ and an RC QP in RTS that writes
  *     garbage into its own SQ (random WQEs, huge num_sge, huge inline
  *     lengths, bad opcodes, producer indices far ahead and behind), its RQ
@@ -1166,6 +1171,85 @@ static void part_numbers(struct app *a)
 	conn_close(&b);
 }
 
+/* XRC: another connection's target QP is reached only through a domain
+ * and an OPEN_QP handle this connection holds (shared mode's ibv_open_qp). */
+static void xrc_other(struct conn *b, uint32_t bctx, uint32_t xa, uint32_t tq, uint32_t rcq, int ffd)
+{
+	struct dpv_shm_open_qp o = {.xrcd = xa, .qpn = tq, .ctx = bctx, .cookie = 0x10};
+	CHECK_EQ(CALL(b, DPV_SHM_OPEN_QP, &o, NULL, 0, NULL), -EINVAL, "OPEN_QP through a domain not held: -EINVAL");
+	struct dpv_shm_qp_query qq = {.qpn = tq};
+	CHECK_EQ(CALL(b, DPV_SHM_QP_QUERY, &qq, NULL, 0, NULL), -EINVAL, "QP_QUERY of its target QP: -EINVAL");
+	struct dpv_shm_qp_modify qm = {.qpn = tq, .mask = IBV_QP_STATE, .to = IBV_QPS_ERR};
+	CHECK_EQ(CALL(b, DPV_SHM_QP_MODIFY, &qm, NULL, 0, NULL), -EINVAL, "QP_MODIFY of its target QP: -EINVAL");
+	struct dpv_shm_xrcd xb = {.oflags = 0};
+	CHECK_EQ(CALL(b, DPV_SHM_XRCD_OPEN, &xb, NULL, 0, NULL), 0, "an anonymous domain");
+	o.xrcd = xb.num;
+	CHECK_EQ(CALL(b, DPV_SHM_OPEN_QP, &o, NULL, 0, NULL), -ENOENT, "OPEN_QP through another domain: -ENOENT");
+	o.qpn = rcq;
+	CHECK_EQ(CALL(b, DPV_SHM_OPEN_QP, &o, NULL, 0, NULL), -ENOENT, "OPEN_QP of an RC QP: -ENOENT");
+	struct dpv_shm_xrcd xs = {.has_fd = 1};
+	CHECK(CALL(b, DPV_SHM_XRCD_OPEN, &xs, &ffd, 1, NULL) == 0 && xs.num == xa, "the same file: the same domain");
+	o = (struct dpv_shm_open_qp){.xrcd = xa, .qpn = tq, .ctx = 0, .cookie = 0x10};
+	CHECK_EQ(CALL(b, DPV_SHM_OPEN_QP, &o, NULL, 0, NULL), -EINVAL, "OPEN_QP without a context: -EINVAL");
+	o.ctx = bctx;
+	o.cookie = 0;
+	CHECK_EQ(CALL(b, DPV_SHM_OPEN_QP, &o, NULL, 0, NULL), -EINVAL, "OPEN_QP without a pointer: -EINVAL");
+	o.cookie = 0x10;
+	CHECK_EQ(CALL(b, DPV_SHM_OPEN_QP, &o, NULL, 0, NULL), 0, "OPEN_QP of the other's target QP");
+	CHECK_EQ(CALL(b, DPV_SHM_OPEN_QP, &o, NULL, 0, NULL), -EINVAL, "the same handle twice: -EINVAL");
+	CHECK(CALL(b, DPV_SHM_QP_QUERY, &qq, NULL, 0, NULL) == 0 && qq.handles == 1 && qq.state == IBV_QPS_RESET,
+	      "QP_QUERY through the handle (handles %u, state %u)", qq.handles, qq.state);
+	CHECK_EQ(CALL(b, DPV_SHM_QP_MODIFY, &qm, NULL, 0, NULL), 0, "QP_MODIFY to ERR through the handle");
+	struct dpv_shm_qp q = {.qpn = tq};
+	CHECK(CALL(b, DPV_SHM_QP_DESTROY, &q, NULL, 0, NULL) < 0, "QP_DESTROY by the handle's connection refused");
+	xs.has_fd = 0;
+	CHECK_EQ(CALL(b, DPV_SHM_XRCD_CLOSE, &xs, NULL, 0, NULL), 0, "closing the domain under the handle");
+	CHECK_EQ(CALL(b, DPV_SHM_QP_QUERY, &qq, NULL, 0, NULL), -EINVAL,
+		 "QP_QUERY with the handle but not the domain: -EINVAL");
+	CHECK_EQ(CALL(b, DPV_SHM_QP_MODIFY, &qm, NULL, 0, NULL), -EINVAL,
+		 "QP_MODIFY with the handle but not the domain: -EINVAL");
+	o.close = 1;
+	CHECK_EQ(CALL(b, DPV_SHM_OPEN_QP, &o, NULL, 0, NULL), 0, "OPEN_QP close of the handle");
+	CHECK_EQ(CALL(b, DPV_SHM_OPEN_QP, &o, NULL, 0, NULL), -EINVAL, "closing it twice: -EINVAL");
+}
+
+static void part_xrc(struct app *a)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/hostile_xrc", g_tmp);
+	int ffd = open(path, O_CREAT | O_RDWR, 0600);
+	struct dpv_shm_xrcd xa = {.dev = a->dev, .oflags = O_CREAT, .has_fd = 1};
+	CHECK(ffd >= 0 && CALL(&a->c, DPV_SHM_XRCD_OPEN, &xa, &ffd, 1, NULL) == 0, "a domain on a file");
+	uint32_t tq = reserve(&a->c, DPV_OBJ_QP);
+	struct dpv_shm_qp q = {.dev = a->dev, .qpn = tq, .ctx = a->ctx, .type = IBV_QPT_XRC_RECV, .xrcd = xa.num,
+			       .cookie = 0x20};
+	int st = CALL(&a->c, DPV_SHM_QP_CREATE, &q, NULL, 0, NULL);
+	struct conn b;
+	if (!CHECK(st == 0, "an XRC target QP: %d", st) || !CHECK(conn_open(&b, true), "connect and HELLO")) {
+		close(ffd);
+		return;
+	}
+	int wfd = pipe_w(NULL), tok = -1;
+	struct dpv_shm_dev_ref r = {.dev = a->dev};
+	CHECK_EQ(CALL(&b, DPV_SHM_CTX_OPEN, &r, &wfd, 1, &tok), 0, "a context");
+	close(wfd);
+	if (tok >= 0)
+		close(tok);
+	xrc_other(&b, r.ctx, xa.num, tq, a->qpn, ffd);
+	struct dpv_shm_qp_query qq = {.qpn = tq};
+	CHECK(CALL(&a->c, DPV_SHM_QP_QUERY, &qq, NULL, 0, NULL) == 0 && qq.state == IBV_QPS_ERR && !qq.handles,
+	      "the creator sees the handle's modify, and no handle (state %u, handles %u)", qq.state, qq.handles);
+	conn_close(&b);
+	q = (struct dpv_shm_qp){.qpn = tq};
+	CHECK_EQ(CALL(&a->c, DPV_SHM_QP_DESTROY, &q, NULL, 0, NULL), 0, "the creator destroys it");
+	struct dpv_shm_num n = {.type = DPV_OBJ_QP, .num = tq};
+	CHECK_EQ(CALL(&a->c, DPV_SHM_NUM_RELEASE, &n, NULL, 0, NULL), 0, "and gives the number back");
+	xa.has_fd = 0;
+	CHECK_EQ(CALL(&a->c, DPV_SHM_XRCD_CLOSE, &xa, NULL, 0, NULL), 0, "and closes the domain");
+	close(ffd);
+	unlink(path);
+}
+
 /* Garbage in a well-formed connection's own rings. */
 static void part_rings(struct app *a)
 {
@@ -1433,6 +1517,10 @@ int main(void)
 		printf("test_hostile: another connection's numbers\n");
 		fflush(stdout);
 		part_numbers(&a);
+		pp_poll(false);
+		printf("test_hostile: another connection's XRC target QP\n");
+		fflush(stdout);
+		part_xrc(&a);
 		pp_poll(false);
 		printf("test_hostile: garbage in its own rings\n");
 		fflush(stdout);
