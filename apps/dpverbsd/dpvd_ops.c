@@ -93,7 +93,9 @@ static int ctx_open(struct dpvd_client *c, struct dpv_shm_dev_ref *r, int fds[DP
 	struct dpvd_ctx *x = ctx_free_slot(c, &r->ctx);
 	if (!x)
 		return -EMFILE;
-	return ctx_set(c, x, r->dev, &fds[0], c, out_fd);
+	/* only a context made by CTX_IMPORT imports PDs and MRs
+	 * (ibv_import_pd(3): EINVAL otherwise) */
+	return ctx_set(c, x, r->dev, &fds[0], NULL, out_fd);
 }
 
 static int ctx_close(struct dpvd_client *c, struct dpv_shm_dev_ref *r)

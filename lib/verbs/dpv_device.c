@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <endian.h>
 
 #include <rte_cycles.h>
@@ -334,12 +334,17 @@ static struct ibv_context *context_new(struct dpv_core *core, struct dpv_device 
 			core->ops->ctx_close(core->devs[0].drv_dev, (uint32_t)id);
 			id = -ENODEV;
 		}
+		/* embedded mode: a context of this process (its stand-in) */
+		if (id == -EOPNOTSUPP && (id = dpv_import_local_ctx(core, import_fd, ctx, &d)) == 0)
+			id = d->ops->ctx_open(d->drv_dev, fds[1], &cmd_fd);
 	} else {
 		id = d->ops->ctx_open(d->drv_dev, fds[1], &cmd_fd);
 	}
-	/* no kernel command channel in embedded mode: an eventfd stands in so
-	 * that code which dup()s or polls cmd_fd finds a valid descriptor */
-	if (id > 0 && cmd_fd < 0 && (cmd_fd = eventfd(0, EFD_CLOEXEC)) < 0) {
+	/* no kernel command channel in embedded mode: an empty memfd stands
+	 * in, so that code which dup()s or polls cmd_fd finds a valid
+	 * descriptor, and its inode names the context to ibv_import_device
+	 * within the process */
+	if (id > 0 && cmd_fd < 0 && (cmd_fd = memfd_create("dpverbs-cmd", MFD_CLOEXEC)) < 0) {
 		int e = errno;
 		d->ops->ctx_close(d->drv_dev, (uint32_t)id);
 		id = -e;
@@ -398,10 +403,12 @@ DPV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
  * ibv_import_device: a new context on the same device context as the one
  * whose ibv_context.cmd_fd is cmd_fd (of this process or, passed over a
  * Unix socket, of another one); PDs and MRs of that context can then be
- * imported (ibv_import_pd, ibv_import_mr). Shared mode only: the command
- * descriptor names a context in dpverbsd. RETURN VALUE: the context, or
- * NULL with errno: EOPNOTSUPP (embedded mode), EBADF (cmd_fd is not a
- * context's command descriptor), EIO (the daemon is gone), ENOMEM.
+ * imported (ibv_import_pd, ibv_import_mr). In shared mode the command
+ * descriptor names a context in dpverbsd; in embedded mode only a context
+ * of this process can be imported (the engine is the process'). RETURN
+ * VALUE: the context, or NULL with errno: EBADF (cmd_fd is not a context's
+ * command descriptor: in embedded mode, not one of this process'), EIO
+ * (the daemon is gone), ENOMEM.
  */
 DPV_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
 {

@@ -54,6 +54,10 @@ struct dpv_context {
 	struct dpv_device *dev;
 	int async_wfd;               /* write end of the async event pipe */
 	uint32_t drv_ctx;            /* the driver's id of this context (ctx_open) */
+	bool imported;               /* embedded mode's ibv_import_device: made from the
+					context whose cmd_fd is the inode below */
+	dev_t imp_dev;
+	ino_t imp_ino;
 	rte_spinlock_t async_lock;
 	LIST_ENTRY(dpv_context) next;
 };
@@ -73,6 +77,8 @@ struct dpv_pd {
 	bool foreign;                /* a handle on another process' PD (ibv_share_pd): its
 					number is not this process' to give back */
 	struct dpv_pd *base;         /* the protection domain: itself for a plain PD */
+	struct dpv_pd *imported;     /* embedded mode's ibv_import_pd: the PD of this process
+					it is (one user of it while this handle exists) */
 	struct dpv_td *td;
 	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size, size_t alignment,
 		       uint64_t resource_type);

@@ -59,7 +59,9 @@ DPV_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 	struct dpv_pd *pd = to_dpd(ibpd);
 	if (atomic_load(&pd->users) > 0)
 		return EBUSY;
-	if (pd->parent) {
+	if (pd->imported) {
+		atomic_fetch_sub(&pd->imported->users, 1); /* embedded mode's import: a handle only */
+	} else if (pd->parent) {
 		atomic_fetch_sub(&pd->base->users, 1);
 		if (pd->td)
 			atomic_fetch_sub(&pd->td->users, 1);

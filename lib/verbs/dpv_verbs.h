@@ -145,6 +145,11 @@ int dpv_dealloc_td(struct ibv_td *td);
 struct ibv_srq *dpv_create_srq_ex(struct ibv_context *c, struct ibv_srq_init_attr_ex *a);
 int dpv_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
 
+/* dpv_import.c: embedded mode's ibv_import_device within the process (the
+ * context whose stand-in cmd_fd, a memfd, has the inode of fd): 0 with *d
+ * its device and ctx marked imported, or -EBADF. */
+int dpv_import_local_ctx(struct dpv_core *core, int fd, struct dpv_context *ctx, struct dpv_device **d);
+
 /* dpv_xrcd.c */
 struct ibv_xrcd *dpv_open_xrcd(struct ibv_context *c, struct ibv_xrcd_init_attr *a);
 int dpv_close_xrcd(struct ibv_xrcd *x);
