@@ -207,7 +207,8 @@ struct dpv_verbs_ops {
 	void (*ctx_close)(void *dev, uint32_t ctx);
 	/** ibv_import_device: the context behind cmd_fd (another context's
 	 *  command descriptor): *dev_index its device; then as ctx_open.
-	 *  -EOPNOTSUPP where contexts cannot be imported (embedded mode). */
+	 *  -EOPNOTSUPP (default): the façade imports a context of this process
+	 *  itself (embedded mode; import_pd and import_mr likewise). */
 	int (*ctx_import)(int cmd_fd, unsigned int *dev_index, int async_wfd, int *new_cmd_fd);
 	/** A context of dev was opened; its asynchronous events may also be
 	 *  written to async_wfd (the pipe behind async_fd) as struct
