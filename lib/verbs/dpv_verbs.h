@@ -163,7 +163,7 @@ int dpv_open_qp_modify(struct dpv_qp *h, struct ibv_qp_attr *attr, int mask);
 /* An XRC target QP's attributes where other processes' handles may change
  * them (shared mode): qp->attr and qp->state refreshed from the driver;
  * false where the façade's own are the QP's. *handles: ibv_open_qp handles
- * on it, every process'. Caller holds qp->lock. */
+ * on it, every process'. Caller holds qp->lock (or is destroying it). */
 bool dpv_xrc_attr_refresh(struct dpv_qp *qp, uint32_t *handles);
 /* A QP event for the ibv_open_qp handles of this process on the real QP
  * (embedded mode: the façade's own table), each with its own pointer. */
