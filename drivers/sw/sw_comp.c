@@ -100,6 +100,11 @@ void sw_comp_flush_sq(struct sw_qp *qp)
 
 void sw_comp_error(struct sw_qp *qp, uint32_t i, enum ibv_wc_status st)
 {
+	/* The QP is in ERR before its error CQE can be seen: a consumer that
+	 * polls the CQE and then queries the QP sees ERR, as on a ConnectX
+	 * (the pending ACK goes out first, as in sw_qp_to_error). */
+	sw_resp_flush_ack(qp);
+	sw_qp_set_state(qp, IBV_QPS_ERR);
 	/* WQEs before i were acknowledged or are flushed (in order: i is the
 	 * oldest outstanding WQE whenever an error is detected) */
 	while (qp->req.sq_head != qp->req.sq_fetched && qp->req.sq_head != i)
