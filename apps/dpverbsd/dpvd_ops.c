@@ -287,7 +287,11 @@ static int pd_dealloc(struct dpvd_client *c, struct dpv_shm_pd *p)
 /* Where the engine finds an MR's memory: directly (pid 0) at our mapping
  * when the memory is in a region the application added, else in the
  * application's address space (its pid: process_vm_readv/writev), which
- * must be readable there now. */
+ * must be readable there now. An ODP MR's memory need not be mapped yet
+ * (nothing is faulted in at registration): only the right to reach the
+ * process is checked, with a read at address 0, which can only fail with
+ * EFAULT when the right is there. An implicit ODP MR (0, SIZE_MAX) is
+ * never in a region. */
 static int mr_memory(struct dpvd_client *c, const struct dpv_shm_mr *r, int32_t *pid, uint64_t *eng)
 {
 	struct dpvd_mem *m = dpvd_mem_find(c, r->addr, r->length);
@@ -296,12 +300,13 @@ static int mr_memory(struct dpvd_client *c, const struct dpv_shm_mr *r, int32_t 
 		*eng = (uint64_t)(uintptr_t)dpvd_mem_xlate(m, r->addr);
 		return 0;
 	}
+	bool odp = r->access & IBV_ACCESS_ON_DEMAND;
 	uint8_t b;
-	uint64_t probe[2] = {r->addr, r->addr + r->length - 1};
-	for (unsigned int i = 0; i < 2; i++) {
+	uint64_t probe[2] = {odp ? 0 : r->addr, r->addr + r->length - 1};
+	for (unsigned int i = 0; i < (odp ? 1u : 2u); i++) {
 		struct iovec l = {.iov_base = &b, .iov_len = 1};
 		struct iovec rm = {.iov_base = (void *)(uintptr_t)probe[i], .iov_len = 1};
-		if (process_vm_readv(c->pid, &l, 1, &rm, 1, 0) != 1)
+		if (process_vm_readv(c->pid, &l, 1, &rm, 1, 0) != 1 && (!odp || errno != EFAULT))
 			return errno == EPERM ? -EPERM : -EFAULT; /* not mapped, or not ours to reach */
 	}
 	*pid = c->pid;

@@ -47,8 +47,10 @@ static inline void sw_mem_flush(void)
  * reads or writes memory the application deregistered. The fast path (one
  * SGE, memory of this process) inline; the others in sw_mem.c. */
 #define SW_PD_CHECKED 0u /* an SGE the engine built from a key it checked */
-/* 0; -EACCES: an SGE's MR is gone (or no longer covers it); -EFAULT: this
- * process' memory was unmapped under its MR (sw_fault.c) */
+/* 0; -EACCES: an SGE's MR is gone (or no longer covers it); -EFAULT: the
+ * memory is not mapped (or not writable) under its MR (sw_fault.c; memory
+ * of another process: sw_mem.c, where a write into an MR that is not on
+ * demand may be batched and its failure not seen) */
 static inline int sw_sge_copy_in(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off,
 				 const void *src, uint32_t len)
 {
@@ -59,18 +61,32 @@ static inline int sw_sge_copy_in(uint32_t pd, const struct dpv_sge *sge, uint32_
 	}
 	return len ? sw_sge_copy_in_slow(pd, sge, n, off, src, len) : 0;
 }
-/* 0 (memory unmapped under its MR reads as zeroes); -EACCES: an SGE's MR
- * is gone, dst holds zeroes and the caller sends nothing */
+/* Is the MR on demand (IBV_ACCESS_ON_DEMAND)? A page of it that is not
+ * mapped fails the access, as a ConnectX's page fault that cannot be
+ * resolved; memory unmapped under any other MR is the application's mistake
+ * (an RNIC's pinned pages would still be there) and reads as zeroes. */
+static inline bool sw_mr_odp(const struct sw_mr *m)
+{
+	return (m->access & IBV_ACCESS_ON_DEMAND) != 0;
+}
+
+/* 0 (memory unmapped under an MR that is not on demand reads as zeroes);
+ * -EACCES: an SGE's MR is gone; -EFAULT: a page of an ODP MR is not mapped
+ * (or not readable). On an error dst holds zeroes and the caller sends
+ * nothing (the WQE fails). */
 static inline int sw_sge_copy_out(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off,
 				  void *dst, uint32_t len)
 {
 	if (likely(len && n == 1 && off + len <= sge[0].length && !sw_any_remote_mr())) {
-		if (unlikely(!sw_mr_range(pd, sge[0].lkey, sge[0].addr + off, len))) {
+		const struct sw_mr *m = sw_mr_range(pd, sge[0].lkey, sge[0].addr + off, len);
+		if (unlikely(!m)) {
 			memset(dst, 0, len);
 			return -EACCES;
 		}
-		if (unlikely(sw_copy_safe(dst, (const uint8_t *)(uintptr_t)sge[0].addr + off, len) != 0))
+		if (unlikely(sw_copy_safe(dst, (const uint8_t *)(uintptr_t)sge[0].addr + off, len) != 0)) {
 			memset(dst, 0, len); /* gone: zeroes rather than stale frame bytes */
+			return sw_mr_odp(m) ? -EFAULT : 0;
+		}
 		return 0;
 	}
 	return len ? sw_sge_copy_out_slow(pd, sge, n, off, dst, len) : 0;

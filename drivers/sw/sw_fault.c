@@ -21,6 +21,11 @@
  * stays a crash. The handler is installed when the driver starts, i.e.
  * after libraries loaded before the first verb (UCX's error handler among
  * them) installed theirs.
+ *
+ * The same guard makes on-demand paging safe in this process: a page of an
+ * ODP MR (an implicit one covers the whole address space) that is not
+ * mapped, or not writable, fails the access with -EFAULT, which completes
+ * the WQE in error (sw_copy.h: sw_mr_odp) as a ConnectX's failed page fault.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -81,8 +86,8 @@ static void fault_seen(const void *dst, const void *src, size_t n)
 {
 	if (__atomic_fetch_add(&sw_mem_faults, 1, __ATOMIC_RELAXED) == 0)
 		SW_LOG(WARNING,
-		       "a copy of %zu bytes from %p to %p faulted: registered memory was unmapped while its MR "
-		       "is still registered (counted in sw_mem_faults; logged once)",
+		       "a copy of %zu bytes from %p to %p faulted: registered memory is not mapped (a page of "
+		       "an on-demand MR, or memory unmapped under its MR; counted in sw_mem_faults; logged once)",
 		       n, src, dst);
 }
 

@@ -8,6 +8,11 @@
  * map: rings, the hugepage allocator's buffers) is copied directly, at the
  * daemon's address of it (the MR's delta).
  *
+ * Writes into an ODP MR (IBV_ACCESS_ON_DEMAND) of another process are not
+ * batched: a page that is not mapped there fails the access (EFAULT from
+ * process_vm_writev) and with it the message, as a ConnectX's page fault
+ * that cannot be resolved.
+ *
  * Atomics on such memory are a read and a write under one lock: atomic
  * against every other RDMA atomic the engine executes, not against the
  * application's own CPU accesses to that word (an RNIC's PCIe atomics are
@@ -201,8 +206,10 @@ int sw_mem_atomic(int32_t pid, uint64_t *p, bool cmp_swap, uint64_t cmp, uint64_
 	if (!r) {
 		*orig = v;
 		if (!cmp_swap || v == cmp) {
+			/* not batched: a word that cannot be written (a read-only
+			 * page, an ODP page gone) fails the atomic, not its ACK */
 			v = cmp_swap ? val : v + val;
-			r = sw_mem_write(pid, p, &v, sizeof(v));
+			r = vm_write(pid, &v, p, sizeof(v));
 		}
 	}
 	rte_spinlock_unlock(&g_atomic_lock);
@@ -212,15 +219,28 @@ int sw_mem_atomic(int32_t pid, uint64_t *p, bool cmp_swap, uint64_t cmp, uint64_
 /* Where the engine finds the bytes [addr, addr + len) an SGE names: its
  * MR (by key) must still be registered, cover them and, unless pd is
  * SW_PD_CHECKED, belong to protection domain pd. *pid gets the process
- * (0: this one) and the return value the address to copy at; NULL when the
- * SGE names nothing the engine may touch (deregistered meanwhile). */
-static uint8_t *sge_resolve(uint32_t pd, uint32_t key, uint64_t addr, uint32_t len, int32_t *pid)
+ * (0: this one), *odp whether the MR is on demand, and the return value the
+ * address to copy at; NULL when the SGE names nothing the engine may touch
+ * (deregistered meanwhile). */
+static uint8_t *sge_resolve(uint32_t pd, uint32_t key, uint64_t addr, uint32_t len, int32_t *pid, bool *odp)
 {
 	const struct sw_mr *m = sw_mr_range(pd, key, addr, len);
 	if (!m)
 		return NULL;
 	*pid = m->pid;
+	*odp = sw_mr_odp(m);
 	return (uint8_t *)(uintptr_t)(addr + (uint64_t)m->delta);
+}
+
+/* A write into an ODP MR of another process is not batched: a page that is
+ * not mapped must fail this message (a NAK, an error completion), which a
+ * write found failing at the next flush could no longer do. */
+static int mem_write_odp(int32_t pid, void *dst, const void *src, uint32_t len)
+{
+	if (!pid)
+		return sw_copy_safe(dst, src, len);
+	sw_mem_flush(); /* in order with what is waiting */
+	return vm_write(pid, src, dst, len);
 }
 
 int sw_sge_copy_in_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off, const void *src,
@@ -235,10 +255,11 @@ int sw_sge_copy_in_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint
 		}
 		uint32_t chunk = RTE_MIN(sge[i].length - off, len);
 		int32_t pid = 0;
-		uint8_t *p = sge_resolve(pd, sge[i].lkey, sge[i].addr + off, chunk, &pid);
+		bool odp = false;
+		uint8_t *p = sge_resolve(pd, sge[i].lkey, sge[i].addr + off, chunk, &pid, &odp);
 		if (!p)
 			return -EACCES; /* deregistered: not a byte more */
-		if (sw_mem_write(pid, p, s, chunk) != 0)
+		if ((odp ? mem_write_odp(pid, p, s, chunk) : sw_mem_write(pid, p, s, chunk)) != 0)
 			ret = -EFAULT;
 		s += chunk;
 		len -= chunk;
@@ -258,12 +279,17 @@ int sw_sge_copy_out_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uin
 		}
 		uint32_t chunk = RTE_MIN(sge[i].length - off, len);
 		int32_t pid = 0;
-		const uint8_t *p = sge_resolve(pd, sge[i].lkey, sge[i].addr + off, chunk, &pid);
+		bool odp = false;
+		const uint8_t *p = sge_resolve(pd, sge[i].lkey, sge[i].addr + off, chunk, &pid, &odp);
 		if (!p) {
 			memset(dst, 0, (size_t)(d - (uint8_t *)dst) + len);
 			return -EACCES; /* deregistered: the caller sends nothing */
 		}
 		int r = pid ? mem_read_ahead(pid, d, p, chunk, sge[i].length - off) : sw_mem_read(0, d, p, chunk);
+		if (r != 0 && odp) {
+			memset(dst, 0, (size_t)(d - (uint8_t *)dst) + len);
+			return -EFAULT; /* an ODP page is not there: the WQE fails */
+		}
 		if (r != 0)
 			memset(d, 0, chunk); /* gone: send zeroes rather than stale bytes */
 		d += chunk;

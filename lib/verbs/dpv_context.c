@@ -81,6 +81,7 @@ void dpv_context_ops_init(struct dpv_context *ctx)
 	v->alloc_td = dpv_alloc_td;
 	v->dealloc_td = dpv_dealloc_td;
 	v->alloc_parent_domain = dpv_alloc_parent_domain;
+	v->advise_mr = dpv_advise_mr;
 }
 
 /* ---- asynchronous events ---- */

@@ -134,6 +134,28 @@ DPV_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_a
 	return 0;
 }
 
+/* On-demand paging: every MR is on demand already (nothing is pinned; the
+ * engine copies at the registered virtual addresses), so every operation of
+ * every transport supports it, implicit MRs included. The bits are those a
+ * ConnectX reports (mlx5 internal_fill_odp_caps); a ConnectX-5 has fewer for
+ * UD (SEND, SRQ_RECV) and none for UC. There is no max_size in rdma-core
+ * 44's ibv_odp_caps (max_mr_size bounds explicit MRs, implicit ones cover
+ * everything) nor a device_cap_flags bit for ODP. */
+#define DPV_ODP_ALL                                                                              \
+	(IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ | \
+	 IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV)
+
+static void fill_odp_caps(struct ibv_device_attr_ex *a)
+{
+	a->odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
+	a->odp_caps.per_transport_caps.rc_odp_caps = DPV_ODP_ALL;
+	a->odp_caps.per_transport_caps.uc_odp_caps =
+		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_SRQ_RECV;
+	a->odp_caps.per_transport_caps.ud_odp_caps =
+		IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV | IBV_ODP_SUPPORT_SRQ_RECV;
+	a->xrc_odp_caps = DPV_ODP_ALL;
+}
+
 static int vctx_query_device_ex(struct ibv_context *c, const struct ibv_query_device_ex_input *in,
 				struct ibv_device_attr_ex *attr, size_t attr_size)
 {
@@ -146,6 +168,7 @@ static int vctx_query_device_ex(struct ibv_context *c, const struct ibv_query_de
 	full.hca_core_clock = dpv_tsc_hz() / 1000; /* kHz */
 	full.device_cap_flags_ex = full.orig_attr.device_cap_flags;
 	full.phys_port_cnt_ex = DPV_PHYS_PORT_CNT;
+	fill_odp_caps(&full);
 	memcpy(attr, &full, attr_size < sizeof(full) ? attr_size : sizeof(full));
 	return 0;
 }

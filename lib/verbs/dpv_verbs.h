@@ -126,6 +126,10 @@ enum ibv_qp_state dpv_qp_state(struct dpv_qp *qp);
 int dpv_qp_modify_check(enum ibv_qp_type type, struct dpv_device *dev, enum ibv_qp_state cur,
 			const struct ibv_qp_attr *attr, int mask, enum ibv_qp_state *to);
 
+/* dpv_mr.c: verbs_context.advise_mr (ibv_advise_mr) */
+int dpv_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags, struct ibv_sge *sg_list,
+		  uint32_t num_sge);
+
 /* dpv_post.c */
 int dpv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int dpv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
