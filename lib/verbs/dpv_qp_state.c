@@ -143,9 +143,14 @@ static int check_attr_values(struct dpv_device *dev, const struct ibv_qp_attr *a
 		return EINVAL;
 	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > p->max_qp_rd_atom)
 		return EINVAL;
+	/* the MR-only bits an application passes along with the remote rights
+	 * (pyverbs gives a QP its MR's access, IBV_ACCESS_ON_DEMAND included)
+	 * are ignored, as the kernel and mlx5 do; unknown bits are not */
 	if ((mask & IBV_QP_ACCESS_FLAGS) &&
 	    (a->qp_access_flags & ~(unsigned int)(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-						  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)))
+						  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+						  IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED |
+						  IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB)))
 		return EINVAL;
 	return 0;
 }
