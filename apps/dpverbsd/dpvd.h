@@ -68,6 +68,8 @@ struct dpvd_obj {
 	uint64_t iova;
 	int access;
 	uint32_t key;
+	bool direct;                 /* in a region of the owner (the engine maps it), not
+					reached in the owner's address space */
 	/* PD */
 	uint32_t refs;               /* process handles (creator, sharers, importers) */
 	bool owner_handle;           /* the creator still holds its handle */

@@ -180,10 +180,12 @@ static int mem_del(struct dpvd_client *c, struct dpv_shm_mem *r)
 		return -EINVAL;
 	if (m->busy)
 		return -EBUSY; /* rings of objects are in it */
-	/* MRs registered on it (direct) must go first */
+	/* MRs registered on it (direct) must go first; one the engine reaches
+	 * in the application's address space (an implicit ODP MR covers every
+	 * region) does not use our mapping */
 	struct dpvd_obj *o;
 	TAILQ_FOREACH(o, &c->objs, next)
-		if (o->type == DPV_OBJ_MR && o->created && o->addr < m->caddr + m->size &&
+		if (o->type == DPV_OBJ_MR && o->created && o->direct && o->addr < m->caddr + m->size &&
 		    m->caddr < o->addr + o->length)
 			return -EBUSY;
 	TAILQ_REMOVE(&c->mem, m, next);
@@ -348,6 +350,7 @@ static int mr_reg(struct dpvd_client *c, struct dpv_shm_mr *r)
 	o->iova = r->iova;
 	o->length = r->length;
 	o->access = r->access;
+	o->direct = !pid;
 	r->pid = (uint32_t)pid;
 	return 0;
 }
