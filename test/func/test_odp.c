@@ -17,6 +17,8 @@
  *             LOC_PROT_ERR; receive buffer: LOC_PROT_ERR at B,
  *             REM_OP_ERR at A), the QPs in ERR, later WRs flushed, and the
  *             process alive
+ *   ud        UD send and receive on ODP MRs; a missing page: the send
+ *             LOC_PROT_ERR (QP to SQE), the receive LOC_PROT_ERR (QP to ERR)
  */
 #include <stdint.h>
 #include <unistd.h>
@@ -431,6 +433,59 @@ static void t_fault(enum fault_case c)
 	munmap(pb, 3 * (size_t)PG);
 }
 
+/* ---- UD: ODP send and receive, and a missing page on each side ---- */
+static void t_ud(void)
+{
+	struct dpvt_ep C, D;
+	const uint32_t qkey = 0x11111111;
+	memset(&C, 0, sizeof(C));
+	memset(&D, 0, sizeof(D));
+	uint8_t *pc = map_pages(3), *pd = map_pages(3);
+	bool up = !dpvt_ud_ep_open(&C, "dpv0", qkey, false) && !dpvt_ud_ep_open(&D, "dpv1", qkey, false) && pc && pd;
+	struct ibv_mr *mc = up ? ibv_reg_mr(C.pd, pc, 3 * (size_t)PG, ODP_ACC) : NULL;
+	struct ibv_mr *md = up ? ibv_reg_mr(D.pd, pd, 3 * (size_t)PG, ODP_ACC) : NULL;
+	struct ibv_ah *ah = up ? dpvt_ah_new(C.pd, D.ctx, 1, 1) : NULL;
+	CHECK(up && mc && md && ah, "UD endpoints, ODP MRs, AH");
+	if (mc && md && ah) {
+		munmap(pc + PG, (size_t)PG);
+		munmap(pd + PG, (size_t)PG);
+		uint32_t dqpn = D.qp->qp_num;
+		dpvt_fill_pattern(pc + 2 * PG, 500, 3);
+		CHECK_EQ(dpvt_post_recv(D.qp, md, 1, 0, 2048), 0, "UD: post recv (ODP)");
+		CHECK_EQ(dpvt_post_ud_send(C.qp, ah, dqpn, qkey, 2, mc, 2 * (size_t)PG, 500, IBV_SEND_SIGNALED), 0,
+			 "UD: post send (ODP)");
+		expect(C.scq, 2, IBV_WC_SUCCESS, "UD: send from an ODP MR");
+		expect(D.rcq, 1, IBV_WC_SUCCESS, "UD: receive into an ODP MR");
+		CHECK_EQ(dpvt_check_pattern(pd + 40, 500, 3), -1, "UD: bytes after the GRH");
+		/* a send from a missing page: LOC_PROT_ERR, the QP to SQE */
+		CHECK_EQ(dpvt_post_ud_send(C.qp, ah, dqpn, qkey, 3, mc, (size_t)PG, 100, IBV_SEND_SIGNALED), 0,
+			 "UD: post send from a missing page");
+		expect(C.scq, 3, IBV_WC_LOC_PROT_ERR, "UD: send from a missing page");
+		expect_state(C.qp, IBV_QPS_SQE, "UD: sender QP state");
+		/* a receive into a missing page: LOC_PROT_ERR at D, its QP to ERR */
+		CHECK_EQ(dpvt_qp_set_state(C.qp, IBV_QPS_RTS), 0, "UD: SQE -> RTS");
+		CHECK_EQ(dpvt_post_recv(D.qp, md, 4, (size_t)PG, 2048), 0, "UD: post recv into a missing page");
+		CHECK_EQ(dpvt_post_ud_send(C.qp, ah, dqpn, qkey, 5, C.mr, 0, 100, IBV_SEND_SIGNALED), 0, "UD: post send");
+		expect(C.scq, 5, IBV_WC_SUCCESS, "UD: send to a missing receive page");
+		expect(D.rcq, 4, IBV_WC_LOC_PROT_ERR, "UD: receive into a missing page");
+		expect_state(D.qp, IBV_QPS_ERR, "UD: receiver QP state");
+	}
+	if (ah)
+		ibv_destroy_ah(ah);
+	dpvt_ep_release(&C, NULL);
+	dpvt_ep_release(&D, NULL);
+	if (mc)
+		ibv_dereg_mr(mc);
+	if (md)
+		ibv_dereg_mr(md);
+	dpvt_ep_close(&C);
+	dpvt_ep_close(&D);
+	if (pc)
+		munmap(pc, 3 * (size_t)PG);
+	if (pd)
+		munmap(pd, 3 * (size_t)PG);
+}
+
 int main(void)
 {
 	PG = sysconf(_SC_PAGESIZE);
@@ -447,6 +502,7 @@ int main(void)
 	t_implicit();
 	for (unsigned int c = 0; c < sizeof(fault_cases) / sizeof(fault_cases[0]); c++)
 		t_fault((enum fault_case)c);
+	t_ud();
 	/* the traffic still works after all these errors */
 	t_implicit();
 	dpvt_ep_close(&A);
