@@ -105,7 +105,8 @@ static uint8_t *rkey_check(struct sw_qp *qp, uint32_t rkey, uint64_t va, uint64_
 	if (va < mr->iova || va + len > mr->iova + mr->length || va + len < va)
 		return NULL;
 	*mrp = mr;
-	return mr->addr + (va - mr->iova);
+	/* in integers: the implicit ODP MR's addr is NULL */
+	return (uint8_t *)(uintptr_t)((uintptr_t)mr->addr + (va - mr->iova));
 }
 
 static bool take_rwqe(struct sw_qp *qp)
