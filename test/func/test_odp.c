@@ -17,6 +17,8 @@
  *             LOC_PROT_ERR; receive buffer: LOC_PROT_ERR at B,
  *             REM_OP_ERR at A), the QPs in ERR, later WRs flushed, and the
  *             process alive
+ *   rereg     ON_DEMAND added by ibv_rereg_mr: a missing page read as
+ *             zeroes before (not ODP), REM_ACCESS_ERR after
  *   ud        UD send and receive on ODP MRs; a missing page: the send
  *             LOC_PROT_ERR (QP to SQE), the receive LOC_PROT_ERR (QP to ERR)
  */
@@ -433,6 +435,39 @@ static void t_fault(enum fault_case c)
 	munmap(pb, 3 * (size_t)PG);
 }
 
+/* ---- ON_DEMAND given by ibv_rereg_mr: the missing page turns from zeroes
+ * (an MR that is not on demand: an RNIC's pinned page) into an error ---- */
+static void t_rereg(void)
+{
+	uint8_t *pb = map_pages(2);
+	CHECK(pb != NULL, "mmap");
+	if (!pb)
+		return;
+	memset(pb, 0x5a, 2 * (size_t)PG);
+	struct ibv_mr *mb = ibv_reg_mr(B.pd, pb, 2 * (size_t)PG, DPVT_ACCESS_ALL);
+	CHECK(mb != NULL, "reg (not ODP)");
+	struct ibv_qp *qa, *qb;
+	pair(&qa, &qb);
+	munmap(pb + PG, (size_t)PG);
+	if (mb && qa && qb) {
+		memset(A.buf, 0xff, 64);
+		CHECK_EQ(dpvt_post_wr(qa, IBV_WR_RDMA_READ, 1, A.buf, 64, A.mr->lkey, (uintptr_t)pb + PG, mb->rkey, 0,
+				      IBV_SEND_SIGNALED), 0, "post READ");
+		expect(A.scq, 1, IBV_WC_SUCCESS, "rereg: READ of a missing page, MR not on demand");
+		CHECK(A.buf[0] == 0 && A.buf[63] == 0, "rereg: zeroes read (%#x %#x)", A.buf[0], A.buf[63]);
+		CHECK_EQ(ibv_rereg_mr(mb, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, ODP_ACC), 0, "rereg: + ON_DEMAND");
+		CHECK_EQ(dpvt_post_wr(qa, IBV_WR_RDMA_READ, 2, A.buf, 64, A.mr->lkey, (uintptr_t)pb + PG, mb->rkey, 0,
+				      IBV_SEND_SIGNALED), 0, "post READ");
+		expect(A.scq, 2, IBV_WC_REM_ACCESS_ERR, "rereg: READ of a missing page, MR on demand");
+		after_error(qa, A.mr, A.buf, "rereg");
+		expect_state(qb, IBV_QPS_ERR, "rereg: responder QP state");
+	}
+	unpair(qa, qb);
+	if (mb)
+		ibv_dereg_mr(mb);
+	munmap(pb, (size_t)PG);
+}
+
 /* ---- UD: ODP send and receive, and a missing page on each side ---- */
 static void t_ud(void)
 {
@@ -503,6 +538,7 @@ int main(void)
 	for (unsigned int c = 0; c < sizeof(fault_cases) / sizeof(fault_cases[0]); c++)
 		t_fault((enum fault_case)c);
 	t_ud();
+	t_rereg();
 	/* the traffic still works after all these errors */
 	t_implicit();
 	dpvt_ep_close(&A);
