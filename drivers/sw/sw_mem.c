@@ -8,8 +8,9 @@
  * map: rings, the hugepage allocator's buffers) is copied directly, at the
  * daemon's address of it (the MR's delta).
  *
- * Writes into an ODP MR (IBV_ACCESS_ON_DEMAND) of another process are not
- * batched: a page that is not mapped there fails the access (EFAULT from
+ * The implicit ODP MR of this process is reached the same way, on our own
+ * pid (sw_tab.c, mr_pid). Writes into an ODP MR (IBV_ACCESS_ON_DEMAND) of
+ * another process (or ours) are not batched: a page that is not mapped there fails the access (EFAULT from
  * process_vm_writev) and with it the message, as a ConnectX's page fault
  * that cannot be resolved.
  *
@@ -47,7 +48,8 @@ static rte_spinlock_t g_atomic_lock = RTE_SPINLOCK_INITIALIZER;
  *     the same scope are served from it. Never across scopes: what the
  *     application writes after a WQE completed is read again.
  * The buffers are the thread's, made at its first access to another
- * process' memory (shared mode only; embedded mode never gets here).
+ * process' memory (shared mode; in embedded mode only the implicit ODP MR
+ * of this process is reached this way, sw_tab.c mr_pid).
  */
 #define SW_WB_CAP (64u * 1024)
 #define SW_WB_IOV 64

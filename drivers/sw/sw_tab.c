@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/uio.h>
 
 #include <rte_spinlock.h>
 
@@ -27,7 +29,8 @@ struct sw_tab {
 	rte_spinlock_t lock; /* writers of mr[] and ah[] */
 };
 
-_Atomic uint32_t sw_remote_mrs; /* MRs whose memory is in another process */
+_Atomic uint32_t sw_remote_mrs; /* MRs whose memory is in another process (or reached
+				  through the kernel: an implicit ODP MR, mr_pid) */
 _Atomic bool sw_serves_apps;    /* a doorbell ring of another process was attached */
 
 static struct sw_tab g_tab = {.lock = RTE_SPINLOCK_INITIALIZER};
@@ -142,12 +145,39 @@ struct sw_srq *sw_srq_lookup(uint32_t srqn)
 
 /* ---- memory regions (the "MPT") ---- */
 
+/* The process whose address space the engine reaches an MR in (0: this
+ * one, directly). An implicit ODP MR of this process (embedded mode: the
+ * whole address space, rdma-core's (NULL, SIZE_MAX)) is reached through the
+ * kernel, process_vm_readv/writev on our own pid (sw_mem.c), as an RNIC's
+ * page faults go through the page tables: a page that is not mapped, or a
+ * mapping DMA cannot reach (VM_IO/VM_PFNMAP: a device's registers), fails
+ * the access with EFAULT whatever SIGSEGV handler the application has, and
+ * a stray address never makes the engine's CPU touch it. Where the kernel
+ * refuses process_vm_* (a seccomp filter) the guarded memcpy (sw_fault.c)
+ * stays. */
+static int32_t mr_pid(const struct dpv_mr_desc *d)
+{
+	if (d->pid || d->engine_addr || d->addr || d->length != UINT64_MAX || !(d->access & IBV_ACCESS_ON_DEMAND))
+		return d->pid;
+	static int32_t self;
+	int32_t pid = (int32_t)getpid();
+	if (__atomic_load_n(&self, __ATOMIC_RELAXED) != pid) {
+		uint8_t a = 1, b = 0;
+		struct iovec l = {.iov_base = &b, .iov_len = 1}, r = {.iov_base = &a, .iov_len = 1};
+		if (process_vm_readv(pid, &l, 1, &r, 1, 0) != 1 || b != 1)
+			return 0;
+		__atomic_store_n(&self, pid, __ATOMIC_RELAXED);
+	}
+	return pid;
+}
+
 int sw_reg_mr(void *dev, const struct dpv_mr_desc *d)
 {
 	uint32_t i = d->key >> 8;
 	if (!d->key || i >= g_tab.n_mr || (d->addr + d->length < d->addr))
 		return -EINVAL;
 	struct sw_mr *m = &g_tab.mr[i];
+	int32_t pid = mr_pid(d);
 	rte_spinlock_lock(&g_tab.lock);
 	uint32_t old = atomic_load_explicit(&m->key, memory_order_relaxed);
 	if (old && old != d->key) {
@@ -163,7 +193,7 @@ int sw_reg_mr(void *dev, const struct dpv_mr_desc *d)
 	m->iova = d->iova;
 	m->length = d->length;
 	m->access = d->access;
-	m->pid = d->pid;
+	m->pid = pid;
 	m->delta = !d->pid && d->engine_addr ? (int64_t)(d->engine_addr - d->addr) : 0;
 	if (m->pid || m->delta)
 		atomic_fetch_add(&sw_remote_mrs, 1);

@@ -16,12 +16,14 @@
  *             REM_ACCESS_ERR; local SEND source, READ/atomic result:
  *             LOC_PROT_ERR; receive buffer: LOC_PROT_ERR at B,
  *             REM_OP_ERR at A), the QPs in ERR, later WRs flushed, and the
- *             process alive
+ *             process alive (with the implicit MR even with SIGSEGV and
+ *             SIGBUS at their default action: reached through the kernel)
  *   rereg     ON_DEMAND added by ibv_rereg_mr: a missing page read as
  *             zeroes before (not ODP), REM_ACCESS_ERR after
  *   ud        UD send and receive on ODP MRs; a missing page: the send
  *             LOC_PROT_ERR (QP to SQE), the receive LOC_PROT_ERR (QP to ERR)
  */
+#include <signal.h>
 #include <stdint.h>
 #include <unistd.h>
 #include <sys/mman.h>
@@ -341,6 +343,7 @@ enum fault_case {
 	F_SEND_SRC,    /* SEND from A's missing page */
 	F_READ_DST,    /* READ response into A's missing page */
 	F_ATOMIC_DST,  /* atomic result into A's missing page */
+	F_IMPLICIT_SRC, /* SEND from a missing page through A's implicit lkey */
 };
 
 static const struct {
@@ -356,7 +359,11 @@ static const struct {
 	[F_SEND_SRC] = {"SEND from a missing page", IBV_WC_LOC_PROT_ERR, false},
 	[F_READ_DST] = {"READ into a missing page", IBV_WC_LOC_PROT_ERR, false},
 	[F_ATOMIC_DST] = {"atomic result into a missing page", IBV_WC_LOC_PROT_ERR, false},
+	[F_IMPLICIT_SRC] = {"implicit SEND from a missing page", IBV_WC_LOC_PROT_ERR, false},
 };
+
+/* A's implicit MR (F_IMPLICIT_SRC) */
+static struct ibv_mr *g_ia;
 
 /* Post the case's WR (wr_id 1) from A; pa/pb: 3 pages each, the middle one
  * unmapped, under the ODP MRs ma/mb; ib: B's implicit MR. */
@@ -391,6 +398,8 @@ static int fault_post(enum fault_case c, struct ibv_qp *qa, struct ibv_qp *qb, u
 	case F_ATOMIC_DST:
 		return dpvt_post_atomic(qa, IBV_WR_ATOMIC_FETCH_AND_ADD, 1, (uint64_t *)(void *)hole_a, ma->lkey,
 					(uintptr_t)B.buf, B.mr->rkey, 1, 0, NULL);
+	case F_IMPLICIT_SRC:
+		return dpvt_post_wr(qa, IBV_WR_SEND, 1, hole_a + 8, 100, g_ia->lkey, 0, 0, 0, S);
 	}
 	return -1;
 }
@@ -406,13 +415,25 @@ static void t_fault(enum fault_case c)
 	struct ibv_mr *mb = ibv_reg_mr(B.pd, pb, 3 * (size_t)PG, ODP_ACC);
 	struct ibv_mr *ib = ibv_reg_mr(B.pd, NULL, SIZE_MAX, ODP_ACC);
 	CHECK(ma && mb && ib, "%s: MRs", what);
+	g_ia = ibv_reg_mr(A.pd, NULL, SIZE_MAX, ODP_ACC);
+	CHECK(g_ia != NULL, "%s: A's implicit MR", what);
 	struct ibv_qp *qa, *qb;
 	pair(&qa, &qb);
 	/* after the QPs: their rings (shared mode: memfd regions the library
 	 * maps) must not land in the hole */
 	munmap(pa + PG, (size_t)PG);
 	munmap(pb + PG, (size_t)PG);
-	if (ma && mb && ib && qa && qb) {
+	/* an implicit MR's pages are reached through the kernel, not under
+	 * the engine's SIGSEGV guard: a process whose handler is the default
+	 * one survives the access to a missing page */
+	bool dfl = c == F_IMPLICIT || c == F_IMPLICIT_SRC;
+	struct sigaction sa = {.sa_handler = SIG_DFL}, old_segv, old_bus;
+	sigemptyset(&sa.sa_mask);
+	if (dfl) {
+		sigaction(SIGSEGV, &sa, &old_segv);
+		sigaction(SIGBUS, &sa, &old_bus);
+	}
+	if (ma && mb && ib && g_ia && qa && qb) {
 		CHECK_EQ(fault_post(c, qa, qb, pa, pb, ma, mb, ib), 0, what);
 		expect(A.scq, 1, fault_cases[c].st, what);
 		if (c == F_RECV)
@@ -424,7 +445,14 @@ static void t_fault(enum fault_case c)
 			expect_state(qb, IBV_QPS_ERR, w);
 		}
 	}
+	if (dfl) {
+		sigaction(SIGSEGV, &old_segv, NULL);
+		sigaction(SIGBUS, &old_bus, NULL);
+	}
 	unpair(qa, qb);
+	if (g_ia)
+		ibv_dereg_mr(g_ia);
+	g_ia = NULL;
 	if (ib)
 		ibv_dereg_mr(ib);
 	if (ma)
