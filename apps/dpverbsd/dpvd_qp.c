@@ -59,9 +59,18 @@ int dpvd_srq_create(struct dpvd_client *c, struct dpv_shm_srq *s)
 		if (!x || !cq)
 			return -EINVAL;
 	}
+	if (s->tm_ops) { /* tag matching: its area after the ring is the client's too */
+		cq = cq_of(c, s->cq, s->dev);
+		uint64_t area = s->ring + dpv_tm_area_off(s->ring_size, s->ring_stride);
+		if (s->xrcd || !cq || (s->tm_ops & (s->tm_ops - 1)) || s->tm_ops > DPV_TM_MAX_OPS ||
+		    !s->tm_tags || s->tm_tags > DPV_TM_MAX_TAGS ||
+		    dpvd_mem_find(c, area, dpv_tm_area_bytes(s->tm_ops, s->tm_tags)) != m)
+			return -EINVAL;
+	}
 	struct dpv_srq_cfg cfg = {.srqn = s->srqn, .ring = dpvd_mem_xlate(m, s->ring), .ring_size = s->ring_size,
 				  .ring_stride = s->ring_stride, .pd = s->pd, .xrcd = x ? x->num : 0,
-				  .cq = cq ? cq->drv : NULL, .max_sge = s->max_sge, .ctx = s->ctx, .cookie = s->cookie};
+				  .cq = cq ? cq->drv : NULL, .max_sge = s->max_sge, .ctx = s->ctx, .cookie = s->cookie,
+				  .tm_ops = s->tm_ops, .tm_tags = s->tm_tags, .owner = c->id};
 	void *drv = dpv_host_create_srq(s->dev, &cfg);
 	if (!drv)
 		return -(errno ? errno : ENOMEM);

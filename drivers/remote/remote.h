@@ -48,6 +48,8 @@ struct rm_cq {
 
 struct rm_srq {
 	uint32_t srqn;
+	struct dpv_tm_hdr *tm;       /* tag matching SRQ: its area (the db flag), or NULL */
+	struct dpv_db_ring *db;      /* ... and the doorbell ring its ops are rung on */
 };
 
 struct rm_qp {

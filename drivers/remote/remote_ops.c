@@ -229,7 +229,8 @@ static void *rm_create_srq(void *dev, const struct dpv_srq_cfg *cfg)
 	struct dpv_shm_srq m = {.dev = dev_index(dev), .srqn = cfg->srqn, .ctx = cfg->ctx, .pd = cfg->pd,
 				.xrcd = cfg->xrcd, .cq = cfg->cq ? ((struct rm_cq *)cfg->cq)->handle : 0,
 				.max_sge = cfg->max_sge, .ring_size = cfg->ring_size, .ring_stride = cfg->ring_stride,
-				.ring = (uintptr_t)cfg->ring, .cookie = cfg->cookie};
+				.ring = (uintptr_t)cfg->ring, .cookie = cfg->cookie, .tm_ops = cfg->tm_ops,
+				.tm_tags = cfg->tm_tags};
 	int e = rm_call(DPV_SHM_SRQ_CREATE, &m, NULL, 0, NULL);
 	if (e) {
 		free(s);
@@ -237,6 +238,11 @@ static void *rm_create_srq(void *dev, const struct dpv_srq_cfg *cfg)
 		return NULL;
 	}
 	s->srqn = cfg->srqn;
+	struct rm_dev *d = dev;
+	if (cfg->tm_ops && d->n_db && d->db) {
+		s->tm = (struct dpv_tm_hdr *)((uint8_t *)cfg->ring + dpv_tm_area_off(cfg->ring_size, cfg->ring_stride));
+		s->db = d->db[0];
+	}
 	return s;
 }
 
@@ -386,6 +392,17 @@ static void rm_rq_doorbell(void *p)
 		ring(qp, qp->rq, qp->qpn | DPV_DB_RQ);
 }
 
+/* A tag matching SRQ's ops: its number on the first doorbell ring of its
+ * device, once until the engine has looked (the TM area's db flag). */
+static void rm_srq_doorbell(void *p)
+{
+	struct rm_srq *s = p;
+	if (!s->tm || !s->db || atomic_exchange_explicit(&s->tm->db, 1, memory_order_seq_cst))
+		return;
+	if (dpv_db_ring_put(s->db, rm_global.db_mask, s->srqn | DPV_DB_SRQ) != 0)
+		atomic_store_explicit(&s->tm->db, 0, memory_order_release);
+}
+
 /* ---- XRC ---- */
 
 static int rm_xrcd_open(void *dev, int fd, int oflags, uint32_t *num)
@@ -488,6 +505,7 @@ static const struct dpv_verbs_ops rm_verbs_ops = {
 	.shpd_alloc = rm_shpd_alloc,
 	.shpd_share = rm_shpd_share,
 	.sq_doorbell = rm_sq_doorbell,
+	.srq_doorbell = rm_srq_doorbell,
 	.xrcd_close = rm_xrcd_close,
 	.xrcd_open = rm_xrcd_open,
 };

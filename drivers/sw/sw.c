@@ -224,6 +224,7 @@ static const struct dpv_verbs_ops sw_verbs_ops = {
 	.resize_cq = sw_resize_cq,
 	.rq_doorbell = sw_rq_doorbell,
 	.sq_doorbell = sw_sq_doorbell,
+	.srq_doorbell = sw_srq_doorbell,
 };
 
 DPV_DRIVER_REGISTER(sw, sw_probe, &sw_verbs_ops, &sw_engine_ops, NULL);

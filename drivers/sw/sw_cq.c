@@ -145,15 +145,16 @@ bool sw_cq_push(struct sw_qp *qp, struct sw_cq *cq, const struct dpv_cqe *cqe)
 			dpv_event_comp(cq->handle);
 		return true;
 	}
-	if (overrun)
+	if (overrun && qp)
 		sw_cnt(qp, DPV_CNT_CQ_OVERRUN);
 	if (!dead)
 		return true; /* IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN: lost, the QP goes on */
 	if (overrun) {
 		SW_LOG(NOTICE, "cq#%u overrun (%u entries): CQ in error, qp %#x and the CQ's other QPs to ERR",
-		       cq->handle, cq->size - 1, qp->qpn);
+		       cq->handle, cq->size - 1, qp ? qp->qpn : 0);
 		dpv_event_async(NULL, IBV_EVENT_CQ_ERR, cq->handle);
 	}
-	qp->cq_fatal = true;
+	if (qp)
+		qp->cq_fatal = true;
 	return false;
 }

@@ -104,6 +104,14 @@ void sw_db_detach(void *p)
 /* One doorbell: the QP's send side runs (or its RQ flushes, in ERR). */
 static void ring_one(struct sw_db *db, uint32_t v)
 {
+	if (v & DPV_DB_SRQ) { /* a tag matching SRQ's ops */
+		struct sw_srq *s = sw_srq_lookup(v & ~DPV_DB_SRQ);
+		if (!s || !s->tm || s->owner != db->owner)
+			return;
+		sw_tm_db_clear(s);
+		sw_srq_doorbell(s);
+		return;
+	}
 	struct sw_qp *qp = sw_qp_lookup(v & ~DPV_DB_RQ);
 	if (!qp || qp->owner != db->owner || qp->qc != db->qc)
 		return; /* not its QP, gone, or not served here */

@@ -117,7 +117,8 @@ extern _Atomic uint64_t sw_cq_epoch;
  * not written; qp->cq_fatal is set and the QP must go to ERR
  * (sw_qp_cq_fatal) once the caller is at a safe point. A CQ created with
  * IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN loses a CQE that does not fit and
- * returns true. Must hold the QP lock. */
+ * returns true. Must hold the QP lock. qp NULL: a completion of no QP (tag
+ * matching ops), which only the CQ going to error follows. */
 bool sw_cq_push(struct sw_qp *qp, struct sw_cq *cq, const struct dpv_cqe *cqe);
 void *sw_create_cq(void *dev, const struct dpv_cq_cfg *cfg);
 void sw_destroy_cq(void *cq);
@@ -128,9 +129,27 @@ void *sw_create_srq(void *dev, const struct dpv_srq_cfg *cfg);
 void sw_destroy_srq(void *srq);
 /* Take the next receive WQE of an SRQ or of the QP's RQ. */
 bool sw_srq_pop(struct sw_srq *s, struct sw_rwqe *out);
+/* sw_srq_pop with s->lock held: *limit_ev set when the limit event is due
+ * (raised by the caller after unlocking). */
+bool sw_srq_pop_locked(struct sw_srq *s, struct sw_rwqe *out, bool *limit_ev);
 bool sw_rq_pop(struct sw_qp *qp, struct sw_rwqe *out);
 /* Complete every receive WQE of the QP's RQ with IBV_WC_WR_FLUSH_ERR. */
 void sw_rq_flush(struct sw_qp *qp);
+
+/* sw_tm.c */
+/* The tag matching state of a TM SRQ (cfg->tm_ops), none otherwise: 0 or -errno. */
+int sw_tm_create(struct sw_srq *s, const struct dpv_srq_cfg *cfg);
+void sw_tm_destroy(struct sw_srq *s);
+/* Execute the ops queued on a TM SRQ (driver op srq_doorbell). */
+void sw_srq_doorbell(void *srq);
+/* Shared mode: its doorbell was taken (before the ops are read). */
+void sw_tm_db_clear(struct sw_srq *s);
+/* A message starts (its first packet's payload): where it goes, by its
+ * TMH, into *out and *m; false when it needs an ordinary WQE and none is
+ * posted (RNR). */
+bool sw_tm_take(struct sw_srq *s, const uint8_t *pay, uint32_t plen, struct sw_rwqe *out, struct sw_tm_msg *m);
+/* The receive completion of such a message: opcode, flags, tag (m is reset). */
+void sw_tm_cqe(struct sw_tm_msg *m, struct dpv_cqe *e);
 
 /* sw_req.c */
 /* Give the WQEs published since the last look their engine state. */

@@ -87,7 +87,19 @@ struct sw_srq {
 	uint32_t ci;
 	uint32_t pd, xrcd;
 	uint32_t max_sge;
-	struct sw_cq *cq;         /* XRC SRQ */
+	struct sw_cq *cq;         /* XRC SRQ; tag matching SRQ: its completions */
+	uint32_t owner;           /* shared mode: the application whose doorbells may name it */
+	struct sw_tm *tm;         /* tag matching SRQ (sw_tm.c), NULL otherwise */
+};
+
+/* A message on a tag matching SRQ: how it completes (sw_tm.c). */
+enum { SW_TM_NONE = 0, SW_TM_MATCHED, SW_TM_UNEXPECTED, SW_TM_NO_TAG };
+struct sw_tm_msg {
+	uint8_t kind;             /* SW_TM_* */
+	uint8_t skip;             /* bytes of the first packet not placed (the TMH) */
+	uint8_t status;           /* completion status (TM_RNDV_INCOMPLETE for a rendezvous) */
+	uint32_t priv;            /* TMH app_ctx */
+	uint64_t tag;             /* TMH tag */
 };
 
 /* A receive WQE taken from the RQ or SRQ, copied into the engine. */
@@ -180,6 +192,7 @@ struct sw_resp {
 	bool have_rwqe;
 	struct sw_rwqe rwqe;
 	uint32_t recv_off;        /* bytes placed in the current receive WQE */
+	struct sw_tm_msg tm;      /* tag matching SRQ: what the message's TMH decided */
 	uint8_t *wr_addr;         /* RDMA WRITE cursor */
 	uint32_t wr_rkey;         /* ... in the MR of this rkey */
 	uint32_t wr_left, wr_total;

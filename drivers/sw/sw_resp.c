@@ -86,6 +86,8 @@ static struct sw_cq *resp_cq(struct sw_qp *qp)
 {
 	if (qp->type == IBV_QPT_XRC_RECV)
 		return qp->resp.xsrq ? qp->resp.xsrq->cq : NULL;
+	if (qp->srq && qp->srq->tm)
+		return qp->srq->cq; /* a tag matching SRQ's completions go to its CQ */
 	return qp->rcq;
 }
 
@@ -109,12 +111,18 @@ static uint8_t *rkey_check(struct sw_qp *qp, uint32_t rkey, uint64_t va, uint64_
 	return (uint8_t *)(uintptr_t)((uintptr_t)mr->addr + (va - mr->iova));
 }
 
-static bool take_rwqe(struct sw_qp *qp)
+/* x: the first packet of a SEND (NULL for a WRITE with immediate), whose
+ * tag matching header decides on a TM SRQ of an RC QP. */
+static bool take_rwqe(struct sw_qp *qp, const struct resp_ctx *x)
 {
 	struct sw_resp *r = &qp->resp;
 	if (r->have_rwqe)
 		return true;
-	if (qp->type == IBV_QPT_XRC_RECV) {
+	r->tm = (struct sw_tm_msg){0};
+	if (x && qp->srq && qp->srq->tm && qp->type == IBV_QPT_RC) {
+		if (!sw_tm_take(qp->srq, x->pay, x->plen, &r->rwqe, &r->tm))
+			return false;
+	} else if (qp->type == IBV_QPT_XRC_RECV) {
 		if (!r->xsrq || !sw_srq_pop(r->xsrq, &r->rwqe))
 			return false;
 	} else if (!sw_rq_pop(qp, &r->rwqe)) {
@@ -189,12 +197,12 @@ static enum resp_state chk_xrc_srq(struct sw_qp *qp, struct resp_ctx *x)
 static enum resp_state chk_resource(struct sw_qp *qp, struct resp_ctx *x)
 {
 	if (x->kind == MSG_SEND) {
-		if (x->starts && !take_rwqe(qp))
+		if (x->starts && !take_rwqe(qp, x))
 			return RESPST_ERR_RNR;
 		return RESPST_EXEC_SEND;
 	}
 	if (x->kind == MSG_WRITE) {
-		if (x->ends && (x->pi->mask & DPV_HDR_IMMDT) && !take_rwqe(qp))
+		if (x->ends && (x->pi->mask & DPV_HDR_IMMDT) && !take_rwqe(qp, NULL))
 			return RESPST_ERR_RNR; /* WRITE with immediate consumes a receive WQE */
 		return x->starts ? RESPST_CHK_RKEY : RESPST_EXEC_WRITE;
 	}
@@ -210,6 +218,11 @@ static enum resp_state chk_resource(struct sw_qp *qp, struct resp_ctx *x)
 static enum resp_state exec_send(struct sw_qp *qp, struct resp_ctx *x)
 {
 	struct sw_resp *r = &qp->resp;
+	if (x->starts && r->tm.skip) {
+		/* a tagged buffer receives what follows the tag matching header */
+		x->pay += r->tm.skip;
+		x->plen -= r->tm.skip;
+	}
 	if (r->recv_off + x->plen > sw_sge_total(r->rwqe.sge, r->rwqe.num_sge))
 		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_LOC_LEN_ERR);
 	if (x->starts && sw_sge_check(r->rwqe.pd, r->rwqe.sge, r->rwqe.num_sge, IBV_ACCESS_LOCAL_WRITE))
@@ -335,6 +348,8 @@ static enum resp_state complete(struct sw_qp *qp, struct resp_ctx *x)
 		e.wc_flags |= IBV_WC_WITH_INV;
 		e.imm_inv = pi->ieth_rkey;
 	}
+	if (r->tm.kind)
+		sw_tm_cqe(&r->tm, &e);
 	r->msn = dpv_psn_add(r->msn, 1);
 	r->have_rwqe = false;
 	struct sw_cq *cq = resp_cq(qp);

@@ -33,8 +33,16 @@ void *sw_create_srq(void *dev, const struct dpv_srq_cfg *cfg)
 	s->xrcd = cfg->xrcd;
 	s->cq = cfg->cq;
 	s->max_sge = cfg->max_sge;
+	s->owner = cfg->owner;
 	rte_spinlock_init(&s->lock);
+	int e = sw_tm_create(s, cfg);
+	if (e) {
+		free(s);
+		errno = -e;
+		return NULL;
+	}
 	if (sw_tab_srq_set(s->srqn, s) != 0) {
+		sw_tm_destroy(s);
 		free(s);
 		errno = EINVAL;
 		return NULL;
@@ -49,6 +57,7 @@ void sw_destroy_srq(void *p)
 	struct sw_srq *s = p;
 	sw_tab_srq_set(s->srqn, NULL);
 	sw_quiesce();
+	sw_tm_destroy(s);
 	free(s);
 }
 
@@ -66,26 +75,30 @@ static bool rwqe_copy(struct dpv_ring_hdr *ring, uint32_t size, uint32_t stride,
 	return true;
 }
 
-bool sw_srq_pop(struct sw_srq *s, struct sw_rwqe *out)
+bool sw_srq_pop_locked(struct sw_srq *s, struct sw_rwqe *out, bool *limit_ev)
 {
-	bool limit_ev = false;
-	rte_spinlock_lock(&s->lock);
 	uint32_t pi = atomic_load_explicit(&s->ring->pi, memory_order_acquire);
-	if (pi == s->ci) {
-		rte_spinlock_unlock(&s->lock);
+	if (pi == s->ci)
 		return false;
-	}
 	rwqe_copy(s->ring, s->size, s->stride, s->ci, s->max_sge, out);
 	out->pd = s->pd;
 	s->ci++;
 	atomic_store_explicit(&s->ring->ci, s->ci, memory_order_release);
 	uint32_t limit = atomic_load_explicit(&s->ring->limit, memory_order_acquire);
 	if (limit && pi - s->ci < limit)
-		limit_ev = atomic_compare_exchange_strong(&s->ring->limit, &limit, 0); /* fires once */
+		*limit_ev = atomic_compare_exchange_strong(&s->ring->limit, &limit, 0); /* fires once */
+	return true;
+}
+
+bool sw_srq_pop(struct sw_srq *s, struct sw_rwqe *out)
+{
+	bool limit_ev = false;
+	rte_spinlock_lock(&s->lock);
+	bool ok = sw_srq_pop_locked(s, out, &limit_ev);
 	rte_spinlock_unlock(&s->lock);
 	if (limit_ev)
 		dpv_event_async(NULL, IBV_EVENT_SRQ_LIMIT_REACHED, s->srqn);
-	return true;
+	return ok;
 }
 
 /* Must hold the QP lock. */

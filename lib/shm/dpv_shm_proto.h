@@ -183,9 +183,12 @@ struct dpv_shm_srq {
 	uint32_t cq;              /**< XRC SRQ: CQ handle */
 	uint32_t max_sge;
 	uint32_t ring_size, ring_stride;
-	uint32_t rsvd;
+	uint32_t tm_ops;          /**< tag matching SRQ: ops ring entries (0: not one); its
+				       area follows the ring (dpv_tm_area_off), cq its CQ */
 	uint64_t ring;
 	uint64_t cookie;          /**< the client's struct ibv_srq * */
+	uint32_t tm_tags;         /**< tag matching SRQ: max_num_tags */
+	uint32_t rsvd;
 };
 
 struct dpv_shm_qp {

@@ -77,6 +77,7 @@ void dpv_context_ops_init(struct dpv_context *ctx)
 	v->close_xrcd = dpv_close_xrcd;
 	v->create_srq_ex = dpv_create_srq_ex;
 	v->get_srq_num = dpv_get_srq_num;
+	v->post_srq_ops = dpv_post_srq_ops;
 	v->open_qp = dpv_open_qp;
 	v->alloc_td = dpv_alloc_td;
 	v->dealloc_td = dpv_dealloc_td;

@@ -338,6 +338,12 @@ static uint8_t cqx_sl(struct ibv_cq_ex *c) { return cqx(c)->cur->sl; }
 static uint8_t cqx_dlid_path_bits(struct ibv_cq_ex *c) { return cqx(c)->cur->dlid_path_bits; }
 static uint64_t cqx_completion_ts(struct ibv_cq_ex *c) { return cqx(c)->cur->ts; }
 
+static void cqx_tm_info(struct ibv_cq_ex *c, struct ibv_wc_tm_info *tm)
+{
+	tm->tag = cqx(c)->cur->tm_tag;
+	tm->priv = cqx(c)->cur->tm_priv;
+}
+
 static uint64_t cqx_completion_wallclock_ns(struct ibv_cq_ex *c)
 {
 	/* TSC -> wall clock through one calibration point taken at first use */
@@ -356,16 +362,17 @@ static uint64_t cqx_completion_wallclock_ns(struct ibv_cq_ex *c)
 
 #define DPV_CQ_SUP_WC_FLAGS                                                                      \
 	(IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |                           \
-	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
+	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK | IBV_WC_EX_WITH_TM_INFO)
 
 /**
  * create_cq_ex (ibv_create_cq_ex): an extended CQ read with ibv_start_poll
- * and the ibv_wc_read_* accessors. wc_flags may hold the standard fields and
- * both completion timestamps (TSC ticks; hca_core_clock gives their rate).
+ * and the ibv_wc_read_* accessors. wc_flags may hold the standard fields,
+ * both completion timestamps (TSC ticks; hca_core_clock gives their rate)
+ * and the tag matching information (ibv_wc_read_tm_info).
  * RETURN VALUE: the CQ, or NULL with errno: EINVAL (as ibv_create_cq, unknown
  * comp_mask or flags, IBV_CQ_INIT_ATTR_MASK_PD with something else than a
  * parent domain of this context), EOPNOTSUPP (wc_flags dpverbs cannot
- * provide: CVLAN, flow tag, tag matching), ENOMEM.
+ * provide: CVLAN, flow tag), ENOMEM.
  */
 struct ibv_cq_ex *dpv_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_attr_ex *a)
 {
@@ -413,5 +420,6 @@ struct ibv_cq_ex *dpv_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_att
 	x->read_dlid_path_bits = cqx_dlid_path_bits;
 	x->read_completion_ts = cqx_completion_ts;
 	x->read_completion_wallclock_ns = cqx_completion_wallclock_ns;
+	x->read_tm_info = cqx_tm_info;
 	return x;
 }

@@ -169,6 +169,7 @@ static int vctx_query_device_ex(struct ibv_context *c, const struct ibv_query_de
 	full.device_cap_flags_ex = full.orig_attr.device_cap_flags;
 	full.phys_port_cnt_ex = DPV_PHYS_PORT_CNT;
 	fill_odp_caps(&full);
+	dpv_tm_caps(&full.tm_caps);
 	memcpy(attr, &full, attr_size < sizeof(full) ? attr_size : sizeof(full));
 	return 0;
 }

@@ -101,10 +101,15 @@ struct dpv_srq_cfg {
 	uint32_t ring_size, ring_stride; /**< its geometry */
 	uint32_t pd;                   /**< protection domain handle */
 	uint32_t xrcd;                 /**< XRC domain number, 0 for a basic SRQ */
-	void *cq;                      /**< XRC SRQ: driver CQ of its completions */
+	void *cq;                      /**< XRC and tag matching SRQ: driver CQ of its completions */
 	uint32_t max_sge;
 	uint32_t ctx;                  /**< the driver's context id (ctx_open) */
 	uint64_t cookie;               /**< the application's struct ibv_srq * */
+	uint32_t tm_ops;               /**< tag matching SRQ: ops ring entries (power of two),
+					    the area at dpv_tm_area_off of the ring; 0: none */
+	uint32_t tm_tags;              /**< tag matching SRQ: max_num_tags */
+	uint32_t owner;                /**< shared mode: the application whose doorbell rings
+					    may name the SRQ (0: any) */
 };
 
 /** Creation parameters of a QP. */
@@ -324,6 +329,9 @@ struct dpv_verbs_ops {
 	int (*shpd_share)(void *dev, uint64_t id, uint64_t key, uint32_t *pdn);
 	/** The SQ producer index moved. */
 	void (*sq_doorbell)(void *qp);
+	/** A tag matching SRQ's ops ring moved (ibv_post_srq_ops): the engine
+	 *  executes the ops (at once, or on its next turn). */
+	void (*srq_doorbell)(void *srq);
 	/** The XRC domain num is closed once (xrcd_open counted it). */
 	void (*xrcd_close)(void *dev, uint32_t num);
 	/** XRC domain of the inode of fd (-1: a new anonymous one), with

@@ -190,8 +190,13 @@ struct dpv_srq {
 	struct dpv_pd *pd;           /* protection domain (base) */
 	enum ibv_srq_type type;
 	struct dpv_xrcd *xrcd;       /* XRC SRQ */
-	struct dpv_cq *cq;           /* XRC SRQ: receive completions go here */
+	struct dpv_cq *cq;           /* XRC and TM SRQ: receive completions go here */
 	_Atomic int users;
+	/* tag matching SRQ (IBV_SRQT_TM): the area after the ring (dpv_queue.h) */
+	struct dpv_tm_hdr *tm;       /* NULL for other SRQs */
+	uint32_t tm_ops, tm_tags;    /* ops ring entries, max_num_tags */
+	uint32_t tm_pi;              /* ops producer index (under lock) */
+	uint32_t tm_next;            /* where the next free handle is looked for */
 };
 
 struct dpv_wr_batch;

@@ -120,6 +120,7 @@ const struct dpv_verbs_ops dpv_verbs_defaults = {
 	shpd_alloc,
 	shpd_share,
 	doorbell,               /* sq_doorbell */
+	doorbell,               /* srq_doorbell */
 	xrcd_close,
 	xrcd_open,
 };

@@ -216,7 +216,9 @@ struct dpv_cqe {
 	uint8_t dlid_path_bits;
 	uint8_t flags;            /**< DPV_CQE_F_* */
 	uint16_t vendor_err;
-	uint8_t rsvd[16];
+	uint64_t tm_tag;          /**< tag matching: the TMH's tag (IBV_WC_TM_MATCH), else 0 */
+	uint32_t tm_priv;         /**< tag matching: the TMH's app_ctx (host order) */
+	uint32_t rsvd;
 };
 _Static_assert(sizeof(struct dpv_cqe) == 64, "CQE is 64 bytes");
 
@@ -281,6 +283,87 @@ static inline int dpv_cq_ring_put(struct dpv_ring_hdr *r, uint32_t size, const s
 }
 
 /* ------------------------------------------------------------------------
+ * Tag matching area of a tag-matching SRQ (IBV_SRQT_TM): right after the
+ * SRQ ring's entries, at dpv_tm_area_off(size, stride), in the same buffer.
+ * A header, an ops ring of ops_size struct dpv_tm_op (producer: the façade's
+ * ibv_post_srq_ops; consumer: the engine), and max_tags 32-bit handle states
+ * (DPV_TM_FREE: the façade may give the handle to a new TAG_ADD, which sets
+ * DPV_TM_USED; the engine sets DPV_TM_FREE again when the tag is consumed by
+ * a message or removed). The engine keeps its own copy of every tag: it
+ * reads an op once, when it executes it, and never trusts the states.
+ */
+struct dpv_tm_hdr {
+	_Atomic uint32_t ops_pi;  /**< façade: next op index */
+	uint32_t ops_size;        /**< ops ring entries (power of two) */
+	uint32_t max_tags;        /**< handle states */
+	_Atomic uint32_t db;      /**< shared mode: a doorbell for the ops is queued */
+	uint8_t pad0[48];
+	_Atomic uint32_t ops_ci;  /**< engine: next op it executes */
+	_Atomic uint32_t unexp;   /**< engine: unexpected messages so far */
+	uint8_t pad1[56];
+};
+_Static_assert(sizeof(struct dpv_tm_hdr) == 128, "TM header is 128 bytes");
+
+/** One ibv_post_srq_ops work request (64 bytes). */
+struct dpv_tm_op {
+	uint64_t wr_id;           /**< the op's wr_id (TM_ADD/DEL/SYNC completion) */
+	uint64_t recv_wr_id;      /**< TAG_ADD: wr_id of the TM_RECV completion */
+	uint64_t tag, mask;       /**< TAG_ADD */
+	uint32_t handle;          /**< TAG_ADD, TAG_DEL */
+	uint32_t unexp_cnt;       /**< with DPV_TM_OP_SYNC: unexpected messages SW handled */
+	uint8_t opcode;           /**< enum ibv_ops_wr_opcode */
+	uint8_t flags;            /**< IBV_OPS_SIGNALED, IBV_OPS_TM_SYNC */
+	uint16_t num_sge;         /**< TAG_ADD: 0 or 1 */
+	uint32_t rsvd;
+	struct dpv_sge sge;       /**< TAG_ADD: the tagged buffer */
+};
+_Static_assert(sizeof(struct dpv_tm_op) == 64, "TM op is 64 bytes");
+
+#define DPV_TM_FREE 0u
+#define DPV_TM_USED 1u
+
+static inline size_t dpv_tm_area_off(uint32_t size, uint32_t stride)
+{
+	return (dpv_ring_bytes(size, stride) + 63) & ~(size_t)63;
+}
+
+static inline size_t dpv_tm_area_bytes(uint32_t ops_size, uint32_t max_tags)
+{
+	return sizeof(struct dpv_tm_hdr) + (size_t)ops_size * sizeof(struct dpv_tm_op) +
+	       (((size_t)max_tags * 4 + 63) & ~(size_t)63);
+}
+
+static inline struct dpv_tm_op *dpv_tm_ops(struct dpv_tm_hdr *h)
+{
+	return (struct dpv_tm_op *)(h + 1);
+}
+
+static inline _Atomic uint32_t *dpv_tm_states(struct dpv_tm_hdr *h, uint32_t ops_size)
+{
+	return (_Atomic uint32_t *)(dpv_tm_ops(h) + ops_size);
+}
+
+static inline void dpv_tm_init(struct dpv_tm_hdr *h, uint32_t ops_size, uint32_t max_tags)
+{
+	atomic_store_explicit(&h->ops_pi, 0, memory_order_relaxed);
+	atomic_store_explicit(&h->ops_ci, 0, memory_order_relaxed);
+	atomic_store_explicit(&h->unexp, 0, memory_order_relaxed);
+	atomic_store_explicit(&h->db, 0, memory_order_relaxed);
+	h->ops_size = ops_size;
+	h->max_tags = max_tags;
+	_Atomic uint32_t *st = dpv_tm_states(h, ops_size);
+	for (uint32_t i = 0; i < max_tags; i++)
+		atomic_store_explicit(&st[i], DPV_TM_FREE, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+}
+
+/* Tag matching device limits (as a ConnectX-5 reports them). */
+#define DPV_TM_MAX_TAGS 127u
+#define DPV_TM_MAX_OPS 32768u
+#define DPV_TM_MAX_SGE 1u
+#define DPV_TM_MAX_RNDV_HDR 64u
+
+/* ------------------------------------------------------------------------
  * Doorbell ring (shared mode): how an application tells the engine in
  * dpverbsd that a QP has work. One ring per application and engine context,
  * in memory both processes map; entries are QPNs (DPV_DB_RQ set: the RQ's
@@ -296,6 +379,7 @@ static inline int dpv_cq_ring_put(struct dpv_ring_hdr *r, uint32_t size, const s
  * clears it before it reads the ring.
  */
 #define DPV_DB_RQ 0x80000000u
+#define DPV_DB_SRQ 0x40000000u /**< the value is an SRQ number: its tag matching ops */
 
 struct dpv_db_slot {
 	_Atomic uint32_t seq;

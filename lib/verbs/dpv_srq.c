@@ -13,7 +13,7 @@
 #include "dpv_verbs.h"
 
 static struct dpv_srq *srq_new(struct ibv_pd *pd, struct ibv_srq_init_attr *attr, enum ibv_srq_type type,
-			       struct dpv_xrcd *xrcd, struct dpv_cq *cq)
+			       struct dpv_xrcd *xrcd, struct dpv_cq *cq, const struct ibv_tm_cap *tm)
 {
 	struct dpv_core *core = dpv_core_peek();
 	if (!pd || !attr || !core || !attr->attr.max_wr || attr->attr.max_wr > core->params.max_srq_wr ||
@@ -31,7 +31,10 @@ static struct dpv_srq *srq_new(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 	s->max_wr = rte_align32pow2(attr->attr.max_wr);
 	s->max_sge = RTE_MAX(attr->attr.max_sge, 1u);
 	uint32_t stride = rte_align32pow2((uint32_t)(sizeof(struct dpv_recv_wqe) + s->max_sge * sizeof(struct dpv_sge)));
-	s->ring = dpv_buf_alloc(upd, &s->bufs, dpv_ring_bytes(s->max_wr, stride), 64, DPV_RES_SRQ_RING);
+	uint32_t tm_ops = tm ? rte_align32pow2(tm->max_ops) : 0;
+	size_t bytes = tm ? dpv_tm_area_off(s->max_wr, stride) + dpv_tm_area_bytes(tm_ops, tm->max_num_tags)
+			  : dpv_ring_bytes(s->max_wr, stride);
+	s->ring = dpv_buf_alloc(upd, &s->bufs, bytes, 64, DPV_RES_SRQ_RING);
 	int pe = s->ring ? dpv_pool_add(DPV_OBJ_SRQ, s, &s->srqn) : -(errno == EIO ? EIO : ENOMEM);
 	if (pe != 0) {
 		dpv_bufs_free_all(&s->bufs);
@@ -40,6 +43,12 @@ static struct dpv_srq *srq_new(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 	}
 	dpv_ring_init(s->ring, DPV_RING_SRQ, s->max_wr, stride);
 	atomic_store(&s->ring->limit, attr->attr.srq_limit);
+	if (tm) {
+		s->tm = (struct dpv_tm_hdr *)((uint8_t *)s->ring + dpv_tm_area_off(s->max_wr, stride));
+		dpv_tm_init(s->tm, tm_ops, tm->max_num_tags);
+		s->tm_ops = tm_ops;
+		s->tm_tags = tm->max_num_tags;
+	}
 	s->upd = upd;
 	s->pd = upd->base;
 	s->type = type;
@@ -50,7 +59,7 @@ static struct dpv_srq *srq_new(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
 				  .pd = s->pd->handle,
 				  .xrcd = xrcd ? xrcd->dom->num : 0, .cq = cq ? cq->drv : NULL,
 				  .max_sge = s->max_sge, .ctx = to_dctx(pd->context)->drv_ctx,
-				  .cookie = (uintptr_t)&s->ibsrq};
+				  .cookie = (uintptr_t)&s->ibsrq, .tm_ops = s->tm_ops, .tm_tags = s->tm_tags};
 	s->drv = dpv_ops(d)->create_srq(d->drv_dev, &cfg);
 	if (!s->drv) {
 		int e = errno ? errno : ENOMEM;
@@ -82,31 +91,29 @@ static struct dpv_srq *srq_new(struct ibv_pd *pd, struct ibv_srq_init_attr *attr
  */
 DPV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
-	struct dpv_srq *s = srq_new(pd, attr, IBV_SRQT_BASIC, NULL, NULL);
+	struct dpv_srq *s = srq_new(pd, attr, IBV_SRQT_BASIC, NULL, NULL, NULL);
 	return s ? &s->ibsrq : NULL;
 }
 
 /**
- * create_srq_ex (ibv_create_srq_ex): basic SRQs (IBV_SRQT_BASIC, needs PD)
- * and XRC SRQs (IBV_SRQT_XRC, needs PD, XRCD and CQ).
+ * create_srq_ex (ibv_create_srq_ex): basic SRQs (IBV_SRQT_BASIC, needs PD),
+ * XRC SRQs (IBV_SRQT_XRC, needs PD, XRCD and CQ) and tag matching SRQs
+ * (IBV_SRQT_TM, needs PD, CQ and IBV_SRQ_INIT_ATTR_TM: dpv_srq_tm.c).
  * RETURN VALUE: the SRQ, or NULL with errno: EINVAL (missing or unknown
- * comp_mask fields, objects of another context, limits as ibv_create_srq),
- * EOPNOTSUPP (tag-matching SRQs), ENOMEM.
+ * comp_mask fields, objects of another context, limits as ibv_create_srq,
+ * tm_cap outside the device's tm_caps), ENOMEM.
  */
 struct ibv_srq *dpv_create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *a)
 {
 	const uint32_t known = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_XRCD |
-			       IBV_SRQ_INIT_ATTR_CQ;
+			       IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
 	if (!context || !a || !(a->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !a->pd || a->pd->context != context) {
 		errno = EINVAL;
 		return NULL;
 	}
 	enum ibv_srq_type t = (a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) ? a->srq_type : IBV_SRQT_BASIC;
-	if ((a->comp_mask & IBV_SRQ_INIT_ATTR_TM) || t == IBV_SRQT_TM) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if ((a->comp_mask & ~known) || (t != IBV_SRQT_BASIC && t != IBV_SRQT_XRC)) {
+	if ((a->comp_mask & ~known) || (t != IBV_SRQT_BASIC && t != IBV_SRQT_XRC && t != IBV_SRQT_TM) ||
+	    (t == IBV_SRQT_TM && !dpv_srq_tm_attr_ok(context, a))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -118,7 +125,7 @@ struct ibv_srq *dpv_create_srq_ex(struct ibv_context *context, struct ibv_srq_in
 	}
 	struct ibv_srq_init_attr ia = {.srq_context = a->srq_context, .attr = a->attr};
 	struct dpv_srq *s = srq_new(a->pd, &ia, t, t == IBV_SRQT_XRC ? to_dxrcd(a->xrcd) : NULL,
-				    t == IBV_SRQT_XRC ? to_dcq(a->cq) : NULL);
+				    t != IBV_SRQT_BASIC ? to_dcq(a->cq) : NULL, t == IBV_SRQT_TM ? &a->tm_cap : NULL);
 	if (!s)
 		return NULL;
 	a->attr = ia.attr;

@@ -148,6 +148,10 @@ int dpv_dealloc_td(struct ibv_td *td);
 /* dpv_srq.c */
 struct ibv_srq *dpv_create_srq_ex(struct ibv_context *c, struct ibv_srq_init_attr_ex *a);
 int dpv_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
+/* dpv_srq_tm.c: tag matching SRQs */
+bool dpv_srq_tm_attr_ok(struct ibv_context *c, const struct ibv_srq_init_attr_ex *a);
+int dpv_post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *wr, struct ibv_ops_wr **bad);
+void dpv_tm_caps(struct ibv_tm_caps *caps);
 
 /* dpv_import.c: embedded mode's ibv_import_device within the process (the
  * context whose stand-in cmd_fd, a memfd, has the inode of fd): 0 with *d
