@@ -411,6 +411,8 @@ void sw_comp_rx(struct sw_qp *qp, struct rte_mbuf *m, struct dpv_pkt_info *pi)
 {
 	struct comp_ctx x = {.pi = pi, .frame = rte_pktmbuf_mtod(m, const uint8_t *)};
 	enum comp_state st = COMPST_GET_ACK;
+	if (unlikely(qp->resp.rndv.phase >= SW_RNDV_READ) && sw_tm_rndv_rx(qp, m, pi))
+		st = COMPST_DONE; /* a tag matching rendezvous' READ or FIN (sw_tm_rndv.c) */
 	while (st != COMPST_DONE) {
 		enum comp_state next = comp_step(qp, st, &x);
 		SW_DBG_QP(qp, "comp psn %#x: %s -> %s", pi->psn, comp_state_name[st], comp_state_name[next]);

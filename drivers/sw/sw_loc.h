@@ -151,6 +151,19 @@ bool sw_tm_take(struct sw_srq *s, const uint8_t *pay, uint32_t plen, struct sw_r
 /* The receive completion of such a message: opcode, flags, tag (m is reset). */
 void sw_tm_cqe(struct sw_tm_msg *m, struct dpv_cqe *e);
 
+/* sw_tm_rndv.c */
+/* A matched rendezvous the QP cannot run (one in progress, a buffer too
+ * small) is left to software. Must hold the QP lock, as all below. */
+void sw_tm_rndv_check(struct sw_qp *qp);
+/* The rendezvous of m starts (its completions go to cq). */
+void sw_tm_rndv_start(struct sw_qp *qp, const struct sw_tm_msg *m, struct sw_cq *cq);
+/* Send its READ if the requester is idle. */
+void sw_tm_rndv_kick(struct sw_qp *qp);
+/* Does a rendezvous hold the QP's send side? (starts a waiting one) */
+bool sw_tm_rndv_busy(struct sw_qp *qp);
+/* A response packet while a rendezvous runs: true if it took it. */
+bool sw_tm_rndv_rx(struct sw_qp *qp, struct rte_mbuf *m, struct dpv_pkt_info *pi);
+
 /* sw_req.c */
 /* Give the WQEs published since the last look their engine state. */
 void sw_req_fetch(struct sw_qp *qp);

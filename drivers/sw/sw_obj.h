@@ -97,9 +97,28 @@ enum { SW_TM_NONE = 0, SW_TM_MATCHED, SW_TM_UNEXPECTED, SW_TM_NO_TAG };
 struct sw_tm_msg {
 	uint8_t kind;             /* SW_TM_* */
 	uint8_t skip;             /* bytes of the first packet not placed (the TMH) */
-	uint8_t status;           /* completion status (TM_RNDV_INCOMPLETE for a rendezvous) */
+	uint8_t status;           /* completion status (TM_RNDV_INCOMPLETE: software's rendezvous) */
+	bool rndv;                /* matched rendezvous: the engine READs the data (sw_tm_rndv.c) */
 	uint32_t priv;            /* TMH app_ctx */
 	uint64_t tag;             /* TMH tag */
+	uint64_t va;              /* rendezvous: the RVH (host order) */
+	uint32_t rkey, len;
+};
+
+/* The rendezvous a QP's responder runs for a matched RNDV message: a READ
+ * of the sender's data into the tagged buffer, then a FIN to the sender. */
+enum { SW_RNDV_IDLE = 0, SW_RNDV_WAIT, SW_RNDV_READ, SW_RNDV_FIN };
+struct sw_tm_rndv {
+	uint8_t phase;            /* SW_RNDV_*: WAIT until the requester is idle */
+	uint64_t va;
+	uint32_t rkey, len, recv;
+	uint32_t first_psn, last_psn, fin_psn;
+	struct dpv_sge sge;       /* the tagged buffer */
+	uint32_t pd;
+	uint64_t wr_id;
+	uint64_t tag;
+	uint32_t priv;
+	struct sw_cq *cq;
 };
 
 /* A receive WQE taken from the RQ or SRQ, copied into the engine. */
@@ -193,6 +212,7 @@ struct sw_resp {
 	struct sw_rwqe rwqe;
 	uint32_t recv_off;        /* bytes placed in the current receive WQE */
 	struct sw_tm_msg tm;      /* tag matching SRQ: what the message's TMH decided */
+	struct sw_tm_rndv rndv;   /* tag matching SRQ: the rendezvous in progress */
 	uint8_t *wr_addr;         /* RDMA WRITE cursor */
 	uint32_t wr_rkey;         /* ... in the MR of this rkey */
 	uint32_t wr_left, wr_total;

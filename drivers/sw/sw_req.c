@@ -305,6 +305,8 @@ void sw_req_run(struct sw_qp *qp)
 	if ((st != IBV_QPS_RTS && st != IBV_QPS_SQD) || qp->comp.rnr_deadline || unlikely(qp->cq_fatal))
 		return;
 	qp->req.tx_stalled = false;
+	if (unlikely(qp->resp.rndv.phase) && sw_tm_rndv_busy(qp))
+		return; /* a tag matching rendezvous has the send side (sw_tm_rndv.c) */
 	if (qp->req.sq_cur != qp->req.sq_fetched && !path_ready(qp))
 		return;
 	bool uc = qp->type == IBV_QPT_UC;

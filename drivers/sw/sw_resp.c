@@ -78,6 +78,7 @@ void sw_resp_reset(struct sw_qp *qp)
 	r->in_msg = MSG_NONE;
 	r->uc_drop = false;
 	r->n_res = qp->attr.max_dest_rd_atomic;
+	r->rndv.phase = SW_RNDV_IDLE;
 }
 
 /* Where receive completions of this QP go: an XRC target's go to the CQ of
@@ -122,6 +123,7 @@ static bool take_rwqe(struct sw_qp *qp, const struct resp_ctx *x)
 	if (x && qp->srq && qp->srq->tm && qp->type == IBV_QPT_RC) {
 		if (!sw_tm_take(qp->srq, x->pay, x->plen, &r->rwqe, &r->tm))
 			return false;
+		sw_tm_rndv_check(qp);
 	} else if (qp->type == IBV_QPT_XRC_RECV) {
 		if (!r->xsrq || !sw_srq_pop(r->xsrq, &r->rwqe))
 			return false;
@@ -223,6 +225,8 @@ static enum resp_state exec_send(struct sw_qp *qp, struct resp_ctx *x)
 		x->pay += r->tm.skip;
 		x->plen -= r->tm.skip;
 	}
+	if (r->tm.rndv)
+		x->plen = 0; /* a rendezvous' data comes by the READ, not in the message */
 	if (r->recv_off + x->plen > sw_sge_total(r->rwqe.sge, r->rwqe.num_sge))
 		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_LOC_LEN_ERR);
 	if (x->starts && sw_sge_check(r->rwqe.pd, r->rwqe.sge, r->rwqe.num_sge, IBV_ACCESS_LOCAL_WRITE))
@@ -348,7 +352,8 @@ static enum resp_state complete(struct sw_qp *qp, struct resp_ctx *x)
 		e.wc_flags |= IBV_WC_WITH_INV;
 		e.imm_inv = pi->ieth_rkey;
 	}
-	if (r->tm.kind)
+	struct sw_tm_msg tm = r->tm;
+	if (tm.kind)
 		sw_tm_cqe(&r->tm, &e);
 	r->msn = dpv_psn_add(r->msn, 1);
 	r->have_rwqe = false;
@@ -377,6 +382,8 @@ static enum resp_state complete(struct sw_qp *qp, struct resp_ctx *x)
 		sw_qp_cq_fatal(qp);
 		return RESPST_DONE;
 	}
+	if (tm.rndv)
+		sw_tm_rndv_start(qp, &tm, cq);
 	return RESPST_ACKNOWLEDGE;
 }
 

@@ -164,6 +164,22 @@ static int tm_match(struct sw_tm *t, uint64_t tag)
 	return best;
 }
 
+/* A matched rendezvous: the RVH after the TMH says what the engine reads;
+ * without one, software does the rendezvous (the RVH goes to the buffer). */
+static void rndv_header(struct sw_tm_msg *m, const uint8_t *pay, uint32_t plen)
+{
+	struct ibv_rvh rvh;
+	if (plen < sizeof(struct ibv_tmh) + sizeof(rvh)) {
+		m->status = IBV_WC_TM_RNDV_INCOMPLETE;
+		return;
+	}
+	memcpy(&rvh, pay + sizeof(struct ibv_tmh), sizeof(rvh));
+	m->rndv = true;
+	m->va = be64toh(rvh.va);
+	m->rkey = be32toh(rvh.rkey);
+	m->len = be32toh(rvh.len);
+}
+
 bool sw_tm_take(struct sw_srq *s, const uint8_t *pay, uint32_t plen, struct sw_rwqe *out, struct sw_tm_msg *m)
 {
 	struct sw_tm *t = s->tm;
@@ -180,9 +196,9 @@ bool sw_tm_take(struct sw_srq *s, const uint8_t *pay, uint32_t plen, struct sw_r
 		*out = (struct sw_rwqe){.wr_id = g->wr_id, .num_sge = g->num_sge, .pd = s->pd};
 		out->sge[0] = g->sge;
 		*m = (struct sw_tm_msg){.kind = SW_TM_MATCHED, .skip = sizeof(tmh), .tag = be64toh(tmh.tag),
-					.priv = be32toh(tmh.app_ctx),
-					.status = tmh.opcode == IBV_TMH_RNDV ? IBV_WC_TM_RNDV_INCOMPLETE
-									  : IBV_WC_SUCCESS};
+					.priv = be32toh(tmh.app_ctx)};
+		if (tmh.opcode == IBV_TMH_RNDV)
+			rndv_header(m, pay, plen);
 		tag_release(t, (uint32_t)h);
 		ok = true;
 	} else {
@@ -201,13 +217,18 @@ void sw_tm_cqe(struct sw_tm_msg *m, struct dpv_cqe *e)
 {
 	e->opcode = m->kind == SW_TM_NO_TAG ? IBV_WC_TM_NO_TAG : IBV_WC_TM_RECV;
 	if (m->kind == SW_TM_MATCHED) {
+		/* a rendezvous the engine runs: the data is valid later, in a
+		 * second completion (sw_tm_rndv.c) */
 		e->status = m->status;
-		e->wc_flags |= IBV_WC_TM_MATCH | (m->status == IBV_WC_SUCCESS ? IBV_WC_TM_DATA_VALID : 0);
+		e->wc_flags |= IBV_WC_TM_MATCH | (m->status == IBV_WC_SUCCESS && !m->rndv ? IBV_WC_TM_DATA_VALID : 0);
 		e->tm_tag = m->tag;
 		e->tm_priv = m->priv;
+		if (m->rndv)
+			e->byte_len = 0;
 	}
 	m->kind = SW_TM_NONE;
 	m->skip = 0;
+	m->rndv = false;
 }
 
 void sw_tm_db_clear(struct sw_srq *s)
