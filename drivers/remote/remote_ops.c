@@ -221,6 +221,11 @@ static int rm_resize_cq(void *p, struct dpv_ring_hdr *ring, uint32_t size)
 
 static void *rm_create_srq(void *dev, const struct dpv_srq_cfg *cfg)
 {
+	struct rm_dev *d = dev;
+	if (cfg->tm_ops && (!d->n_db || !d->db || !d->db[0])) {
+		errno = EOPNOTSUPP; /* no doorbell ring to ring its ops on (a daemon without an engine) */
+		return NULL;
+	}
 	struct rm_srq *s = calloc(1, sizeof(*s));
 	if (!s) {
 		errno = ENOMEM;
@@ -238,8 +243,7 @@ static void *rm_create_srq(void *dev, const struct dpv_srq_cfg *cfg)
 		return NULL;
 	}
 	s->srqn = cfg->srqn;
-	struct rm_dev *d = dev;
-	if (cfg->tm_ops && d->n_db && d->db) {
+	if (cfg->tm_ops) {
 		s->tm = (struct dpv_tm_hdr *)((uint8_t *)cfg->ring + dpv_tm_area_off(cfg->ring_size, cfg->ring_stride));
 		s->db = d->db[0];
 	}

@@ -45,6 +45,11 @@ bool dpv_core_has_mcast(void)
 	return g_verbs.mcast_attach != dpv_verbs_defaults.mcast_attach;
 }
 
+bool dpv_core_has_tm(void)
+{
+	return g_verbs.srq_doorbell != dpv_verbs_defaults.srq_doorbell;
+}
+
 /* ---- bring-up ---- */
 
 static struct dpv_core g_core;

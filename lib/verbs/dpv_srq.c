@@ -101,7 +101,8 @@ DPV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init
  * (IBV_SRQT_TM, needs PD, CQ and IBV_SRQ_INIT_ATTR_TM: dpv_srq_tm.c).
  * RETURN VALUE: the SRQ, or NULL with errno: EINVAL (missing or unknown
  * comp_mask fields, objects of another context, limits as ibv_create_srq,
- * tm_cap outside the device's tm_caps), ENOMEM.
+ * tm_cap outside the device's tm_caps), EOPNOTSUPP (tag matching with a
+ * driver that has none: null), ENOMEM.
  */
 struct ibv_srq *dpv_create_srq_ex(struct ibv_context *context, struct ibv_srq_init_attr_ex *a)
 {
@@ -112,6 +113,10 @@ struct ibv_srq *dpv_create_srq_ex(struct ibv_context *context, struct ibv_srq_in
 		return NULL;
 	}
 	enum ibv_srq_type t = (a->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) ? a->srq_type : IBV_SRQT_BASIC;
+	if (t == IBV_SRQT_TM && !dpv_core_has_tm()) {
+		errno = EOPNOTSUPP; /* a driver without tag matching (null) */
+		return NULL;
+	}
 	if ((a->comp_mask & ~known) || (t != IBV_SRQT_BASIC && t != IBV_SRQT_XRC && t != IBV_SRQT_TM) ||
 	    (t == IBV_SRQT_TM && !dpv_srq_tm_attr_ok(context, a))) {
 		errno = EINVAL;

@@ -11,11 +11,17 @@
  * consumed or removed.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "dpv_verbs.h"
 
+/* The device's tm_caps: none where the driver has no tag matching (null). */
 void dpv_tm_caps(struct ibv_tm_caps *caps)
 {
+	if (!dpv_core_has_tm()) {
+		memset(caps, 0, sizeof(*caps));
+		return;
+	}
 	caps->max_rndv_hdr_size = DPV_TM_MAX_RNDV_HDR;
 	caps->max_num_tags = DPV_TM_MAX_TAGS;
 	caps->flags = IBV_TM_CAP_RC;

@@ -63,6 +63,8 @@ static inline struct dpv_device *dpv_core_dev(struct dpv_core *c, uint32_t i)
 }
 /* Does the driver attach QPs to multicast groups (max_mcast_grp > 0)? */
 bool dpv_core_has_mcast(void);
+/* Does the driver run tag matching SRQs (srq_doorbell)? */
+bool dpv_core_has_tm(void);
 /* The verbs operations of the driver of a device (defaults filled in). */
 static inline const struct dpv_verbs_ops *dpv_ops(const struct dpv_device *d)
 {

@@ -330,6 +330,26 @@ static uint32_t first_qpn_of_new_process(void)
 	return qpn;
 }
 
+/* No tag matching on a driver without it: tm_caps 0, IBV_SRQT_TM refused. */
+static void t_no_tm(void)
+{
+	struct ibv_device_attr_ex da;
+	CHECK_EQ(ibv_query_device_ex(ctx, NULL, &da), 0, "ibv_query_device_ex");
+	CHECK(da.tm_caps.flags == 0 && da.tm_caps.max_num_tags == 0, "null driver: tm_caps 0");
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ibv_srq_init_attr_ex a = {.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+						      IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM,
+					 .srq_type = IBV_SRQT_TM, .pd = pd, .cq = cq};
+	a.attr.max_wr = 4;
+	a.attr.max_sge = 1;
+	a.tm_cap.max_num_tags = 4;
+	a.tm_cap.max_ops = 4;
+	errno = 0;
+	CHECK(!ibv_create_srq_ex(ctx, &a) && errno == EOPNOTSUPP, "null driver: IBV_SRQT_TM EOPNOTSUPP (errno %d)",
+	      errno);
+	ibv_destroy_cq(cq);
+}
+
 static void t_qpn_random_start(void)
 {
 	uint32_t q[3];
@@ -365,6 +385,7 @@ int main(int argc, char **argv)
 	t_resize_and_clean();
 	t_channel();
 	t_extended();
+	t_no_tm();
 	t_qpn_random_start();
 	ibv_dereg_mr(mr);
 	ibv_dealloc_pd(pd);

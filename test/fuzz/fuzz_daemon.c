@@ -1572,6 +1572,7 @@ static const struct field f_srq[] = {
 	FLD(dpv_shm_srq, xrcd, K_NUM, DPV_OBJ_XRCD), FLD(dpv_shm_srq, cq, K_NUM, DPV_OBJ_CQ),
 	FLD(dpv_shm_srq, max_sge, K_SIZE, 0),	  FLD(dpv_shm_srq, ring_size, K_SIZE, 0),
 	FLD(dpv_shm_srq, ring_stride, K_STRIDE, 0), FLD(dpv_shm_srq, ring, K_ADDR, 0),
+	FLD(dpv_shm_srq, tm_ops, K_SIZE, 0),	  FLD(dpv_shm_srq, tm_tags, K_SIZE, 0),
 };
 static const struct field f_qp[] = {
 	FLD(dpv_shm_qp, dev, K_DEV, 0),
