@@ -352,9 +352,11 @@ static enum resp_state complete(struct sw_qp *qp, struct resp_ctx *x)
 		e.wc_flags |= IBV_WC_WITH_INV;
 		e.imm_inv = pi->ieth_rkey;
 	}
-	struct sw_tm_msg tm = r->tm;
-	if (tm.kind)
+	struct sw_tm_msg tm = {0};
+	if (unlikely(r->tm.kind)) { /* a tag matching SRQ's message (sw_tm.c) */
+		tm = r->tm;
 		sw_tm_cqe(&r->tm, &e);
+	}
 	r->msn = dpv_psn_add(r->msn, 1);
 	r->have_rwqe = false;
 	struct sw_cq *cq = resp_cq(qp);
@@ -382,7 +384,7 @@ static enum resp_state complete(struct sw_qp *qp, struct resp_ctx *x)
 		sw_qp_cq_fatal(qp);
 		return RESPST_DONE;
 	}
-	if (tm.rndv)
+	if (unlikely(tm.rndv))
 		sw_tm_rndv_start(qp, &tm, cq);
 	return RESPST_ACKNOWLEDGE;
 }
