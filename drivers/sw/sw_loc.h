@@ -163,6 +163,10 @@ void sw_tm_rndv_kick(struct sw_qp *qp);
 bool sw_tm_rndv_busy(struct sw_qp *qp);
 /* A response packet while a rendezvous runs: true if it took it. */
 bool sw_tm_rndv_rx(struct sw_qp *qp, struct rte_mbuf *m, struct dpv_pkt_info *pi);
+/* A timer asks again: the READ for what has not arrived, or the FIN. */
+void sw_tm_rndv_resend(struct sw_qp *qp);
+/* retry_cnt spent: the rendezvous fails (IBV_WC_RETRY_EXC_ERR, QP to ERR). */
+void sw_tm_rndv_timeout(struct sw_qp *qp);
 
 /* sw_req.c */
 /* Give the WQEs published since the last look their engine state. */

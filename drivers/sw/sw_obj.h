@@ -42,6 +42,7 @@
 #define SW_TIMER_SLICE 16         /* QPs a timer scan looks at (round robin) */
 #define SW_STARVED_US 1000        /* an engine context not polled this long was starved */
 #define SW_TD_RING 4096           /* packets deferred to a thread domain's owner */
+#define SW_RNDV_Q 4               /* tag matching rendezvous waiting per QP */
 
 struct sw_dev {
 	struct dpv_port *port;
@@ -212,7 +213,9 @@ struct sw_resp {
 	struct sw_rwqe rwqe;
 	uint32_t recv_off;        /* bytes placed in the current receive WQE */
 	struct sw_tm_msg tm;      /* tag matching SRQ: what the message's TMH decided */
-	struct sw_tm_rndv rndv;   /* tag matching SRQ: the rendezvous in progress */
+	struct sw_tm_rndv rndv;   /* tag matching SRQ: the rendezvous in progress ... */
+	struct sw_tm_rndv rndv_q[SW_RNDV_Q]; /* ... and those waiting for it, in order */
+	uint8_t rndv_qn;
 	uint8_t *wr_addr;         /* RDMA WRITE cursor */
 	uint32_t wr_rkey;         /* ... in the MR of this rkey */
 	uint32_t wr_left, wr_total;

@@ -379,6 +379,10 @@ static void rewind_wqe(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *
 void sw_req_retry(struct sw_qp *qp, uint32_t psn, bool force, bool probe)
 {
 	struct sw_comp *c = &qp->comp;
+	if (unlikely(qp->resp.rndv.phase >= SW_RNDV_READ)) {
+		sw_tm_rndv_resend(qp); /* a tag matching rendezvous has the send side */
+		return;
+	}
 	if (!force && c->retried && c->retry_psn == psn && c->retry_comp_psn == c->psn)
 		return; /* this loss is being recovered already */
 	c->retried = true;

@@ -79,6 +79,7 @@ void sw_resp_reset(struct sw_qp *qp)
 	r->uc_drop = false;
 	r->n_res = qp->attr.max_dest_rd_atomic;
 	r->rndv.phase = SW_RNDV_IDLE;
+	r->rndv_qn = 0;
 }
 
 /* Where receive completions of this QP go: an XRC target's go to the CQ of

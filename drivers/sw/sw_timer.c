@@ -174,6 +174,8 @@ static void retransmit(struct sw_qp *qp, bool local_trouble)
 		sw_cnt(qp, DPV_CNT_RETRY_EXC);
 		if (qp->req.sq_head != qp->req.sq_fetched)
 			sw_comp_error(qp, qp->req.sq_head, IBV_WC_RETRY_EXC_ERR);
+		else if (qp->resp.rndv.phase >= SW_RNDV_READ)
+			sw_tm_rndv_timeout(qp);
 		return;
 	}
 	c->retry_left--;

@@ -13,7 +13,8 @@
  * IBV_WC_TM_SYNC_REQ, a matching message is unexpected too) until a
  * TAG_SYNC with the count, and a rendezvous of 10000 bytes (TM_MATCH, then
  * the data READ into the tagged buffer, TM_DATA_VALID, and the FIN in the
- * sender's receive queue).
+ * sender's receive queue); with "lossy", under packet drops, 20
+ * rendezvous (the READ and the FIN retransmitted).
  */
 #include <endian.h>
 #include <infiniband/tm_types.h>
@@ -36,6 +37,7 @@ struct got {
 };
 
 static struct ibv_cq *drive_cq;
+static int rndv_rounds = 1;
 
 /* The next completion of an extended CQ (3 s at most), progress driven on
  * drive_cq too. */
@@ -199,11 +201,12 @@ static struct got xfer(struct ibv_qp *qa, struct dpvt_ep *A, struct ibv_cq_ex *c
 }
 
 static void rndv(struct ibv_qp *qa, struct dpvt_ep *A, struct ibv_srq *srq, struct ibv_cq_ex *cq,
-		 struct ibv_mr *smr, struct ibv_mr *rmr)
+		 struct ibv_mr *smr, struct ibv_mr *rmr, int it)
 {
 	uint8_t *src = (uint8_t *)smr->addr + 32768, *dst = rmr->addr;
 	memset(dst, 0, RNDV_LEN);
-	dpvt_pat_fill(src, RNDV_LEN, 9, 9);
+	dpvt_pat_fill(src, RNDV_LEN, 9, (uint64_t)it);
+	dpvt_post_recv(qa, smr, 500 + (uint64_t)it, 65536, 64);
 	struct ibv_sge sge = {.addr = (uintptr_t)dst, .length = RNDV_LEN, .lkey = rmr->lkey};
 	add_tag(srq, cq, 40, 7, &sge, IBV_OPS_SIGNALED, 2, 0);
 	struct ibv_tmh *h = smr->addr;
@@ -226,8 +229,8 @@ static void rndv(struct ibv_qp *qa, struct dpvt_ep *A, struct ibv_srq *srq, stru
 	CHECK(g.n && g.status == IBV_WC_SUCCESS && g.opcode == IBV_WC_TM_RECV && g.flags == IBV_WC_TM_DATA_VALID &&
 	      g.wr_id == 1040 && g.len == RNDV_LEN, "RNDV data valid: status %d flags %#x len %u", g.status, g.flags,
 	      g.len);
-	CHECK_EQ(dpvt_pat_check(dst, RNDV_LEN, 9, 9), -1, "RNDV data READ into the tagged buffer");
-	if (dpvt_wait1(A->rcq, ibv_cq_ex_to_cq(cq), 500, IBV_WC_RECV, "FIN at the sender")) {
+	CHECK_EQ(dpvt_pat_check(dst, RNDV_LEN, 9, (uint64_t)it), -1, "RNDV data READ into the tagged buffer");
+	if (dpvt_wait1(A->rcq, ibv_cq_ex_to_cq(cq), 500 + (uint64_t)it, IBV_WC_RECV, "FIN at the sender")) {
 		struct ibv_tmh *fin = (struct ibv_tmh *)((uint8_t *)smr->addr + 65536);
 		CHECK(fin->opcode == IBV_TMH_FIN && be64toh(fin->tag) == 7 && be32toh(fin->app_ctx) == 0x55,
 		      "FIN: opcode %u tag %llu", fin->opcode, (unsigned long long)be64toh(fin->tag));
@@ -246,8 +249,6 @@ static void traffic(struct dpvt_ep *A, struct dpvt_ep *B, struct ibv_cq_ex *cq, 
 		return;
 	for (int i = 0; i < 6; i++)
 		dpvt_post_srq_recv(srq, rmr, 100 + (uint64_t)i, (size_t)(1 + i) * SLOT, SLOT);
-	for (int i = 0; i < 4; i++)
-		dpvt_post_recv(qa, smr, 500 + (uint64_t)i, 65536 + (size_t)i * 64, 64);
 	uint8_t *rb = rmr->addr;
 	struct ibv_sge sge = {.addr = (uintptr_t)rb, .length = SLOT, .lkey = rmr->lkey};
 	add_tag(srq, cq, 20, 0x10005, &sge, IBV_OPS_SIGNALED, 0, 0);
@@ -281,16 +282,21 @@ static void traffic(struct dpvt_ep *A, struct dpvt_ep *B, struct ibv_cq_ex *cq, 
 	CHECK(g.n && g.opcode == IBV_WC_TM_RECV && g.flags == (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID) &&
 	      g.wr_id == 1030 && g.tm.tag == 6, "matching again after the sync (flags %#x wr_id %llu)", g.flags,
 	      (unsigned long long)g.wr_id);
-	rndv(qa, A, srq, cq, smr, rmr);
+	for (int it = 0; it < rndv_rounds; it++)
+		rndv(qa, A, srq, cq, smr, rmr, it);
 	CHECK_EQ(ibv_destroy_qp(qb), 0, "destroy the TM SRQ's QP");
 	CHECK_EQ(ibv_destroy_srq(srq), 0, "destroy the TM SRQ");
 	ibv_destroy_qp(qa);
 }
 
-int main(void)
+/* "lossy": under the DPVERBS_FAULT the test is given, 20 rendezvous. */
+int main(int argc, char **argv)
 {
 	struct dpvt_ep A, B;
-	unsetenv("DPVERBS_FAULT");
+	if (argc > 1 && strcmp(argv[1], "lossy") == 0)
+		rndv_rounds = 20;
+	else
+		unsetenv("DPVERBS_FAULT");
 	if (dpvt_ep_open(&A, "dpv0", 256, false) || dpvt_ep_open(&B, "dpv1", 256, false)) {
 		printf("0 passed, 1 failed\n");
 		return 1;
