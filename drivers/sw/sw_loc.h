@@ -150,6 +150,8 @@ void sw_tm_db_clear(struct sw_srq *s);
 bool sw_tm_take(struct sw_srq *s, const uint8_t *pay, uint32_t plen, struct sw_rwqe *out, struct sw_tm_msg *m);
 /* The receive completion of such a message: opcode, flags, tag (m is reset). */
 void sw_tm_cqe(struct sw_tm_msg *m, struct dpv_cqe *e);
+/* ... and its completion with an error status (e->status set). */
+void sw_tm_cqe_error(struct sw_tm_msg *m, struct dpv_cqe *e);
 
 /* sw_tm_rndv.c */
 /* A matched rendezvous the QP cannot run (one in progress, a buffer too

@@ -98,7 +98,8 @@ enum { SW_TM_NONE = 0, SW_TM_MATCHED, SW_TM_UNEXPECTED, SW_TM_NO_TAG };
 struct sw_tm_msg {
 	uint8_t kind;             /* SW_TM_* */
 	uint8_t skip;             /* bytes of the first packet not placed (the TMH) */
-	uint8_t status;           /* completion status (TM_RNDV_INCOMPLETE: software's rendezvous) */
+ 	uint8_t status;           /* completion status (TM_RNDV_INCOMPLETE: software's rendezvous) */
+	uint32_t free_tag;        /* MATCHED: srqn << 8 | handle, for DPV_CQE_F_TM_FREE */
 	bool rndv;                /* matched rendezvous: the engine READs the data (sw_tm_rndv.c) */
 	uint32_t priv;            /* TMH app_ctx */
 	uint64_t tag;             /* TMH tag */
@@ -119,6 +120,7 @@ struct sw_tm_rndv {
 	uint64_t wr_id;
 	uint64_t tag;
 	uint32_t priv;
+	uint32_t free_tag;        /* its handle (DPV_CQE_F_TM_FREE) */
 	struct sw_cq *cq;
 };
 

@@ -480,6 +480,8 @@ static enum resp_state error(struct sw_qp *qp, struct resp_ctx *x)
 	if (r->have_rwqe) {
 		struct dpv_cqe e = {.wr_id = r->rwqe.wr_id, .status = (uint8_t)x->status, .opcode = IBV_WC_RECV,
 				    .qp_num = qp->qpn};
+		if (unlikely(r->tm.kind))
+			sw_tm_cqe_error(&r->tm, &e);
 		r->have_rwqe = false;
 		struct sw_cq *cq = resp_cq(qp);
 		if (cq)

@@ -72,11 +72,19 @@ void sw_tm_destroy(struct sw_srq *s)
 	s->tm = NULL;
 }
 
-/* The handle goes back to the façade's free list. */
-static void tag_release(struct sw_tm *t, uint32_t h)
+/* The tag leaves the list; free: its handle goes back to the façade's free
+ * list at once (otherwise when software polls its last completion, which
+ * carries DPV_CQE_F_TM_FREE). */
+static void tag_release(struct sw_tm *t, uint32_t h, bool free)
 {
 	t->tags[h].valid = false;
-	atomic_store_explicit(&t->state[h], DPV_TM_FREE, memory_order_release);
+	if (free)
+		atomic_store_explicit(&t->state[h], DPV_TM_FREE, memory_order_release);
+}
+
+static uint32_t tag_id(const struct sw_srq *s, uint32_t h)
+{
+	return s->srqn << 8 | h;
 }
 
 static void op_complete(struct sw_srq *s, const struct dpv_tm_op *op, enum ibv_wc_opcode wc_op,
@@ -85,6 +93,10 @@ static void op_complete(struct sw_srq *s, const struct dpv_tm_op *op, enum ibv_w
 	if (st == IBV_WC_SUCCESS && !(op->flags & IBV_OPS_SIGNALED))
 		return;
 	struct dpv_cqe e = {.wr_id = op->wr_id, .status = (uint8_t)st, .opcode = (uint8_t)wc_op};
+	if (wc_op == IBV_WC_TM_DEL && st == IBV_WC_SUCCESS) {
+		e.flags = DPV_CQE_F_TM_FREE; /* the handle is free once this is polled */
+		e.wqe_index = tag_id(s, op->handle);
+	}
 	if (s->tm->sw_cnt != s->tm->unexp)
 		e.wc_flags = IBV_WC_TM_SYNC_REQ; /* software has unexpected messages to see */
 	sw_cq_push(NULL, s->cq, &e);
@@ -113,7 +125,7 @@ static void op_exec(struct sw_srq *s, const struct dpv_tm_op *op)
 			op_complete(s, op, IBV_WC_TM_DEL, IBV_WC_TM_ERR);
 			return;
 		}
-		tag_release(t, op->handle);
+		tag_release(t, op->handle, !(op->flags & IBV_OPS_SIGNALED));
 		op_complete(s, op, IBV_WC_TM_DEL, IBV_WC_SUCCESS);
 		return;
 	case IBV_WR_TAG_SYNC:
@@ -197,9 +209,10 @@ bool sw_tm_take(struct sw_srq *s, const uint8_t *pay, uint32_t plen, struct sw_r
 		out->sge[0] = g->sge;
 		*m = (struct sw_tm_msg){.kind = SW_TM_MATCHED, .skip = sizeof(tmh), .tag = be64toh(tmh.tag),
 					.priv = be32toh(tmh.app_ctx)};
+		m->free_tag = tag_id(s, (uint32_t)h);
 		if (tmh.opcode == IBV_TMH_RNDV)
 			rndv_header(m, pay, plen);
-		tag_release(t, (uint32_t)h);
+		tag_release(t, (uint32_t)h, false);
 		ok = true;
 	} else {
 		ok = sw_srq_pop_locked(s, out, &limit_ev);
@@ -223,12 +236,26 @@ void sw_tm_cqe(struct sw_tm_msg *m, struct dpv_cqe *e)
 		e->wc_flags |= IBV_WC_TM_MATCH | (m->status == IBV_WC_SUCCESS && !m->rndv ? IBV_WC_TM_DATA_VALID : 0);
 		e->tm_tag = m->tag;
 		e->tm_priv = m->priv;
-		if (m->rndv)
-			e->byte_len = 0;
+		if (m->rndv) {
+			e->byte_len = 0; /* the data comes later: the tag's last completion too */
+		} else {
+			e->flags |= DPV_CQE_F_TM_FREE;
+			e->wqe_index = m->free_tag;
+		}
 	}
 	m->kind = SW_TM_NONE;
 	m->skip = 0;
 	m->rndv = false;
+}
+
+void sw_tm_cqe_error(struct sw_tm_msg *m, struct dpv_cqe *e)
+{
+	e->opcode = m->kind == SW_TM_NO_TAG ? IBV_WC_TM_NO_TAG : IBV_WC_TM_RECV;
+	if (m->kind == SW_TM_MATCHED) {
+		e->flags |= DPV_CQE_F_TM_FREE; /* the tag's last completion */
+		e->wqe_index = m->free_tag;
+	}
+	*m = (struct sw_tm_msg){0};
 }
 
 void sw_tm_db_clear(struct sw_srq *s)

@@ -50,7 +50,7 @@ void sw_tm_rndv_start(struct sw_qp *qp, const struct sw_tm_msg *m, struct sw_cq 
 	struct sw_resp *r = &qp->resp;
 	struct sw_tm_rndv v = {.phase = SW_RNDV_WAIT, .va = m->va, .rkey = m->rkey, .len = m->len,
 			       .sge = r->rwqe.sge[0], .pd = r->rwqe.pd, .wr_id = r->rwqe.wr_id,
-			       .tag = m->tag, .priv = m->priv, .cq = cq};
+			       .tag = m->tag, .priv = m->priv, .free_tag = m->free_tag, .cq = cq};
 	if (r->rndv.phase != SW_RNDV_IDLE) {
 		r->rndv_q[r->rndv_qn++] = v; /* room checked by sw_tm_rndv_check */
 		return;
@@ -153,7 +153,8 @@ bool sw_tm_rndv_busy(struct sw_qp *qp)
 static void rndv_fail(struct sw_qp *qp, enum ibv_wc_status st)
 {
 	struct sw_tm_rndv *v = &qp->resp.rndv;
-	struct dpv_cqe e = {.wr_id = v->wr_id, .status = (uint8_t)st, .opcode = IBV_WC_TM_RECV, .qp_num = qp->qpn};
+	struct dpv_cqe e = {.wr_id = v->wr_id, .status = (uint8_t)st, .opcode = IBV_WC_TM_RECV, .qp_num = qp->qpn,
+			    .flags = DPV_CQE_F_TM_FREE, .wqe_index = v->free_tag};
 	v->phase = SW_RNDV_IDLE;
 	qp->resp.rndv_qn = 0; /* the QP goes to ERR: the waiting ones never run */
 	rndv_timers_off(qp);
@@ -182,7 +183,8 @@ static void read_resp(struct sw_qp *qp, struct sw_tm_rndv *v, const uint8_t *fra
 	if (v->recv < v->len || pi->psn != v->last_psn)
 		return;
 	struct dpv_cqe e = {.wr_id = v->wr_id, .opcode = IBV_WC_TM_RECV, .wc_flags = IBV_WC_TM_DATA_VALID,
-			    .qp_num = qp->qpn, .src_qp = qp->attr.dest_qp_num, .byte_len = v->len};
+			    .qp_num = qp->qpn, .src_qp = qp->attr.dest_qp_num, .byte_len = v->len,
+			    .flags = DPV_CQE_F_TM_FREE, .wqe_index = v->free_tag};
 	qp->comp.psn = v->fin_psn;
 	v->phase = SW_RNDV_FIN;
 	sw_cq_push(qp, v->cq, &e);

@@ -215,6 +215,10 @@ void dpv_cq_clean(struct dpv_cq *cq, uint32_t qpn)
 
 void dpv_cqe_retire(const struct dpv_cqe *e)
 {
+	if (e->flags & DPV_CQE_F_TM_FREE) {
+		dpv_tm_cqe_free(e); /* a tag's last completion: its handle is free */
+		return;
+	}
 	struct dpv_qp *qp = dpv_pool_get(DPV_OBJ_QP, e->qp_num);
 	if (qp)
 		atomic_store_explicit(&qp->sq_retired, e->wqe_index + 1, memory_order_release);
@@ -260,7 +264,7 @@ int dpv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	while (got < n && cq->ci != pi) {
 		const struct dpv_cqe *e = cqe_at(cq, cq->ci);
 		cqe_to_wc(e, &wc[got]);
-		if (e->flags & DPV_CQE_F_SQ)
+		if (e->flags & (DPV_CQE_F_SQ | DPV_CQE_F_TM_FREE))
 			dpv_cqe_retire(e);
 		cq->ci++;
 		got++;
@@ -318,7 +322,7 @@ static void cqx_end_poll(struct ibv_cq_ex *c)
 {
 	struct dpv_cq *cq = cqx(c);
 	for (uint32_t i = cq->ci; i != cq->poll_ci + 1; i++)
-		if (cqe_at(cq, i)->flags & DPV_CQE_F_SQ)
+		if (cqe_at(cq, i)->flags & (DPV_CQE_F_SQ | DPV_CQE_F_TM_FREE))
 			dpv_cqe_retire(cqe_at(cq, i));
 	cq->ci = cq->poll_ci + 1;
 	cq->cur = NULL;

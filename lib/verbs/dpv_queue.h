@@ -206,7 +206,7 @@ struct dpv_cqe {
 	uint32_t byte_len;
 	uint32_t src_qp;
 	uint32_t imm_inv;         /**< imm_data (network order) or invalidated rkey */
-	uint32_t wqe_index;       /**< DPV_CQE_F_SQ: SQ index of the WQE */
+	uint32_t wqe_index;       /**< DPV_CQE_F_SQ: SQ index of the WQE; DPV_CQE_F_TM_FREE: the tag */
 	uint16_t pkey_index;
 	uint16_t slid;
 	uint8_t status;           /**< enum ibv_wc_status */
@@ -224,6 +224,8 @@ _Static_assert(sizeof(struct dpv_cqe) == 64, "CQE is 64 bytes");
 
 #define DPV_CQE_F_SQ 0x01u        /**< completes a send WQE: wqe_index is valid */
 #define DPV_CQE_F_SOLICITED 0x02u /**< the message had SE set */
+#define DPV_CQE_F_TM_FREE 0x04u   /**< tag matching: the last completion of a tag; wqe_index
+				       is srqn << 8 | handle, free again once polled */
 
 /**
  * Producer side of a CQ ring of `size` entries (the geometry the producer
@@ -288,8 +290,10 @@ static inline int dpv_cq_ring_put(struct dpv_ring_hdr *r, uint32_t size, const s
  * A header, an ops ring of ops_size struct dpv_tm_op (producer: the façade's
  * ibv_post_srq_ops; consumer: the engine), and max_tags 32-bit handle states
  * (DPV_TM_FREE: the façade may give the handle to a new TAG_ADD, which sets
- * DPV_TM_USED; the engine sets DPV_TM_FREE again when the tag is consumed by
- * a message or removed). The engine keeps its own copy of every tag: it
+ * DPV_TM_USED; it is free again when software has polled the tag's last
+ * completion, DPV_CQE_F_TM_FREE: a message consumed it, or a signalled
+ * TAG_DEL removed it; an unsignalled TAG_DEL frees it in the engine, as
+ * mlx5 frees it at once). The engine keeps its own copy of every tag: it
  * reads an op once, when it executes it, and never trusts the states.
  */
 struct dpv_tm_hdr {

@@ -7,8 +7,9 @@
  * srq_doorbell makes the engine execute it; the engine keeps the tag list,
  * matches incoming messages against it and writes the completions
  * (drivers/sw/sw_tm.c). A TAG_ADD's handle is a free entry of the area's
- * handle states, taken here and given back by the engine when the tag is
- * consumed or removed.
+ * handle states, taken here and free again when software has polled the
+ * tag's last completion (dpv_tm_cqe_free, as mlx5 frees it in its poll) or,
+ * after an unsignalled TAG_DEL, when the engine removed it.
  */
 #include <errno.h>
 #include <string.h>
@@ -38,6 +39,14 @@ bool dpv_srq_tm_attr_ok(struct ibv_context *c, const struct ibv_srq_init_attr_ex
 		return false;
 	return a->tm_cap.max_num_tags >= 1 && a->tm_cap.max_num_tags <= DPV_TM_MAX_TAGS &&
 	       a->tm_cap.max_ops >= 1 && a->tm_cap.max_ops <= DPV_TM_MAX_OPS;
+}
+
+void dpv_tm_cqe_free(const struct dpv_cqe *e)
+{
+	struct dpv_srq *s = dpv_pool_get(DPV_OBJ_SRQ, e->wqe_index >> 8);
+	uint32_t h = e->wqe_index & 0xff;
+	if (s && s->tm && h < s->tm_tags)
+		atomic_store_explicit(&dpv_tm_states(s->tm, s->tm_ops)[h], DPV_TM_FREE, memory_order_release);
 }
 
 /* A free handle for a TAG_ADD (its state becomes USED), or -1. */

@@ -154,6 +154,8 @@ int dpv_get_srq_num(struct ibv_srq *srq, uint32_t *srq_num);
 bool dpv_srq_tm_attr_ok(struct ibv_context *c, const struct ibv_srq_init_attr_ex *a);
 int dpv_post_srq_ops(struct ibv_srq *srq, struct ibv_ops_wr *wr, struct ibv_ops_wr **bad);
 void dpv_tm_caps(struct ibv_tm_caps *caps);
+/* A polled DPV_CQE_F_TM_FREE completion: its tag's handle is free again. */
+void dpv_tm_cqe_free(const struct dpv_cqe *e);
 
 /* dpv_import.c: embedded mode's ibv_import_device within the process (the
  * context whose stand-in cmd_fd, a memfd, has the inode of fd): 0 with *d

@@ -237,6 +237,34 @@ static void rndv(struct ibv_qp *qa, struct dpvt_ep *A, struct ibv_srq *srq, stru
 	}
 }
 
+/* A consumed tag's handle is free once its completion is polled, not
+ * before (mlx5): with one tag, TAG_ADD is ENOMEM until then. */
+static void handle_after_poll(struct dpvt_ep *A, struct dpvt_ep *B, struct ibv_cq_ex *cq, struct ibv_mr *smr,
+			      struct ibv_mr *rmr)
+{
+	struct ibv_srq *srq = tm_srq(B, cq, 1, 4, true);
+	struct dpvt_qp_caps caps = {.max_send_wr = 4, .max_send_sge = 1};
+	struct ibv_qp *qa = dpvt_ep_qp(A, IBV_QPT_RC, 16, 16, NULL);
+	struct ibv_qp *qb = srq ? dpvt_qp_create(B->pd, IBV_QPT_RC, B->scq, ibv_cq_ex_to_cq(cq), srq, &caps) : NULL;
+	CHECK(srq && qa && qb && !dpvt_connect(qa, A->ctx, NULL, qb, B->ctx, NULL, false), "RC pair, 1 tag");
+	if (!qb)
+		return;
+	struct ibv_sge sge = {.addr = (uintptr_t)rmr->addr, .length = SLOT, .lkey = rmr->lkey};
+	uint32_t h0 = add_tag(srq, cq, 50, 11, &sge, IBV_OPS_SIGNALED, 0, 0), h1 = 99;
+	send_tmh(qa, smr, IBV_TMH_EAGER, 11, 0, 100, 51);
+	dpvt_wait1(A->scq, ibv_cq_ex_to_cq(cq), 51, IBV_WC_SEND, "SEND acknowledged: the tag was consumed");
+	struct ibv_ops_wr *bad = NULL;
+	CHECK_EQ(post_op(srq, IBV_WR_TAG_ADD, 52, IBV_OPS_SIGNALED, 0, &h1, 12, &sge, &bad), ENOMEM,
+		 "TAG_ADD before the consumed tag's completion is polled");
+	struct got g = poll_ex(cq);
+	CHECK(g.n && g.opcode == IBV_WC_TM_RECV && g.wr_id == 1050 && g.tm.tag == 11, "the consumed tag completes");
+	h1 = add_tag(srq, cq, 53, 12, &sge, IBV_OPS_SIGNALED, 0, 0);
+	CHECK_EQ(h1, h0, "its handle is free once polled");
+	ibv_destroy_qp(qb);
+	ibv_destroy_qp(qa);
+	CHECK_EQ(ibv_destroy_srq(srq), 0, "destroy the 1-tag SRQ");
+}
+
 static void traffic(struct dpvt_ep *A, struct dpvt_ep *B, struct ibv_cq_ex *cq, struct ibv_mr *smr,
 		    struct ibv_mr *rmr)
 {
@@ -314,6 +342,7 @@ int main(int argc, char **argv)
 	caps_and_create(&B, cq);
 	ops_checks(&B, cq, rmr);
 	traffic(&A, &B, cq, smr, rmr);
+	handle_after_poll(&A, &B, cq, smr, rmr);
 	ibv_dereg_mr(smr);
 	ibv_dereg_mr(rmr);
 	ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
