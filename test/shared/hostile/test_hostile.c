@@ -1377,6 +1377,11 @@ static void part_rings(struct app *a)
 	/* 5: doorbells naming QPNs that are not ours (other processes', none) */
 	for (uint32_t q = 0x11; q < 0x400; q++)
 		db_put(app_db(a), a->c.w.db_size - 1, q | (q & 1 ? DPV_DB_RQ : 0));
+	/* and SRQ numbers (tag matching ops): others', none, not tag matching,
+	 * beyond the table */
+	for (uint32_t q = 0; q < 0x400; q++)
+		db_put(app_db(a), a->c.w.db_size - 1, q | DPV_DB_SRQ | (q & 0x100 ? DPV_DB_RQ : 0));
+	db_put(app_db(a), a->c.w.db_size - 1, 0xffffffffu);
 	dpvt_sleep_ms(20);
 	/* 6: the doorbell ring itself: head and sequence numbers scribbled */
 	struct dpv_db_ring *db = app_db(a);
