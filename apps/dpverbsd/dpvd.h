@@ -63,7 +63,8 @@ struct dpvd_obj {
 	bool sq_sig_all;             /* QP: as created */
 	uint32_t n_openers;          /* XRC target QP: OPEN_QP handles on it (dpvd_global.qpopens);
 					while it has some it outlives its creator (owner NULL) */
-	/* MR */
+	/* MR, and memory window (a number of the MR pool: mw set) */
+	bool mw;                     /* a memory window (MW_ALLOC), not an MR */
 	uint64_t addr, length;       /* as the owner addresses it */
 	uint64_t iova;
 	int access;

@@ -45,7 +45,7 @@ const char *dpvd_op_name(uint16_t op)
 		[DPV_SHM_IMPORT_MR] = "IMPORT_MR", [DPV_SHM_XRCD_OPEN] = "XRCD_OPEN",
 		[DPV_SHM_XRCD_CLOSE] = "XRCD_CLOSE", [DPV_SHM_OPEN_QP] = "OPEN_QP",
 		[DPV_SHM_GSI_LISTEN] = "GSI_LISTEN", [DPV_SHM_MCAST] = "MCAST",
-		[DPV_SHM_NEIGH] = "NEIGH",
+		[DPV_SHM_NEIGH] = "NEIGH", [DPV_SHM_MW_ALLOC] = "MW_ALLOC", [DPV_SHM_MW_DEALLOC] = "MW_DEALLOC",
 	};
 	return op < DPV_SHM_OP_NR && n[op] ? n[op] : "?";
 }

@@ -321,7 +321,7 @@ static int mr_reg(struct dpvd_client *c, struct dpv_shm_mr *r)
 	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_MR, r->key >> 8, false);
 	struct dpvd_obj *pd = dpv_pool_get(DPV_OBJ_PD, r->pd);
 	if (!dpv_host_dev_ok(r->dev) || !o || !r->length || r->addr + r->length < r->addr || !dpvd_pd_usable(c, r->pd) ||
-	    (o->created && o->dev != r->dev))
+	    (o->created && (o->dev != r->dev || o->mw)))
 		return -EINVAL;
 	int32_t pid;
 	uint64_t eng;
@@ -334,7 +334,7 @@ static int mr_reg(struct dpvd_client *c, struct dpv_shm_mr *r)
 	if (e)
 		return e;
 	if (o->created && o->key != r->key)
-		dpv_host_dereg_mr(r->dev, o->key); /* a new key for the index */
+		dpv_host_dereg_mr(r->dev, o->key, true); /* a new key for the index */
 	if (!o->created) {
 		o->created = true;
 		o->dev = r->dev;
@@ -352,6 +352,53 @@ static int mr_reg(struct dpvd_client *c, struct dpv_shm_mr *r)
 	o->access = r->access;
 	o->direct = !pid;
 	r->pid = (uint32_t)pid;
+	return 0;
+}
+
+/* ibv_dereg_mr: an MR of c that nothing of c uses; -EBUSY from the engine
+ * while memory windows are bound to it (the MR stays). */
+static int mr_dereg(struct dpvd_client *c, struct dpv_shm_mr *r)
+{
+	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_MR, r->key >> 8, true);
+	if (!o || o->mw)
+		return -EINVAL;
+	if (o->users)
+		return -EBUSY;
+	int e = dpv_host_dereg_mr(o->dev, o->key, false);
+	if (e)
+		return e;
+	dpvd_obj_destroy(o);
+	return 0;
+}
+
+/* ibv_alloc_mw: a number of the MR pool c reserved, on a PD it may use. */
+static int mw_alloc(struct dpvd_client *c, struct dpv_shm_mw *w)
+{
+	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_MR, w->key >> 8, false);
+	if (!dpv_host_dev_ok(w->dev) || !o || o->created || !w->key || !dpvd_pd_usable(c, w->pd) ||
+	    (w->type != IBV_MW_TYPE_1 && w->type != IBV_MW_TYPE_2))
+		return -EINVAL;
+	struct dpv_mw_desc d = {.key = w->key, .pd = w->pd, .type = w->type};
+	int e = dpv_host_alloc_mw(w->dev, &d);
+	if (e)
+		return e;
+	o->created = true;
+	o->mw = true;
+	o->dev = w->dev;
+	o->key = w->key;
+	o->addr = o->length = o->iova = 0;
+	o->access = 0;
+	o->uses[0] = dpv_pool_get(DPV_OBJ_PD, w->pd);
+	o->uses[0]->users++;
+	return 0;
+}
+
+static int mw_dealloc(struct dpvd_client *c, struct dpv_shm_mw *w)
+{
+	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_MR, w->key >> 8, true);
+	if (!o || !o->mw)
+		return -EINVAL;
+	dpvd_obj_destroy(o);
 	return 0;
 }
 
@@ -490,7 +537,7 @@ static int import_mr(struct dpvd_client *c, struct dpv_shm_import *im)
 	if (!src)
 		return -EINVAL;
 	struct dpvd_obj *o = dpvd_obj_get(src, DPV_OBJ_MR, im->handle, true);
-	if (!o || o->dev != im->dev)
+	if (!o || o->mw || o->dev != im->dev)
 		return -ENOENT;
 	im->pdn = o->uses[0] ? o->uses[0]->num : 0;
 	im->key = o->key;
@@ -519,7 +566,11 @@ void dpvd_obj_destroy(struct dpvd_obj *o)
 		dpv_host_destroy_cq(o->dev, o->drv);
 		break;
 	case DPV_OBJ_MR:
-		dpv_host_dereg_mr(o->dev, o->key);
+		if (o->mw)
+			dpv_host_dealloc_mw(o->dev, o->key);
+		else
+			dpv_host_dereg_mr(o->dev, o->key, true); /* windows bound to it open onto nothing */
+		o->mw = false;
 		break;
 	case DPV_OBJ_AH:
 		dpv_host_destroy_ah(o->dev, o->num);
@@ -550,7 +601,7 @@ void dpvd_obj_destroy(struct dpvd_obj *o)
 	}
 }
 
-/* Destroy commands of MRs, AHs, CQs: the object must be c's and unused. */
+/* Destroy commands of AHs and CQs: the object must be c's and unused. */
 static int obj_destroy_cmd(struct dpvd_client *c, enum dpv_obj_type t, uint32_t num)
 {
 	struct dpvd_obj *o = dpvd_obj_get(c, t, num, true);
@@ -588,7 +639,9 @@ int dpvd_dispatch(struct dpvd_client *c, struct dpv_shm_msg *m, int fds[DPV_SHM_
 	case DPV_SHM_PD_ALLOC: return pd_alloc(c, &m->u.pd);
 	case DPV_SHM_PD_DEALLOC: return pd_dealloc(c, &m->u.pd);
 	case DPV_SHM_MR_REG: return mr_reg(c, &m->u.mr);
-	case DPV_SHM_MR_DEREG: return obj_destroy_cmd(c, DPV_OBJ_MR, m->u.mr.key >> 8);
+	case DPV_SHM_MR_DEREG: return mr_dereg(c, &m->u.mr);
+	case DPV_SHM_MW_ALLOC: return mw_alloc(c, &m->u.mw);
+	case DPV_SHM_MW_DEALLOC: return mw_dealloc(c, &m->u.mw);
 	case DPV_SHM_AH_CREATE: return ah_create(c, &m->u.ah);
 	case DPV_SHM_AH_DESTROY: return ah_destroy(c, &m->u.ah);
 	case DPV_SHM_CQ_CREATE: return cq_create(c, &m->u.cq, fds);

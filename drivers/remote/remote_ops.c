@@ -144,10 +144,25 @@ static int rm_reg_mr(void *dev, const struct dpv_mr_desc *d)
 	return rm_call(DPV_SHM_MR_REG, &m, NULL, 0, NULL);
 }
 
-static void rm_dereg_mr(void *dev, uint32_t key)
+/* -EBUSY from the daemon: windows are bound to it (an application never
+ * forces: the daemon does for a process that went away). */
+static int rm_dereg_mr(void *dev, uint32_t key, bool force)
 {
 	struct dpv_shm_mr m = {.dev = dev_index(dev), .key = key};
-	rm_call(DPV_SHM_MR_DEREG, &m, NULL, 0, NULL);
+	int e = rm_call(DPV_SHM_MR_DEREG, &m, NULL, 0, NULL);
+	return e == -EBUSY ? e : 0;
+}
+
+static int rm_alloc_mw(void *dev, const struct dpv_mw_desc *d)
+{
+	struct dpv_shm_mw m = {.dev = dev_index(dev), .key = d->key, .pd = d->pd, .type = d->type};
+	return rm_call(DPV_SHM_MW_ALLOC, &m, NULL, 0, NULL);
+}
+
+static void rm_dealloc_mw(void *dev, uint32_t key)
+{
+	struct dpv_shm_mw m = {.dev = dev_index(dev), .key = key};
+	rm_call(DPV_SHM_MW_DEALLOC, &m, NULL, 0, NULL);
 }
 
 static int rm_create_ah(void *dev, const struct dpv_ah_desc *a)
@@ -467,6 +482,7 @@ static void rm_close_qp(void *p)
 /* The remote driver: every operation a request to dpverbsd, but the
  * device, progress and memory ones of remote.c. */
 static const struct dpv_verbs_ops rm_verbs_ops = {
+	.alloc_mw = rm_alloc_mw,
 	.alloc_pd = rm_alloc_pd,
 	.close_qp = rm_close_qp,
 	.create_ah = rm_create_ah,
@@ -476,6 +492,7 @@ static const struct dpv_verbs_ops rm_verbs_ops = {
 	.ctx_close = rm_ctx_close,
 	.ctx_import = rm_ctx_import,
 	.ctx_open = rm_ctx_open,
+	.dealloc_mw = rm_dealloc_mw,
 	.dealloc_pd = rm_dealloc_pd,
 	.dereg_mr = rm_dereg_mr,
 	.destroy_ah = rm_destroy_ah,

@@ -196,11 +196,13 @@ static const struct dpv_engine_ops sw_engine_ops = {
 };
 
 static const struct dpv_verbs_ops sw_verbs_ops = {
+	.alloc_mw = sw_alloc_mw,
 	.create_ah = sw_create_ah,
 	.create_cq = sw_create_cq,
 	.create_qp = sw_create_qp,
 	.create_srq = sw_create_srq,
 	.create_td = sw_create_td,
+	.dealloc_mw = sw_dealloc_mw,
 	.dereg_mr = sw_dereg_mr,
 	.destroy_ah = sw_destroy_ah,
 	.destroy_cq = sw_destroy_cq,

@@ -55,7 +55,7 @@ static const uint32_t rnr_us[32] = {
 	163840, 245760, 327680, 491520,
 };
 
-void sw_comp_wqe_done(struct sw_qp *qp, uint32_t i, enum ibv_wc_status st)
+static void wqe_done(struct sw_qp *qp, uint32_t i, enum ibv_wc_status st)
 {
 	struct sw_wqe *s = sw_sq_state(qp, i);
 	struct dpv_send_wqe *w = sw_sq_wqe(qp, i);
@@ -85,6 +85,24 @@ void sw_comp_wqe_done(struct sw_qp *qp, uint32_t i, enum ibv_wc_status st)
 		r->sqd_pending = false;
 		sw_qp_event(qp, IBV_EVENT_SQ_DRAINED);
 	}
+}
+
+void sw_comp_local(struct sw_qp *qp)
+{
+	struct sw_req *r = &qp->req;
+	while (r->sq_head != r->sq_fetched) {
+		struct sw_wqe *s = sw_sq_state(qp, r->sq_head);
+		if (!s->local || s->state != WQE_PENDING)
+			break;
+		wqe_done(qp, r->sq_head, IBV_WC_SUCCESS);
+	}
+}
+
+void sw_comp_wqe_done(struct sw_qp *qp, uint32_t i, enum ibv_wc_status st)
+{
+	wqe_done(qp, i, st);
+	if (st == IBV_WC_SUCCESS)
+		sw_comp_local(qp); /* window operations executed behind it */
 }
 
 void sw_comp_flush_sq(struct sw_qp *qp)

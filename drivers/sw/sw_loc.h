@@ -32,12 +32,20 @@ struct sw_qp *sw_qp_lookup(uint32_t qpn);
 int sw_tab_srq_set(uint32_t srqn, struct sw_srq *s);
 struct sw_srq *sw_srq_lookup(uint32_t srqn);
 int sw_reg_mr(void *dev, const struct dpv_mr_desc *d);
-void sw_dereg_mr(void *dev, uint32_t key);
+int sw_dereg_mr(void *dev, uint32_t key, bool force);
+/* The entry of table index i (an MR or a memory window), NULL out of
+ * range; its writers hold the table lock. */
+struct sw_mr *sw_tab_mpt(uint32_t i);
+void sw_tab_lock(void);
+void sw_tab_unlock(void);
+/* The entry of an lkey/rkey (its full 32-bit value), MR or window, or NULL. */
+const struct sw_mr *sw_mpt_lookup(uint32_t key);
 /* The MR of an lkey/rkey (its full 32-bit value), or NULL. */
 const struct sw_mr *sw_mr_lookup(uint32_t key);
 /* The MR of key if it is still registered, covers [addr, addr + len) and
  * belongs to protection domain pd (unless pd is 0: SW_PD_CHECKED); NULL
- * otherwise. */
+ * otherwise. With pd 0 key may be a window's rkey (an SGE the responder
+ * built): the MR it is bound to, if the window still covers the bytes. */
 const struct sw_mr *sw_mr_range(uint32_t pd, uint32_t key, uint64_t addr, uint32_t len);
 /* Is any registered MR in another process' memory, or mapped at another
  * address (shared mode)? Then every SGE is resolved through its MR. So is
@@ -58,6 +66,23 @@ void sw_gsi_demux(dpv_gsi_demux_fn fn, dpv_gsi_tx_fn tx, void *arg);
 bool sw_gsi_tx_ok(const struct sw_qp *qp, const uint8_t dgid[16], const uint8_t *mad, uint32_t len);
 /* The port's GSI QP goes from old to qp: -EEXIST if it was not old. */
 int sw_tab_gsi_set(const struct dpv_port *port, struct sw_qp *old, struct sw_qp *qp);
+
+/* sw_mw.c */
+int sw_alloc_mw(void *dev, const struct dpv_mw_desc *d);
+void sw_dealloc_mw(void *dev, uint32_t key);
+/* Execute the BIND_MW WQE w of qp: IBV_WC_SUCCESS or IBV_WC_MW_BIND_ERR. */
+enum ibv_wc_status sw_mw_bind(const struct sw_qp *qp, const struct dpv_send_wqe *w);
+/* Invalidate the type 2 window of rkey for the QP of uid qp_uid in
+ * protection domain pd (LOCAL_INV, SEND with invalidate): 0, -EINVAL (no
+ * bound type 2 window has this rkey), -EACCES (another PD's or QP's). */
+int sw_mw_invalidate(uint32_t pd, uint64_t qp_uid, uint32_t rkey);
+/* A remote access through window e of rkey (the responder's check): the
+ * address of [va, va + len) in its MR (*mrp), or NULL. */
+uint8_t *sw_mw_resolve(const struct sw_mr *e, uint32_t rkey, uint32_t pd, uint64_t qp_uid, uint64_t va,
+		       uint64_t len, int access, const struct sw_mr **mrp);
+/* sw_mr_range for a window's key: its MR if the window still covers the
+ * engine-side bytes [addr, addr + len), else NULL. */
+const struct sw_mr *sw_mw_range(const struct sw_mr *e, uint32_t key, uint64_t addr, uint32_t len);
 
 /* sw_qp.c */
 void *sw_create_qp(const struct dpv_qp_cfg *cfg);
@@ -182,8 +207,12 @@ void sw_req_retry(struct sw_qp *qp, uint32_t psn, bool force, bool probe);
 
 /* sw_comp.c */
 void sw_comp_rx(struct sw_qp *qp, struct rte_mbuf *m, struct dpv_pkt_info *pi);
-/* Complete the WQE at index i (in order). Must hold the QP lock. */
+/* Complete the WQE at index i (in order), and after a success the memory
+ * window operations executed behind it. Must hold the QP lock. */
 void sw_comp_wqe_done(struct sw_qp *qp, uint32_t i, enum ibv_wc_status st);
+/* Complete the memory window operations at the head of the send queue that
+ * were executed (sw_req.c): every WQE before them has completed. */
+void sw_comp_local(struct sw_qp *qp);
 /* Complete WQE i with an error; the QP goes to ERR and everything flushes. */
 void sw_comp_error(struct sw_qp *qp, uint32_t i, enum ibv_wc_status st);
 void sw_comp_flush_sq(struct sw_qp *qp);

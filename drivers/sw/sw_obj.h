@@ -143,6 +143,8 @@ enum sw_wqe_state {
 struct sw_wqe {
 	uint8_t state;
 	bool rd_counted;          /* counts against max_rd_atomic */
+	bool local;               /* a memory window operation, executed (PENDING): it
+				     completes when every WQE before it has */
 	uint32_t first_psn, last_psn, npkts;
 	uint32_t next_off;        /* requester: next byte to send */
 	uint32_t next_psn;
@@ -232,6 +234,7 @@ struct sw_resp {
 
 struct sw_qp {
 	uint32_t qpn;
+	uint64_t uid;             /* never reused (a type 2B window names its QP by it) */
 	enum ibv_qp_type type;
 	bool gsi;                 /* QP 1 of its port on the wire (its qpn is a pool number) */
 	bool gsi_shared;          /* one of dpverbsd's applications' GSI QPs (send filter) */
@@ -267,15 +270,30 @@ struct sw_qp {
 	uint64_t cnt[DPV_CNT_NR];
 };
 
-/* A memory region (the engine's memory protection table entry, sw_tab.c). */
+/* What an entry of the memory protection table is. */
+enum sw_mpt_kind {
+	SW_MPT_MR = 0,            /* a memory region (also a free entry: key 0) */
+	SW_MPT_MW1,               /* a type 1 memory window */
+	SW_MPT_MW2,               /* a type 2B memory window */
+};
+
+/* An entry of the engine's memory protection table (sw_tab.c): a memory
+ * region, or a memory window (sw_mw.c), which shares the key space. */
 struct sw_mr {
-	_Atomic uint32_t key;     /* lkey == rkey; 0: free */
+	_Atomic uint32_t key;     /* lkey == rkey (a window: its current rkey); 0: free */
+	uint8_t kind;             /* enum sw_mpt_kind, set before the key is published */
 	uint32_t pd;
-	uint8_t *addr;            /* as the registering process addresses it */
-	uint64_t iova, length;
-	int access;
+	uint8_t *addr;            /* MR: as the registering process addresses it */
+	uint64_t iova, length;    /* MR: its range; window: where it starts in its MR's
+				     address space (the bind's addr) and its length */
+	int access;               /* IBV_ACCESS_* (a window: its own, ZERO_BASED included) */
 	int32_t pid;              /* 0: the engine reaches it at addr + delta; else that process' address */
 	int64_t delta;            /* pid 0: engine address - addr (shared memory mapped elsewhere) */
+	uint32_t n_mw;            /* MR: windows bound to it (table lock) */
+	/* window: its binding, changed under the table lock, read through seq */
+	_Atomic uint32_t seq;     /* odd while the binding changes (sw_mw.c) */
+	uint32_t mr_key;          /* the MR it is bound to; 0: not bound */
+	uint64_t qp_uid;          /* type 2B: sw_qp.uid of the QP it is bound to */
 };
 
 /* An address handle's path (sw_tab.c). */

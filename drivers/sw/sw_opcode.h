@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Classes of opcodes: the work requests that take a responder resource
- * (READ and atomics), and the transport bits of the packet opcodes a QP
+ * (READ and atomics), the local ones (memory windows), and the transport bits of the packet opcodes a QP
  * sends and accepts.
  */
 #ifndef SW_OPCODE_H
@@ -15,6 +15,12 @@
 static inline bool sw_is_rd_atomic(uint8_t op)
 {
 	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Memory window operations: executed by the requester, nothing on the wire. */
+static inline bool sw_is_local(uint8_t op)
+{
+	return op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
 }
 
 /* Transport bits of the opcodes this QP sends and accepts. */

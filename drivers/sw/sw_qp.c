@@ -31,6 +31,9 @@ void sw_qp_event(struct sw_qp *qp, enum ibv_event_type type)
 	dpv_event_async(qp->dev, type, qp->qpn);
 }
 
+/* sw_qp.uid of the next QP: numbers are reused, these never are. */
+static _Atomic uint64_t g_qp_uid;
+
 void *sw_create_qp(const struct dpv_qp_cfg *cfg)
 {
 	uint32_t sq_size = cfg->sq ? cfg->sq_size : 0;
@@ -52,6 +55,7 @@ void *sw_create_qp(const struct dpv_qp_cfg *cfg)
 	struct sw_qp *qp = (struct sw_qp *)mem;
 	struct sw_dev *dev = cfg->dev;
 	qp->qpn = cfg->qpn;
+	qp->uid = atomic_fetch_add_explicit(&g_qp_uid, 1, memory_order_relaxed) + 1;
 	qp->type = cfg->type;
 	sw_qp_set_state(qp, IBV_QPS_RESET);
 	qp->dev = dev;

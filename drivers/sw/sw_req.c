@@ -291,6 +291,31 @@ static bool path_ready(struct sw_qp *qp)
 	return true;
 }
 
+/* A memory window operation at the cursor (IBA 10.6.7.2): executed at
+ * once, in the order of the send queue; it completes when every WQE before
+ * it has (sw_comp_local). A refused one completes with
+ * IBV_WC_MW_BIND_ERR ("memory management operation error", the IBA's
+ * status of a failed bind or local invalidate; rxe reports a failed
+ * invalidate as IBV_WC_LOC_QP_OP_ERR) and the QP goes to ERR. false: it
+ * failed. */
+static bool local_run(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w)
+{
+	enum ibv_wc_status st = w->opcode == IBV_WR_BIND_MW ? sw_mw_bind(qp, w)
+				: sw_mw_invalidate(qp->pd, qp->uid, w->inv_rkey) ? IBV_WC_MW_BIND_ERR
+				: IBV_WC_SUCCESS;
+	if (st != IBV_WC_SUCCESS) {
+		sw_comp_error(qp, qp->req.sq_cur, st);
+		return false;
+	}
+	s->local = true;
+	s->npkts = 0;
+	s->first_psn = s->last_psn = dpv_psn_prev(qp->req.psn); /* an ACK of what precedes it covers it */
+	s->state = WQE_PENDING;
+	qp->req.sq_cur++;
+	sw_comp_local(qp);
+	return true;
+}
+
 void sw_req_run(struct sw_qp *qp)
 {
 	enum ibv_qp_state st = sw_qp_state(qp);
@@ -313,6 +338,17 @@ void sw_req_run(struct sw_qp *qp)
 	while (qp->req.sq_cur != qp->req.sq_fetched) {
 		struct sw_wqe *s = sw_sq_state(qp, qp->req.sq_cur);
 		struct dpv_send_wqe *w = sw_sq_wqe(qp, qp->req.sq_cur);
+		if (s->local) {
+			qp->req.sq_cur++; /* executed before a go-back rewound the cursor past it */
+			continue;
+		}
+		if (s->state == WQE_POSTED && sw_is_local(w->opcode)) {
+			if (!may_start(qp, w))
+				break;
+			if (!local_run(qp, s, w))
+				return;
+			continue;
+		}
 		/* a READ asked again for its missing part is one request packet
 		 * whatever PSNs its responses take: the window does not hold it */
 		bool resume_rd = s->state == WQE_SENDING && sw_is_rd_atomic(w->opcode);
@@ -396,8 +432,8 @@ void sw_req_retry(struct sw_qp *qp, uint32_t psn, bool force, bool probe)
 		struct dpv_send_wqe *w = sw_sq_wqe(qp, i);
 		if (s->state == WQE_POSTED)
 			break; /* nothing after this was sent */
-		if (s->state == WQE_DONE)
-			continue;
+		if (s->state == WQE_DONE || s->local)
+			continue; /* done, or a window operation executed already */
 		if (!found && dpv_psn_cmp(psn, s->last_psn) > 0 && !sw_is_rd_atomic(w->opcode))
 			continue; /* entirely acknowledged already */
 		if (!found) {

@@ -93,18 +93,27 @@ static struct sw_cq *resp_cq(struct sw_qp *qp)
 	return qp->rcq;
 }
 
+/* The protection domain of the responder's accesses: an XRC target has
+ * none, the SRQ named by the request gives it (IBA A14.4.1). */
+static uint32_t resp_pd(const struct sw_qp *qp)
+{
+	return qp->type == IBV_QPT_XRC_RECV ? (qp->resp.xsrq ? qp->resp.xsrq->pd : 0) : qp->pd;
+}
+
 /* Remote access check (IBA 10.6.3.2, 9.7.4.1.5): rkey, PD, access right of
- * the MR and of the QP, bounds. An XRC target has no PD: the SRQ named by the
- * request gives it (IBA A14.4.1). Returns the address (in the MR owner's
- * address space: *pid, 0 for this process) or NULL. */
+ * the MR, or of the memory window the rkey names (sw_mw.c: its range, and
+ * for type 2B this QP), and of the QP, bounds. Returns the address (in the
+ * MR owner's address space: *pid, 0 for this process) or NULL. */
 static uint8_t *rkey_check(struct sw_qp *qp, uint32_t rkey, uint64_t va, uint64_t len, int access,
 			   const struct sw_mr **mrp)
 {
-	const struct sw_mr *mr = sw_mr_lookup(rkey);
-	uint32_t pd = qp->type == IBV_QPT_XRC_RECV ? (qp->resp.xsrq ? qp->resp.xsrq->pd : 0) : qp->pd;
-	if (!mr || !pd || mr->pd != pd || (mr->access & access) != access)
+	const struct sw_mr *mr = sw_mpt_lookup(rkey);
+	uint32_t pd = resp_pd(qp);
+	if (!mr || !pd || !(qp->attr.qp_access_flags & access))
 		return NULL;
-	if (!(qp->attr.qp_access_flags & access))
+	if (mr->kind != SW_MPT_MR)
+		return sw_mw_resolve(mr, rkey, pd, qp->uid, va, len, access, mrp);
+	if (mr->pd != pd || (mr->access & access) != access)
 		return NULL;
 	if (va < mr->iova || va + len > mr->iova + mr->length || va + len < va)
 		return NULL;
@@ -238,6 +247,12 @@ static enum resp_state exec_send(struct sw_qp *qp, struct resp_ctx *x)
 	r->in_msg = x->ends ? MSG_NONE : MSG_SEND;
 	if (!x->ends)
 		return RESPST_ACKNOWLEDGE;
+	/* SEND with invalidate (IBA 9.4.1.1, 10.6.7.2.5): the rkey must name a
+	 * type 2B window bound to this QP; otherwise the receive completes in
+	 * error, the requester gets an invalid request NAK and both QPs go to
+	 * ERR (as rxe's class J, which acknowledges the SEND though) */
+	if ((x->pi->mask & DPV_HDR_IETH) && sw_mw_invalidate(resp_pd(qp), qp->uid, x->pi->ieth_rkey))
+		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR);
 	x->wc_op = IBV_WC_RECV;
 	x->wc_len = r->recv_off;
 	return RESPST_COMPLETE;

@@ -2,8 +2,9 @@
 /*
  * The engine's own object tables, as an RNIC keeps its QP context table,
  * memory protection table and address vectors: filled by the commands of
- * the driver interface (create_qp, create_srq, reg_mr, create_ah), looked
- * up by number on the data path without a lock (release/acquire
+ * the driver interface (create_qp, create_srq, reg_mr, create_ah; alloc_mw
+ * for memory windows, which share the MRs' table and key space: sw_mw.c),
+ * looked up by number on the data path without a lock (release/acquire
  * publication). The engine never reads a façade object, so it can run in
  * another process than the façade (shared mode: the daemon).
  *
@@ -16,6 +17,7 @@
 #include <unistd.h>
 #include <sys/uio.h>
 
+#include <rte_branch_prediction.h>
 #include <rte_spinlock.h>
 
 #include "sw_loc.h"
@@ -180,14 +182,20 @@ int sw_reg_mr(void *dev, const struct dpv_mr_desc *d)
 	int32_t pid = mr_pid(d);
 	rte_spinlock_lock(&g_tab.lock);
 	uint32_t old = atomic_load_explicit(&m->key, memory_order_relaxed);
-	if (old && old != d->key) {
+	if (old && (old != d->key || m->kind != SW_MPT_MR)) {
 		rte_spinlock_unlock(&g_tab.lock);
-		return -EBUSY; /* another MR holds this index */
+		return -EBUSY; /* another MR (or a memory window) holds this index */
 	}
 	if (old && (m->pid || m->delta))
 		atomic_fetch_sub(&sw_remote_mrs, 1);
 	/* a new registration is published by its key, after its fields; a
-	 * re-registration (same key) changes the fields in place */
+	 * re-registration (same key) changes the fields in place (the windows
+	 * bound to it stay, checked against its new range at each access) */
+	if (!old) {
+		m->kind = SW_MPT_MR;
+		m->n_mw = 0;
+		m->mr_key = 0;
+	}
 	m->pd = d->pd;
 	m->addr = (uint8_t *)(uintptr_t)d->addr;
 	m->iova = d->iova;
@@ -202,15 +210,19 @@ int sw_reg_mr(void *dev, const struct dpv_mr_desc *d)
 	return 0;
 }
 
-void sw_dereg_mr(void *dev, uint32_t key)
+int sw_dereg_mr(void *dev, uint32_t key, bool force)
 {
 	uint32_t i = key >> 8;
 	if (!key || i >= g_tab.n_mr)
-		return;
+		return 0;
 	struct sw_mr *m = &g_tab.mr[i];
 	bool live = false;
 	rte_spinlock_lock(&g_tab.lock);
-	if (atomic_load_explicit(&m->key, memory_order_relaxed) == key) {
+	if (atomic_load_explicit(&m->key, memory_order_relaxed) == key && m->kind == SW_MPT_MR) {
+		if (m->n_mw && !force) {
+			rte_spinlock_unlock(&g_tab.lock);
+			return -EBUSY; /* IBA 10.6.7.2.6: windows are bound to it */
+		}
 		atomic_store_explicit(&m->key, 0, memory_order_release);
 		live = true;
 		if (m->pid || m->delta)
@@ -228,12 +240,31 @@ void sw_dereg_mr(void *dev, uint32_t key)
 	 * completes its WQE in error instead of touching the memory. Without
 	 * the wait a receive being copied by the assist thread while the
 	 * application deregistered and unmapped its buffer wrote into unmapped
-	 * memory (UCX's ud_verbs teardown: SIGSEGV in sw_ud_rx). */
+	 * memory (UCX's ud_verbs teardown: SIGSEGV in sw_ud_rx). A window
+	 * still bound to it (force) resolves to nothing from now on. */
 	if (live)
 		sw_quiesce();
+	return 0;
 }
 
-const struct sw_mr *sw_mr_lookup(uint32_t key)
+/* The entry of table index i (MR or memory window), or NULL out of range:
+ * its writers hold the table lock (sw_tab_lock). */
+struct sw_mr *sw_tab_mpt(uint32_t i)
+{
+	return i && i < g_tab.n_mr ? &g_tab.mr[i] : NULL;
+}
+
+void sw_tab_lock(void)
+{
+	rte_spinlock_lock(&g_tab.lock);
+}
+
+void sw_tab_unlock(void)
+{
+	rte_spinlock_unlock(&g_tab.lock);
+}
+
+const struct sw_mr *sw_mpt_lookup(uint32_t key)
 {
 	uint32_t i = key >> 8;
 	if (!key || i >= g_tab.n_mr)
@@ -242,10 +273,22 @@ const struct sw_mr *sw_mr_lookup(uint32_t key)
 	return atomic_load_explicit(&m->key, memory_order_acquire) == key ? m : NULL;
 }
 
+const struct sw_mr *sw_mr_lookup(uint32_t key)
+{
+	const struct sw_mr *m = sw_mpt_lookup(key);
+	return m && m->kind == SW_MPT_MR ? m : NULL;
+}
+
 const struct sw_mr *sw_mr_range(uint32_t pd, uint32_t key, uint64_t addr, uint32_t len)
 {
-	const struct sw_mr *m = sw_mr_lookup(key);
-	if (!m || (pd != 0 && m->pd != pd))
+	const struct sw_mr *m = sw_mpt_lookup(key);
+	if (!m)
+		return NULL;
+	/* a window's rkey is never an lkey: only an SGE the engine built from
+	 * an rkey it checked (pd 0, SW_PD_CHECKED) resolves through one */
+	if (unlikely(m->kind != SW_MPT_MR))
+		return pd == 0 ? sw_mw_range(m, key, addr, len) : NULL;
+	if (pd != 0 && m->pd != pd)
 		return NULL;
 	uint64_t start = (uint64_t)(uintptr_t)m->addr;
 	return addr >= start && addr + len <= start + m->length && addr + len >= addr ? m : NULL;

@@ -54,6 +54,8 @@ size_t dpv_shm_body_len(uint16_t op)
 		[DPV_SHM_GSI_LISTEN] = BODY(gsil),
 		[DPV_SHM_MCAST] = BODY(mcast),
 		[DPV_SHM_NEIGH] = BODY(neigh),
+		[DPV_SHM_MW_ALLOC] = BODY(mw),
+		[DPV_SHM_MW_DEALLOC] = BODY(mw),
 	};
 	return op < DPV_SHM_OP_NR ? len[op] : 0;
 }

@@ -70,6 +70,8 @@ enum dpv_shm_op {
 	DPV_SHM_GSI_LISTEN,       /* dpv_gsi_listen: REQs for a service ID to a GSI QP */
 	DPV_SHM_MCAST,            /* ibv_attach_mcast / ibv_detach_mcast */
 	DPV_SHM_NEIGH,            /* dpv_query_neigh: the daemon's ARP / ND table */
+	DPV_SHM_MW_ALLOC,         /* ibv_alloc_mw */
+	DPV_SHM_MW_DEALLOC,       /* ibv_dealloc_mw */
 	DPV_SHM_OP_NR,
 };
 
@@ -148,6 +150,17 @@ struct dpv_shm_mr {
 	uint32_t pid;             /**< answer: 0 = direct (memory given with MEM_ADD), else the
 				       process read/written */
 	uint32_t rsvd;
+};
+
+/* MR_DEREG: -EBUSY while memory windows are bound to the MR. */
+
+/** MW_ALLOC, MW_DEALLOC: a memory window, whose number is one of the MR
+ *  pool the connection reserved (windows and MRs share the key space). */
+struct dpv_shm_mw {
+	uint32_t dev;
+	uint32_t key;             /**< rkey: index << 8 | key (DEALLOC: the index names it) */
+	uint32_t pd;              /**< ALLOC: a PD the connection may use */
+	uint32_t type;            /**< ALLOC: IBV_MW_TYPE_1 or IBV_MW_TYPE_2 */
 };
 
 struct dpv_shm_ah {
@@ -300,6 +313,7 @@ struct dpv_shm_msg {
 		struct dpv_shm_mem mem;
 		struct dpv_shm_pd pd;
 		struct dpv_shm_mr mr;
+		struct dpv_shm_mw mw;
 		struct dpv_shm_ah ah;
 		struct dpv_shm_cq cq;
 		struct dpv_shm_srq srq;

@@ -15,22 +15,6 @@ static void *op_compat_unsupported(void)
 	return NULL;
 }
 
-static struct ibv_mw *op_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
-{
-	errno = EOPNOTSUPP;
-	return NULL;
-}
-
-static int op_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *b)
-{
-	return EOPNOTSUPP;
-}
-
-static int op_dealloc_mw(struct ibv_mw *mw)
-{
-	return EOPNOTSUPP;
-}
-
 static int op_compat_query_device(struct ibv_context *c, struct ibv_device_attr *a)
 {
 	return ibv_query_device(c, a);
@@ -54,9 +38,9 @@ void dpv_context_ops_init(struct dpv_context *ctx)
 	o->_compat_query_port = op_compat_query_port;
 	o->_compat_alloc_pd = o->_compat_dealloc_pd = o->_compat_reg_mr = u;
 	o->_compat_rereg_mr = o->_compat_dereg_mr = u;
-	o->alloc_mw = op_alloc_mw;
-	o->bind_mw = op_bind_mw;
-	o->dealloc_mw = op_dealloc_mw;
+	o->alloc_mw = dpv_alloc_mw; /* EOPNOTSUPP when the driver has no windows */
+	o->bind_mw = dpv_bind_mw;
+	o->dealloc_mw = dpv_dealloc_mw;
 	o->_compat_create_cq = u;
 	o->poll_cq = dpv_poll_cq;
 	o->req_notify_cq = dpv_req_notify_cq;

@@ -50,6 +50,11 @@ bool dpv_core_has_tm(void)
 	return g_verbs.srq_doorbell != dpv_verbs_defaults.srq_doorbell;
 }
 
+bool dpv_core_has_mw(void)
+{
+	return g_verbs.alloc_mw != dpv_verbs_defaults.alloc_mw;
+}
+
 /* ---- bring-up ---- */
 
 static struct dpv_core g_core;

@@ -103,6 +103,12 @@ static void fill_device_attr(struct dpv_device *d, struct ibv_device_attr *a)
 	a->max_cq = (int)p->max_cq;
 	a->max_cqe = (int)p->max_cqe;
 	a->max_mr = (int)p->max_mr;
+	if (dpv_core_has_mw()) {
+		/* windows take numbers of the MR pool: one limit for both (as an
+		 * RNIC's MPT), type 1 and type 2B as rxe has them */
+		a->max_mw = (int)p->max_mr;
+		a->device_cap_flags |= IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+	}
 	a->max_pd = (int)p->max_pd;
 	a->max_qp_rd_atom = (int)p->max_qp_rd_atom;
 	a->max_res_rd_atom = (int)RTE_MIN((uint64_t)p->max_qp * p->max_qp_rd_atom, (uint64_t)INT32_MAX);

@@ -68,6 +68,15 @@ struct dpv_mr_desc {
 					    memory mapped at another address); 0: at addr */
 };
 
+/** A memory window as the engine keeps it (the "allocate MW" command): an
+ *  entry of the same table as MRs (one key space, as an RNIC's MPT holds
+ *  both), not bound yet. Binding and invalidation are work requests. */
+struct dpv_mw_desc {
+	uint32_t key;                  /**< rkey: pool index << 8 | 8-bit key */
+	uint32_t pd;                   /**< protection domain number */
+	uint32_t type;                 /**< IBV_MW_TYPE_1 or IBV_MW_TYPE_2 (type 2B) */
+};
+
 /** An address handle as the engine keeps it (the "create AH" command). */
 struct dpv_ah_desc {
 	uint32_t handle;               /**< the number UD WQEs carry */
@@ -188,6 +197,10 @@ struct dpv_engine_ops {
  * the objects its create_* returned.
  */
 struct dpv_verbs_ops {
+	/** ibv_alloc_mw: a window *mw in the key table (unbound). 0, -EBUSY
+	 *  (the index is another MR's or window's), -EINVAL, -EOPNOTSUPP
+	 *  (default: no memory windows; the device reports max_mw 0). */
+	int (*alloc_mw)(void *dev, const struct dpv_mw_desc *mw);
 	/** A PD with this number now exists (dealloc_pd: no longer exists; the
 	 *  engine compares numbers, shared mode tracks who may use them). */
 	int (*alloc_pd)(void *dev, uint32_t pdn);
@@ -221,10 +234,17 @@ struct dpv_verbs_ops {
 	 *  -errno. *cmd_fd: the context's command descriptor (ibv_context.cmd_fd,
 	 *  which ibv_import_device accepts), or -1 (the façade makes a stand-in). */
 	int (*ctx_open)(void *dev, int async_wfd, int *cmd_fd);
+	/** ibv_dealloc_mw: the window of rkey key goes, bound or not (an MR it
+	 *  was bound to counts it no more); packets naming it are refused from
+	 *  now. */
+	void (*dealloc_mw)(void *dev, uint32_t key);
 	/** The PD pdn no longer exists (alloc_pd, import_pd undone). */
 	void (*dealloc_pd)(void *dev, uint32_t pdn);
-	/** The key is no longer valid (packets using it are refused from now). */
-	void (*dereg_mr)(void *dev, uint32_t key);
+	/** The key is no longer valid (packets using it are refused from now).
+	 *  -EBUSY, nothing done: memory windows are bound to the MR (IBA
+	 *  10.6.7.2.6), unless force (a process that went away: its windows
+	 *  then open onto nothing). 0 otherwise. */
+	int (*dereg_mr)(void *dev, uint32_t key, bool force);
 	/** The AH handle is gone. */
 	void (*destroy_ah)(void *dev, uint32_t handle);
 	/** The CQ is gone: no CQE is written to its ring after this returns. */
@@ -429,6 +449,10 @@ static inline enum ibv_wc_opcode dpv_wc_opcode(uint8_t wr_opcode)
 		return IBV_WC_COMP_SWAP;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return IBV_WC_FETCH_ADD;
+	case IBV_WR_BIND_MW:
+		return IBV_WC_BIND_MW;
+	case IBV_WR_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
 	default:
 		return IBV_WC_SEND;
 	}

@@ -114,11 +114,23 @@ int dpv_host_reg_mr(uint32_t dev, const struct dpv_mr_desc *mr)
 	return d ? dpv_ops(d)->reg_mr(d->drv_dev, mr) : -ENODEV;
 }
 
-void dpv_host_dereg_mr(uint32_t dev, uint32_t key)
+int dpv_host_dereg_mr(uint32_t dev, uint32_t key, bool force)
+{
+	struct dpv_device *d = dev_of(dev);
+	return d ? dpv_ops(d)->dereg_mr(d->drv_dev, key, force) : -ENODEV;
+}
+
+int dpv_host_alloc_mw(uint32_t dev, const struct dpv_mw_desc *mw)
+{
+	struct dpv_device *d = dev_of(dev);
+	return d ? dpv_ops(d)->alloc_mw(d->drv_dev, mw) : -ENODEV;
+}
+
+void dpv_host_dealloc_mw(uint32_t dev, uint32_t key)
 {
 	struct dpv_device *d = dev_of(dev);
 	if (d)
-		dpv_ops(d)->dereg_mr(d->drv_dev, key);
+		dpv_ops(d)->dealloc_mw(d->drv_dev, key);
 }
 
 int dpv_host_create_ah(uint32_t dev, const struct dpv_ah_desc *ah)

@@ -125,8 +125,17 @@ void dpv_host_dealloc_pd(uint32_t dev, uint32_t pdn);
  *  (the key's index is another MR's), -EFAULT (memory the engine cannot
  *  reach), -ENODEV. */
 int dpv_host_reg_mr(uint32_t dev, const struct dpv_mr_desc *mr);
-/** The key is no longer valid (packets using it are refused from now). */
-void dpv_host_dereg_mr(uint32_t dev, uint32_t key);
+/** The key is no longer valid (packets using it are refused from now).
+ *  @return 0, -EBUSY (memory windows are bound to it: nothing done) unless
+ *  force (then the windows open onto nothing), -ENODEV. */
+int dpv_host_dereg_mr(uint32_t dev, uint32_t key, bool force);
+
+/** A memory window *mw, not bound (its number is one of the MR pool).
+ *  @return 0, -EINVAL, -EBUSY (the index is taken), -EOPNOTSUPP (a driver
+ *  without windows), -ENODEV. */
+int dpv_host_alloc_mw(uint32_t dev, const struct dpv_mw_desc *mw);
+/** The window of index key >> 8 goes, bound or not. */
+void dpv_host_dealloc_mw(uint32_t dev, uint32_t key);
 
 /** A new address handle *ah (the engine may start resolving its
  *  neighbour). @return 0, -ENODEV, or the driver's -errno (-ENOMEM). */

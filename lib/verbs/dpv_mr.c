@@ -43,10 +43,11 @@ static int mr_to_engine(struct dpv_mr *mr)
 	return dpv_ops(d)->reg_mr(d->drv_dev, &desc);
 }
 
-static void mr_from_engine(struct dpv_mr *mr)
+/* 0, or -EBUSY: memory windows are bound to it (nothing done). */
+static int mr_from_engine(struct dpv_mr *mr)
 {
 	struct dpv_device *d = to_dctx(mr->ibmr.context)->dev;
-	dpv_ops(d)->dereg_mr(d->drv_dev, mr->ibmr.lkey);
+	return dpv_ops(d)->dereg_mr(d->drv_dev, mr->ibmr.lkey, false);
 }
 
 /* IBA 10.6.3.1 (C10-18): remote write or atomic access needs local write. */
@@ -141,7 +142,9 @@ DPV_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t 
 	return ibv_reg_mr_iova2(pd, addr, length, iova, (unsigned int)access);
 }
 
-/** ibv_dereg_mr: 0, or EINVAL for NULL or an MR that is not registered. */
+/** ibv_dereg_mr: 0, or EINVAL for NULL or an MR that is not registered,
+ *  EBUSY while memory windows are bound to it (IBA 10.6.7.2.6; rxe says
+ *  EINVAL): the MR stays registered. */
 DPV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 {
 	if (!ibmr)
@@ -152,7 +155,11 @@ DPV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 		rte_spinlock_unlock(&g_mr_lock);
 		return EINVAL;
 	}
-	mr_from_engine(mr);
+	int r = mr_from_engine(mr);
+	if (r) {
+		rte_spinlock_unlock(&g_mr_lock);
+		return -r;
+	}
 	dpv_pool_del(DPV_OBJ_MR, mr->index, mr);
 	rte_spinlock_unlock(&g_mr_lock);
 	atomic_fetch_sub(&mr->upd->users, 1);

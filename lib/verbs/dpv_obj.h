@@ -116,6 +116,14 @@ struct dpv_mr {
 	struct dpv_pd *upd;          /* the PD given (parent domain or plain) */
 };
 
+/* A memory window: an index of the MR pool (MRs and windows share one key
+ * space, as in an RNIC's MPT); the engine keeps its binding. */
+struct dpv_mw {
+	struct ibv_mw ibmw;
+	uint32_t index;
+	struct dpv_pd *upd;          /* the PD given */
+};
+
 struct dpv_ah {
 	struct ibv_ah ibah;
 	/* engine: */
@@ -243,6 +251,7 @@ static inline struct dpv_device *to_ddev(struct ibv_device *d) { return containe
 static inline struct dpv_pd *to_dpd(struct ibv_pd *p) { return container_of(p, struct dpv_pd, ibpd); }
 static inline struct dpv_mr *to_dmr(struct ibv_mr *m) { return container_of(m, struct dpv_mr, ibmr); }
 static inline struct dpv_ah *to_dah(struct ibv_ah *a) { return container_of(a, struct dpv_ah, ibah); }
+static inline struct dpv_mw *to_dmw(struct ibv_mw *m) { return container_of(m, struct dpv_mw, ibmw); }
 static inline struct dpv_cq *to_dcq(struct ibv_cq *c)
 {
 	return container_of((struct ibv_cq_ex *)c, struct dpv_cq, ibcq);

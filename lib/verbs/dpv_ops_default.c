@@ -19,6 +19,7 @@
 
 /* ---- struct dpv_verbs_ops ---- */
 
+static int alloc_mw(void *dev, const struct dpv_mw_desc *mw) { return -EOPNOTSUPP; }
 static int alloc_pd(void *dev, uint32_t pdn) { return 0; }
 static void close_qp(void *qp) {}
 static int create_ah(void *dev, const struct dpv_ah_desc *ah) { return 0; }
@@ -29,8 +30,9 @@ static void *create_td(void *dev) { return (void *)1; }
 static void ctx_close(void *dev, uint32_t ctx) {}
 static int ctx_import(int cmd_fd, unsigned int *dev_index, int async_wfd, int *new_cmd_fd) { return -EOPNOTSUPP; }
 static int ctx_open(void *dev, int async_wfd, int *cmd_fd) { *cmd_fd = -1; return 1; }
+static void dealloc_mw(void *dev, uint32_t key) {}
 static void dealloc_pd(void *dev, uint32_t pdn) {}
-static void dereg_mr(void *dev, uint32_t key) {}
+static int dereg_mr(void *dev, uint32_t key, bool force) { return 0; }
 static void destroy_ah(void *dev, uint32_t handle) {}
 static void destroy_obj(void *o) {}
 static int destroy_td(void *td) { return 0; }
@@ -75,6 +77,7 @@ static void xrcd_close(void *dev, uint32_t num) {}
 static int xrcd_open(void *dev, int fd, int oflags, uint32_t *num) { return -EOPNOTSUPP; }
 
 const struct dpv_verbs_ops dpv_verbs_defaults = {
+	alloc_mw,
 	alloc_pd,
 	close_qp,
 	create_ah,
@@ -85,6 +88,7 @@ const struct dpv_verbs_ops dpv_verbs_defaults = {
 	ctx_close,
 	ctx_import,
 	ctx_open,
+	dealloc_mw,
 	dealloc_pd,
 	dereg_mr,
 	destroy_ah,

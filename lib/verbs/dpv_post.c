@@ -29,6 +29,12 @@ static bool is_atomic(enum ibv_wr_opcode op)
 	return op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
 }
 
+/* Memory window operations: executed by the engine, nothing on the wire. */
+static bool is_local(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
+}
+
 /* Is the opcode valid for the QP type (IBA 10.7.2.1)? */
 static bool opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 {
@@ -44,17 +50,38 @@ static bool opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return t == IBV_QPT_RC || t == IBV_QPT_XRC_SEND;
+	case IBV_WR_BIND_MW:
+	case IBV_WR_LOCAL_INV:
+		return (t == IBV_QPT_RC || t == IBV_QPT_UC || t == IBV_QPT_XRC_SEND) && dpv_core_has_mw();
 	default:
 		return false;
 	}
 }
 
-/* 0 or EINVAL: what can be checked before the WR is queued. */
-static int check_send_wr(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t *len)
+/* A memory window operation: no SGEs (the list is ignored), a window of
+ * the QP's context (type 2 unless it is ibv_bind_mw's own), an MR of it. */
+static int check_local_wr(struct dpv_qp *qp, const struct ibv_send_wr *wr, bool type1)
 {
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge || (wr->num_sge && !wr->sg_list))
+	if (wr->opcode == IBV_WR_LOCAL_INV)
+		return 0;
+	const struct ibv_mw *mw = wr->bind_mw.mw;
+	const struct ibv_mr *mr = wr->bind_mw.bind_info.mr;
+	struct ibv_context *c = dqp_ib(qp)->context;
+	if (!mw || mw->context != c || (mw->type != IBV_MW_TYPE_2 && !type1) || (mr && mr->context != c))
 		return EINVAL;
+	return 0;
+}
+
+/* 0 or EINVAL: what can be checked before the WR is queued. */
+static int check_send_wr(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t *len, bool type1)
+{
 	if (!opcode_ok(qp->type, wr->opcode))
+		return EINVAL;
+	if (is_local(wr->opcode)) {
+		*len = 0;
+		return check_local_wr(qp, wr, type1);
+	}
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge || (wr->num_sge && !wr->sg_list))
 		return EINVAL;
 	uint64_t total = wr->num_sge == 1 ? wr->sg_list[0].length : dpv_sge_total64(wr->sg_list, wr->num_sge);
 	if (total > DPV_MAX_MSG_SZ)
@@ -75,6 +102,31 @@ static int check_send_wr(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32
 	return 0;
 }
 
+/* The WQE of a memory window operation (doc/queues.md, section 2). */
+static void local_wqe_write(struct dpv_send_wqe *w, const struct ibv_send_wr *wr)
+{
+	w->length = 0;
+	w->num_sge = 0;
+	w->imm_data = 0;
+	w->remote_srqn = 0;
+	w->bind.length = 0;
+	w->bind.mr_lkey = 0;
+	w->bind.access = 0;
+	if (wr->opcode == IBV_WR_LOCAL_INV) {
+		w->inv_rkey = wr->invalidate_rkey;
+		w->rkey = 0;
+		w->remote_addr = 0;
+		return;
+	}
+	const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+	w->inv_rkey = to_dmw(wr->bind_mw.mw)->index << 8; /* the window: the engine names it by index */
+	w->rkey = wr->bind_mw.rkey;
+	w->remote_addr = bi->addr;
+	w->bind.length = bi->length;
+	w->bind.mr_lkey = bi->mr ? bi->mr->lkey : 0;
+	w->bind.access = bi->mw_access_flags;
+}
+
 /* Write wr into the SQ slot at index sq_pi. Must hold qp->lock. */
 static void wqe_write(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t len)
 {
@@ -84,6 +136,10 @@ static void wqe_write(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t 
 	w->flags = ((wr->send_flags & IBV_SEND_SIGNALED) || qp->sq_sig_all ? DPV_WQE_F_SIGNALED : 0) |
 		   (wr->send_flags & IBV_SEND_SOLICITED ? DPV_WQE_F_SOLICITED : 0) |
 		   (wr->send_flags & IBV_SEND_FENCE ? DPV_WQE_F_FENCE : 0);
+	if (is_local(wr->opcode)) {
+		local_wqe_write(w, wr);
+		return;
+	}
 	w->length = len;
 	w->imm_data = wr->opcode == IBV_WR_SEND_WITH_IMM || wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM
 			      ? wr->imm_data : 0;
@@ -141,14 +197,17 @@ static bool send_state_ok(const struct dpv_qp *qp)
  * error state, an XRC target QP, more SGEs than max_send_sge, inline data
  * above max_inline_data or with READ/atomics, opcode not valid for the QP
  * type, an atomic that is not one 8-byte SGE with an 8-byte aligned remote
- * address, a message above 2 GiB, NULL or foreign AH, NULL wr), ENOMEM (send
- * queue full: max_send_wr WRs whose completions, or a later WR's completion,
- * were not polled yet). WRs posted in ERR or SQE complete with
- * IBV_WC_WR_FLUSH_ERR. Local errors found while executing a WR (bad lkey, an
- * lkey of another PD, a UD message longer than the path MTU) complete it
- * with an error status; an RC QP then moves to ERR, a UD QP to SQE.
+ * address, a message above 2 GiB, NULL or foreign AH, NULL wr; BIND_MW
+ * with a NULL window, a type 1 window or a window or MR of another
+ * context), ENOMEM (send queue full: max_send_wr WRs whose completions, or
+ * a later WR's completion, were not polled yet). WRs posted in ERR or SQE
+ * complete with IBV_WC_WR_FLUSH_ERR. Local errors found while executing a
+ * WR (bad lkey, an lkey of another PD, a UD message longer than the path
+ * MTU, a bind or an invalidation the window's rules refuse: dpv_mw.c,
+ * drivers/sw/sw_mw.c) complete it with an error status; an RC QP then
+ * moves to ERR, a UD QP to SQE.
  */
-int dpv_post_send(struct ibv_qp *ib, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+static int post_send(struct ibv_qp *ib, struct ibv_send_wr *wr, struct ibv_send_wr **bad, bool type1)
 {
 	struct dpv_qp *qp = to_dqp(ib);
 	int ret = 0;
@@ -163,7 +222,7 @@ int dpv_post_send(struct ibv_qp *ib, struct ibv_send_wr *wr, struct ibv_send_wr 
 	uint32_t retired = atomic_load_explicit(&qp->sq_retired, memory_order_acquire);
 	for (; wr; wr = wr->next) {
 		uint32_t len;
-		if (!send_state_ok(qp) || (ret = check_send_wr(qp, wr, &len)) != 0) {
+		if (!send_state_ok(qp) || (ret = check_send_wr(qp, wr, &len, type1)) != 0) {
 			ret = EINVAL;
 			break;
 		}
@@ -184,6 +243,18 @@ int dpv_post_send(struct ibv_qp *ib, struct ibv_send_wr *wr, struct ibv_send_wr 
 	if (ret && bad)
 		*bad = wr;
 	return ret;
+}
+
+int dpv_post_send(struct ibv_qp *ib, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	return post_send(ib, wr, bad, false);
+}
+
+int dpv_post_bind_mw(struct ibv_qp *ib, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad = NULL;
+	wr->next = NULL;
+	return post_send(ib, wr, &bad, true);
 }
 
 /* Write one receive WR at *pi of ring. 0, EINVAL or ENOMEM. */

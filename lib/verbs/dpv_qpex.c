@@ -210,16 +210,32 @@ static void wr_send_inv(struct ibv_qp_ex *q, uint32_t rkey)
 		w->invalidate_rkey = rkey;
 }
 
+/* A type 2 window bound by the QP (type 1 windows: ibv_bind_mw). */
+static void wr_bind_mw(struct ibv_qp_ex *q, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *i)
+{
+	add_wr(q, IBV_WR_BIND_MW);
+	struct ibv_send_wr *w = cur(qpx_to(q)->wrb);
+	if (w && w->opcode == IBV_WR_BIND_MW) {
+		w->bind_mw.mw = mw;
+		w->bind_mw.rkey = rkey;
+		if (i)
+			w->bind_mw.bind_info = *i;
+	}
+}
+
+static void wr_local_inv(struct ibv_qp_ex *q, uint32_t rkey)
+{
+	add_wr(q, IBV_WR_LOCAL_INV);
+	struct ibv_send_wr *w = cur(qpx_to(q)->wrb);
+	if (w && w->opcode == IBV_WR_LOCAL_INV)
+		w->invalidate_rkey = rkey;
+}
+
 /* Ops dpverbs does not have: the WR fails at ibv_wr_complete. */
 static void wr_unsupported(struct ibv_qp_ex *q)
 {
 	qpx_to(q)->wrb->err = EOPNOTSUPP;
 }
-static void wr_bind_mw(struct ibv_qp_ex *q, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *i)
-{
-	wr_unsupported(q);
-}
-static void wr_local_inv(struct ibv_qp_ex *q, uint32_t rkey) { wr_unsupported(q); }
 static void wr_send_tso(struct ibv_qp_ex *q, void *hdr, uint16_t hdr_sz, uint16_t mss) { wr_unsupported(q); }
 static void wr_set_xrc_srqn(struct ibv_qp_ex *q, uint32_t srqn)
 {
@@ -236,14 +252,15 @@ uint64_t dpv_qpex_supported_ops(enum ibv_qp_type t)
 {
 	uint64_t send = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
 	uint64_t write = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+	uint64_t mw = dpv_core_has_mw() ? IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV : 0;
 	switch (t) {
 	case IBV_QPT_UD:
 		return send;
 	case IBV_QPT_UC:
-		return send | write;
+		return send | write | mw;
 	case IBV_QPT_RC:
 	case IBV_QPT_XRC_SEND:
-		return send | write | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+		return send | write | mw | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV;
 	default:
 		return 0;

@@ -148,15 +148,21 @@ struct dpv_send_wqe {
 	uint16_t num_sge;
 	uint32_t length;          /**< bytes of the message */
 	uint32_t imm_data;        /**< immediate data as given (network order) */
-	uint32_t inv_rkey;        /**< SEND_WITH_INV: rkey to invalidate */
+	uint32_t inv_rkey;        /**< SEND_WITH_INV, LOCAL_INV: rkey to invalidate;
+				       BIND_MW: the window (its index << 8 names it) */
 	uint32_t remote_srqn;     /**< XRC initiator: XRC SRQ number */
-	uint32_t rkey;            /**< RDMA/atomic: remote key */
-	uint64_t remote_addr;     /**< RDMA/atomic: remote address */
+	uint32_t rkey;            /**< RDMA/atomic: remote key; BIND_MW: the window's new rkey */
+	uint64_t remote_addr;     /**< RDMA/atomic: remote address; BIND_MW: window start */
 	union {
 		struct {
 			uint64_t compare_add;
 			uint64_t swap;
 		} atomic;
+		struct {
+			uint64_t length;  /**< BIND_MW: bytes of the window (0: unbind, type 1) */
+			uint32_t mr_lkey; /**< BIND_MW: the MR it opens onto (0: none) */
+			uint32_t access;  /**< BIND_MW: IBV_ACCESS_* of the window */
+		} bind;
 		struct {
 			uint32_t ah;      /**< AH handle (dpverbs object pool index) */
 			uint32_t remote_qpn;

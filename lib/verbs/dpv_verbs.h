@@ -65,6 +65,8 @@ static inline struct dpv_device *dpv_core_dev(struct dpv_core *c, uint32_t i)
 bool dpv_core_has_mcast(void);
 /* Does the driver run tag matching SRQs (srq_doorbell)? */
 bool dpv_core_has_tm(void);
+/* Does the driver have memory windows (max_mw > 0, ibv_alloc_mw)? */
+bool dpv_core_has_mw(void);
 /* The verbs operations of the driver of a device (defaults filled in). */
 static inline const struct dpv_verbs_ops *dpv_ops(const struct dpv_device *d)
 {
@@ -134,9 +136,17 @@ int dpv_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t 
 
 /* dpv_post.c */
 int dpv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+/* ibv_bind_mw's work request: dpv_post_send of one IBV_WR_BIND_MW, which
+ * may name a type 1 window (ibv_post_send refuses those). */
+int dpv_post_bind_mw(struct ibv_qp *qp, struct ibv_send_wr *wr);
 int dpv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int dpv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 uint32_t dpv_sge_total(const struct ibv_sge *sge, uint32_t n);
+
+/* dpv_mw.c: the context->ops slots of memory windows */
+struct ibv_mw *dpv_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int dpv_dealloc_mw(struct ibv_mw *mw);
+int dpv_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *bind);
 
 /* dpv_qpex.c */
 uint64_t dpv_qpex_supported_ops(enum ibv_qp_type t);
