@@ -280,8 +280,12 @@ static void send_too_long(void)
 	sw_h_qp_destroy(&h);
 }
 
-/* SEND ONLY with invalidate: the completion says IBV_WC_WITH_INV and
- * carries the rkey of the IETH. */
+/* SEND ONLY with invalidate (IBA 9.4.1.1): of a type 2B window bound to
+ * the QP, the completion says IBV_WC_WITH_INV and carries the rkey of the
+ * IETH, the window is invalidated (a second one for it is refused); of an
+ * rkey no bound type 2 window has, the receive completes with
+ * IBV_WC_REM_INV_REQ_ERR, an invalid request NAK goes out and the QP goes
+ * to ERR. */
 static void send_inv(void)
 {
 	struct sw_h_qp h;
@@ -290,13 +294,40 @@ static void send_inv(void)
 
 	if (new_qp(&h, 4, 12))
 		return;
+	struct ibv_mr *mr = ibv_reg_mr(h.pd, h.buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	struct ibv_mw *mw = ibv_alloc_mw(h.pd, IBV_MW_TYPE_2);
+	if (!CHECK(mr && mw, "MR and window"))
+		return;
+	struct ibv_send_wr wr, *bad = NULL;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 40;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){ .mr = mr, .addr = (uintptr_t)h.buf, .length = 4096,
+							  .mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	CHECK(ibv_post_send(h.qp, &wr, &bad) == 0, "post BIND_MW");
+	CHECK(sw_h_poll_cq(&h, &wc) == 1 && wc.wr_id == 40 && wc.status == IBV_WC_SUCCESS &&
+	      wc.opcode == IBV_WC_BIND_MW, "bind completes (status %d), nothing sent (%u)", wc.status, sw_h_nsent());
 	CHECK(sw_h_post_recv(&h, 41, 0, 64) == 0, "post_recv");
 	sw_h_req(&b, &h, DPV_OPC_SEND_ONLY_INV, RQ_PSN);
-	b.ieth_rkey = 0x12345678;
+	b.ieth_rkey = wr.bind_mw.rkey;
 	CHECK(sw_h_rx(&b, pay, sizeof(pay)) == 0, "rx");
-	CHECK(sw_h_poll_cq(&h, &wc) == 1 && (wc.wc_flags & IBV_WC_WITH_INV) &&
-	      wc.invalidated_rkey == 0x12345678, "WITH_INV, invalidated_rkey %#x",
-	      wc.invalidated_rkey);
+	CHECK(sw_h_poll_cq(&h, &wc) == 1 && wc.status == IBV_WC_SUCCESS && (wc.wc_flags & IBV_WC_WITH_INV) &&
+	      wc.invalidated_rkey == wr.bind_mw.rkey, "WITH_INV, invalidated_rkey %#x", wc.invalidated_rkey);
+	sw_h_clear();
+	CHECK(sw_h_post_recv(&h, 42, 0, 64) == 0, "post_recv");
+	sw_h_req(&b, &h, DPV_OPC_SEND_ONLY_INV, RQ_PSN + 1);
+	b.ieth_rkey = wr.bind_mw.rkey; /* invalidated already */
+	CHECK(sw_h_rx(&b, pay, sizeof(pay)) == 0, "rx");
+	sw_h_poll();
+	const struct dpv_pkt_info *n = one_sent("SEND with invalidate of a free window");
+	CHECK(n && n->aeth_syndrome == DPV_AETH_NAK_INV_REQ, "NAK invalid request");
+	CHECK(sw_h_poll_cq(&h, &wc) == 1 && wc.wr_id == 42 && wc.status == IBV_WC_REM_INV_REQ_ERR,
+	      "REM_INV_REQ_ERR completion (status %d)", wc.status);
+	CHECK(sw_h_qp_state(&h) == IBV_QPS_ERR, "QP in ERR");
+	CHECK(ibv_dealloc_mw(mw) == 0 && ibv_dereg_mr(mr) == 0, "window and MR gone");
 	sw_h_qp_destroy(&h);
 }
 
