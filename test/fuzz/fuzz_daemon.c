@@ -1127,14 +1127,29 @@ static bool build_valid(struct fclient *f, uint16_t op, struct vreq *v)
 			m->u.mr.length = rn((uint32_t)(sizeof(g_heap) - off)) + 1;
 		}
 		m->u.mr.iova = chance(50) ? m->u.mr.addr : rnd();
-		ok = ok && o && m->u.mr.pd;
+		ok = ok && o && !o->mw && m->u.mr.pd; /* a window's number is no MR's */
 		break;
 	}
 	case DPV_SHM_MR_DEREG:
 		o = pick_obj(c, DPV_OBJ_MR, 1);
-		ok = ok && o;
+		ok = ok && o && !o->mw;
 		m->u.mr.key = o ? o->key : 0;
 		m->u.mr.dev = o ? o->dev : dev;
+		v->ex = EXP_OK_BUSY; /* a window a poked WQE bound keeps it */
+		break;
+	case DPV_SHM_MW_ALLOC:
+		o = pick_obj(c, DPV_OBJ_MR, 0);
+		m->u.mw.dev = dev;
+		m->u.mw.pd = pick_usable_pd(c, dev);
+		m->u.mw.key = o ? (o->num << 8 | (rn(255) + 1)) : 0;
+		m->u.mw.type = chance(50) ? IBV_MW_TYPE_1 : IBV_MW_TYPE_2;
+		ok = ok && o && m->u.mw.pd;
+		break;
+	case DPV_SHM_MW_DEALLOC:
+		o = pick_obj(c, DPV_OBJ_MR, 1);
+		ok = ok && o && o->mw;
+		m->u.mw.key = o ? o->key : 0;
+		m->u.mw.dev = o ? o->dev : dev;
 		break;
 	case DPV_SHM_AH_CREATE: {
 		o = pick_obj(c, DPV_OBJ_AH, 0);
@@ -1413,7 +1428,7 @@ static bool build_valid(struct fclient *f, uint16_t op, struct vreq *v)
 		} else {
 			o = pick_obj(src, DPV_OBJ_MR, 1);
 			im->handle = o ? o->num : 0;
-			ok = o && o->dev == im->dev;
+			ok = o && !o->mw && o->dev == im->dev; /* a window is not imported */
 		}
 		break;
 	}
@@ -1555,6 +1570,10 @@ static const struct field f_mr[] = {
 	FLD(dpv_shm_mr, access, K_ANY32, 0), FLD(dpv_shm_mr, addr, K_ADDR, 0),	FLD(dpv_shm_mr, iova, K_ANY64, 0),
 	FLD(dpv_shm_mr, length, K_LEN, 0),
 };
+static const struct field f_mw[] = {
+	FLD(dpv_shm_mw, dev, K_DEV, 0), FLD(dpv_shm_mw, key, K_MRKEY, 0), FLD(dpv_shm_mw, pd, K_NUM, DPV_OBJ_PD),
+	FLD(dpv_shm_mw, type, K_ANY32, 0),
+};
 static const struct field f_ah[] = {
 	FLD(dpv_shm_ah, dev, K_DEV, 0),	      FLD(dpv_shm_ah, handle, K_NUM, DPV_OBJ_AH), FLD(dpv_shm_ah, pd, K_NUM, DPV_OBJ_PD),
 	FLD(dpv_shm_ah, ip_ver, K_ANY8, 0),   FLD(dpv_shm_ah, tclass, K_ANY8, 0),	   FLD(dpv_shm_ah, hop_limit, K_ANY8, 0),
@@ -1685,6 +1704,8 @@ static const struct field *op_fields(uint16_t op, unsigned int *n)
 	case DPV_SHM_GSI_LISTEN: R(f_gsil);
 	case DPV_SHM_MCAST: R(f_mcast);
 	case DPV_SHM_NEIGH: R(f_neigh);
+	case DPV_SHM_MW_ALLOC:
+	case DPV_SHM_MW_DEALLOC: R(f_mw);
 	default:
 		*n = 0;
 		return NULL;
@@ -1921,6 +1942,8 @@ static void poke(struct fclient *f)
 		return;
 	struct dpv_db_ring *db = (struct dpv_db_ring *)(f->db + (g_w.devs[t->dev].db_first + dbi) * one);
 	struct dpvd_obj *mr = pick_obj(f->c, DPV_OBJ_MR, 1);
+	if (mr && mr->mw)
+		mr = NULL; /* a memory window: no memory of its own */
 	struct dpvd_obj *ah = pick_obj(f->c, DPV_OBJ_AH, 1);
 	bool rq = t->rq && (!t->sq || chance(35));
 	struct dpv_ring_hdr *h = rq ? t->rq : t->sq;
@@ -2210,7 +2233,8 @@ static void mode_attack(struct fclient *y)
 		break;
 	}
 	case DPV_OBJ_MR: {
-		static const uint16_t ops[] = {DPV_SHM_MR_DEREG, DPV_SHM_MR_REG, DPV_SHM_NUM_RELEASE};
+		static const uint16_t ops[] = {DPV_SHM_MR_DEREG, DPV_SHM_MR_REG, DPV_SHM_NUM_RELEASE, DPV_SHM_MW_ALLOC,
+					       DPV_SHM_MW_DEALLOC};
 		op = ops[rn(RTE_DIM(ops))];
 		break;
 	}
@@ -2262,6 +2286,10 @@ static void mode_attack(struct fclient *y)
 	case DPV_SHM_MR_DEREG:
 	case DPV_SHM_MR_REG:
 		m->u.mr.key = created ? o->key : (num << 8 | 1);
+		break;
+	case DPV_SHM_MW_ALLOC:
+	case DPV_SHM_MW_DEALLOC:
+		m->u.mw.key = created ? o->key : (num << 8 | 1);
 		break;
 	case DPV_SHM_AH_DESTROY:
 	case DPV_SHM_AH_CREATE:

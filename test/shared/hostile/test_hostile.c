@@ -175,6 +175,8 @@ static size_t body_len(uint16_t op)
 	case DPV_SHM_GSI_LISTEN: return BODY(gsil);
 	case DPV_SHM_MCAST: return BODY(mcast);
 	case DPV_SHM_NEIGH: return BODY(neigh);
+	case DPV_SHM_MW_ALLOC:
+	case DPV_SHM_MW_DEALLOC: return BODY(mw);
 	default: return 0;
 	}
 }
