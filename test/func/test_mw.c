@@ -25,6 +25,9 @@
  *             length 0 unbinds it
  *   post      post-time errors (EINVAL)
  *   qpex      ibv_wr_bind_mw and ibv_wr_local_inv
+ *   leave     the process exits with a window bound to an MR and a QP (in
+ *             shared mode the daemon reclaims them: with_daemon.sh checks
+ *             that it stops cleanly afterwards)
  */
 #include <arpa/inet.h>
 
@@ -435,6 +438,21 @@ static void t_qpex(void)
 	ibv_dealloc_mw(mw);
 }
 
+/* A QP, an MR and a type 2 window bound to both, left to the exit. */
+static void t_leave(void)
+{
+	static uint8_t buf[4096] __attribute__((aligned(4096)));
+	struct ibv_qp *qa, *qb;
+	struct ibv_mr *mr = ibv_reg_mr(B.pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	struct ibv_mw *mw = ibv_alloc_mw(B.pd, IBV_MW_TYPE_2);
+	if (!CHECK(mr && mw && pair(&qa, &qb) == 0, "leave: set-up"))
+		return;
+	CHECK_EQ(post_bind(qb, 90, mw, ibv_inc_rkey(mw->rkey), mr, (uintptr_t)buf, sizeof(buf), IBV_ACCESS_REMOTE_READ),
+		 0, "post bind");
+	expect(B.scq, IBV_WC_SUCCESS, IBV_WC_BIND_MW, 90, "bind, left bound at exit");
+	CHECK_EQ(ibv_dereg_mr(mr), EBUSY, "dereg of its MR");
+}
+
 int main(void)
 {
 	unsetenv("DPVERBS_FAULT");
@@ -464,10 +482,6 @@ int main(void)
 	t_qpex();
 	CHECK_EQ(ibv_dereg_mr(bmr), 0, "dereg: every window gone");
 	ibv_dereg_mr(bmr_nobind);
-	ibv_dereg_mr(amr);
-	dpvt_ep_close(&A);
-	dpvt_ep_close(&B);
-	free(abuf);
-	free(bbuf);
+	t_leave(); /* A and B stay open: the exit (the daemon) reclaims them */
 	return dpvt_finish();
 }
