@@ -92,8 +92,8 @@ void sw_comp_local(struct sw_qp *qp)
 	struct sw_req *r = &qp->req;
 	while (r->sq_head != r->sq_fetched) {
 		struct sw_wqe *s = sw_sq_state(qp, r->sq_head);
-		if (!s->local || s->state != WQE_PENDING)
-			break;
+		if (!s->local || s->state != WQE_PENDING || s->local_st)
+			break; /* a refused one: the requester fails it (local_failed) */
 		wqe_done(qp, r->sq_head, IBV_WC_SUCCESS);
 	}
 }
@@ -168,8 +168,8 @@ static void do_ack(struct sw_qp *qp, uint32_t psn)
 	while (r->sq_head != r->sq_fetched) {
 		struct sw_wqe *s = sw_sq_state(qp, r->sq_head);
 		uint8_t op = sw_sq_wqe(qp, r->sq_head)->opcode;
-		if (s->state != WQE_PENDING && s->state != WQE_SENDING)
-			break;
+		if ((s->state != WQE_PENDING && s->state != WQE_SENDING) || s->local)
+			break; /* a window operation completes through sw_comp_local */
 		if (sw_is_rd_atomic(op)) {
 			if (dpv_psn_cmp(psn, s->last_psn) >= 0) {
 				sw_req_retry(qp, dpv_psn_add(s->first_psn, s->read_recv / sw_qp_mtu(qp)), false, false);

@@ -145,6 +145,8 @@ struct sw_wqe {
 	bool rd_counted;          /* counts against max_rd_atomic */
 	bool local;               /* a memory window operation, executed (PENDING): it
 				     completes when every WQE before it has */
+	uint8_t local_st;         /* local: its status (IBV_WC_SUCCESS, or the error it
+				     completes with once it is the oldest WQE) */
 	uint32_t first_psn, last_psn, npkts;
 	uint32_t next_off;        /* requester: next byte to send */
 	uint32_t next_psn;

@@ -296,23 +296,33 @@ static bool path_ready(struct sw_qp *qp)
  * it has (sw_comp_local). A refused one completes with
  * IBV_WC_MW_BIND_ERR ("memory management operation error", the IBA's
  * status of a failed bind or local invalidate; rxe reports a failed
- * invalidate as IBV_WC_LOC_QP_OP_ERR) and the QP goes to ERR. false: it
- * failed. */
+ * invalidate as IBV_WC_LOC_QP_OP_ERR) and the QP goes to ERR, once the
+ * WQEs before it have completed (as rxe's completer takes its WQE in
+ * error in turn): the cursor stays on it meanwhile, nothing after it goes
+ * out (local_failed). false: it failed. */
 static bool local_run(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w)
 {
 	enum ibv_wc_status st = w->opcode == IBV_WR_BIND_MW ? sw_mw_bind(qp, w)
 				: sw_mw_invalidate(qp->pd, qp->uid, w->inv_rkey) ? IBV_WC_MW_BIND_ERR
 				: IBV_WC_SUCCESS;
-	if (st != IBV_WC_SUCCESS) {
-		sw_comp_error(qp, qp->req.sq_cur, st);
-		return false;
-	}
 	s->local = true;
+	s->local_st = (uint8_t)st;
 	s->npkts = 0;
 	s->first_psn = s->last_psn = dpv_psn_prev(qp->req.psn); /* an ACK of what precedes it covers it */
 	s->state = WQE_PENDING;
+	if (st != IBV_WC_SUCCESS)
+		return false;
 	qp->req.sq_cur++;
 	sw_comp_local(qp);
+	return true;
+}
+
+/* A refused window operation at the cursor: its error once it is the
+ * oldest WQE (the QP goes to ERR). true: the requester stops here. */
+static bool local_failed(struct sw_qp *qp, struct sw_wqe *s)
+{
+	if (qp->req.sq_head == qp->req.sq_cur)
+		sw_comp_error(qp, qp->req.sq_cur, (enum ibv_wc_status)s->local_st);
 	return true;
 }
 
@@ -339,13 +349,15 @@ void sw_req_run(struct sw_qp *qp)
 		struct sw_wqe *s = sw_sq_state(qp, qp->req.sq_cur);
 		struct dpv_send_wqe *w = sw_sq_wqe(qp, qp->req.sq_cur);
 		if (s->local) {
+			if (s->local_st && local_failed(qp, s))
+				return;
 			qp->req.sq_cur++; /* executed before a go-back rewound the cursor past it */
 			continue;
 		}
 		if (s->state == WQE_POSTED && sw_is_local(w->opcode)) {
 			if (!may_start(qp, w))
 				break;
-			if (!local_run(qp, s, w))
+			if (!local_run(qp, s, w) && local_failed(qp, s))
 				return;
 			continue;
 		}

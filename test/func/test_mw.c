@@ -175,6 +175,19 @@ static void t_nobind(void)
 	expect(B.scq, IBV_WC_MW_BIND_ERR, IBV_WC_BIND_MW, 3, "type 1 bind without MW_BIND");
 	CHECK_EQ(dpvt_qp_state(qb), IBV_QPS_ERR, "QP in ERR after the bind error");
 	unpair(qa, qb);
+	/* behind a SEND in flight: the SEND completes first, then the bind's
+	 * error, then the rest is flushed */
+	if (!CHECK(pair(&qa, &qb) == 0, "nobind: pair"))
+		return;
+	CHECK_EQ(dpvt_post_recv(qa, amr, 4, 0, 4096), 0, "post_recv");
+	CHECK_EQ(dpvt_post_wr(qb, IBV_WR_SEND, 5, bbuf, 3000, bmr->lkey, 0, 0, 0, IBV_SEND_SIGNALED), 0, "post SEND");
+	CHECK_EQ(post_bind(qb, 6, mw, ibv_inc_rkey(mw->rkey), bmr_nobind, (uintptr_t)bbuf, 4096,
+			   IBV_ACCESS_REMOTE_WRITE), 0, "post BIND_MW on an MR without MW_BIND");
+	CHECK_EQ(dpvt_post_wr(qb, IBV_WR_SEND, 7, bbuf, 8, bmr->lkey, 0, 0, 0, IBV_SEND_SIGNALED), 0, "post SEND");
+	expect(B.scq, IBV_WC_SUCCESS, IBV_WC_SEND, 5, "the SEND before the refused bind");
+	expect(B.scq, IBV_WC_MW_BIND_ERR, IBV_WC_BIND_MW, 6, "the refused bind, after it");
+	expect(B.scq, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND, 7, "the WR behind it");
+	unpair(qa, qb);
 	ibv_dealloc_mw(mw);
 	ibv_dealloc_mw(m1);
 }
