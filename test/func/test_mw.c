@@ -9,7 +9,8 @@
  *             (type 2 work request and ibv_bind_mw), QP to ERR, flushes
  *   access    a type 2 window: WRITE and READ through its rkey inside its
  *             range (the MR itself has no remote right), outside it and
- *             without its right: IBV_WC_REM_ACCESS_ERR
+ *             without its right: IBV_WC_REM_ACCESS_ERR; FETCH_ADD through
+ *             a zero-based window, at an offset and past its length
  *   stale     LOCAL_INV (IBV_WC_LOCAL_INV), then a WRITE with the old rkey:
  *             IBV_WC_REM_ACCESS_ERR at the requester, the next WR flushed,
  *             both QPs in ERR; a rebind with a new key works, the old fails
@@ -221,6 +222,26 @@ static void t_access(void)
 	rkey = bound_mw2(qb, &mw, IBV_ACCESS_REMOTE_READ, "access: bind READ only");
 	CHECK_EQ(post_write(qa, 14, 8, win, rkey), 0, "post WRITE");
 	expect(A.scq, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE, 14, "WRITE through a READ-only window");
+	unpair(qa, qb);
+	ibv_dealloc_mw(mw);
+	/* atomics through a zero-based window: offsets from 0 */
+	if (!CHECK(pair(&qa, &qb) == 0, "access: pair"))
+		return;
+	mw = ibv_alloc_mw(B.pd, IBV_MW_TYPE_2);
+	rkey = ibv_inc_rkey(mw->rkey);
+	CHECK_EQ(post_bind(qb, 15, mw, rkey, bmr, win, WIN_LEN, IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_ZERO_BASED), 0,
+		 "post zero-based bind");
+	expect(B.scq, IBV_WC_SUCCESS, IBV_WC_BIND_MW, 15, "zero-based type 2 bind");
+	uint64_t *res = (uint64_t *)(abuf + 16384), *tgt = (uint64_t *)(bbuf + WIN_OFF + 64);
+	*tgt = 40;
+	CHECK_EQ(dpvt_post_atomic(qa, IBV_WR_ATOMIC_FETCH_AND_ADD, 16, res, amr->lkey, 64, rkey, 2, 0, NULL), 0,
+		 "post FETCH_ADD at offset 64");
+	expect(A.scq, IBV_WC_SUCCESS, IBV_WC_FETCH_ADD, 16, "FETCH_ADD through a zero-based window");
+	CHECK(*res == 40 && *tgt == 42, "FETCH_ADD: original %llu, now %llu", (unsigned long long)*res,
+	      (unsigned long long)*tgt);
+	CHECK_EQ(dpvt_post_atomic(qa, IBV_WR_ATOMIC_FETCH_AND_ADD, 17, res, amr->lkey, WIN_LEN, rkey, 2, 0, NULL), 0,
+		 "post FETCH_ADD at the window's length");
+	expect(A.scq, IBV_WC_REM_ACCESS_ERR, IBV_WC_FETCH_ADD, 17, "FETCH_ADD past a zero-based window");
 	unpair(qa, qb);
 	ibv_dealloc_mw(mw);
 }
