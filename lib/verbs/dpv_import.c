@@ -70,8 +70,8 @@ static void *local_obj(struct dpv_context *ctx, enum dpv_obj_type t, uint32_t nu
 			atomic_fetch_add(&pd->users, 1);
 		else
 			o = NULL;
-	} else if (o && ((struct dpv_mr *)o)->ibmr.context != &from->vctx.context) {
-		o = NULL;
+	} else if (o && (dpv_pool_obj_is_mw(o) || ((struct dpv_mr *)o)->ibmr.context != &from->vctx.context)) {
+		o = NULL; /* a memory window is no MR to import */
 	}
 	if (from)
 		rte_spinlock_unlock(&from->dev->ctx_lock);

@@ -47,6 +47,7 @@ struct ibv_mw *dpv_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
 		errno = ENOMEM;
 		return NULL;
 	}
+	mw->kind = DPV_KEY_MW;
 	mw->upd = to_dpd(ibpd);
 	int pe = dpv_pool_add(DPV_OBJ_MR, mw, &mw->index);
 	if (pe != 0) {

@@ -103,7 +103,15 @@ struct dpv_bufs {
 	unsigned int n;
 };
 
+/* The first member of struct dpv_mr and struct dpv_mw, which share the MR
+ * pool (one key space): which of the two an entry of the pool is. */
+enum dpv_key_kind {
+	DPV_KEY_MR = 0,
+	DPV_KEY_MW,
+};
+
 struct dpv_mr {
+	uint32_t kind;               /* DPV_KEY_MR */
 	struct ibv_mr ibmr;
 	/* engine: */
 	uint32_t pd;                 /* protection domain number */
@@ -119,6 +127,7 @@ struct dpv_mr {
 /* A memory window: an index of the MR pool (MRs and windows share one key
  * space, as in an RNIC's MPT); the engine keeps its binding. */
 struct dpv_mw {
+	uint32_t kind;               /* DPV_KEY_MW */
 	struct ibv_mw ibmw;
 	uint32_t index;
 	struct dpv_pd *upd;          /* the PD given */
@@ -252,6 +261,8 @@ static inline struct dpv_pd *to_dpd(struct ibv_pd *p) { return container_of(p, s
 static inline struct dpv_mr *to_dmr(struct ibv_mr *m) { return container_of(m, struct dpv_mr, ibmr); }
 static inline struct dpv_ah *to_dah(struct ibv_ah *a) { return container_of(a, struct dpv_ah, ibah); }
 static inline struct dpv_mw *to_dmw(struct ibv_mw *m) { return container_of(m, struct dpv_mw, ibmw); }
+/* Is the MR pool's object o (a struct dpv_mr or dpv_mw) a memory window? */
+static inline bool dpv_pool_obj_is_mw(const void *o) { return *(const uint32_t *)o == DPV_KEY_MW; }
 static inline struct dpv_cq *to_dcq(struct ibv_cq *c)
 {
 	return container_of((struct ibv_cq_ex *)c, struct dpv_cq, ibcq);

@@ -4,7 +4,8 @@
  * windows' side), black-box (the public verbs API only): embedded mode, and
  * in shared mode under dpverbsd (test/shared: shared_mw).
  *   caps      max_mw, IBV_DEVICE_MEM_WINDOW | MEM_WINDOW_TYPE_2B
- *   alloc     type 1 and 2, type 3 refused with EINVAL
+ *   alloc     type 1 and 2, type 3 refused with EINVAL; ibv_import_mr of a
+ *             window's handle: ENOENT
  *   nobind    a bind on an MR without IBV_ACCESS_MW_BIND: IBV_WC_MW_BIND_ERR
  *             (type 2 work request and ibv_bind_mw), QP to ERR, flushes
  *   access    a type 2 window: WRITE and READ through its rkey inside its
@@ -146,6 +147,15 @@ static void t_caps_alloc(void)
 	CHECK(m1 && m2 && m1->type == IBV_MW_TYPE_1 && m2->type == IBV_MW_TYPE_2 && m1->pd == B.pd &&
 	      (m1->rkey >> 8) != (m2->rkey >> 8), "alloc type 1 and 2");
 	CHECK_EQ(ibv_dealloc_pd(B.pd), EBUSY, "ibv_dealloc_pd with windows on it");
+	/* a window's handle is no MR's to import */
+	struct ibv_context *ic = ibv_import_device(B.ctx->cmd_fd);
+	struct ibv_pd *ipd = ic ? ibv_import_pd(ic, B.pd->handle) : NULL;
+	if (CHECK(ipd != NULL, "ibv_import_device, ibv_import_pd: %s", strerror(errno)) && m2) {
+		CHECK_NULL_ERRNO(ibv_import_mr(ipd, m2->handle), ENOENT);
+		ibv_unimport_pd(ipd);
+	}
+	if (ic)
+		ibv_close_device(ic);
 	if (m1)
 		CHECK_EQ(ibv_dealloc_mw(m1), 0, "dealloc type 1");
 	if (m2)
