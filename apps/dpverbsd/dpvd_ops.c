@@ -384,6 +384,7 @@ static int mw_alloc(struct dpvd_client *c, struct dpv_shm_mw *w)
 		return e;
 	o->created = true;
 	o->mw = true;
+	o->direct = false;
 	o->dev = w->dev;
 	o->key = w->key;
 	o->addr = o->length = o->iova = 0;

@@ -248,7 +248,8 @@ uint8_t *sw_mw_resolve(const struct sw_mr *e, uint32_t rkey, uint32_t pd, uint64
 	if (!mr || mva < mr->iova || mva + len > mr->iova + mr->length)
 		return NULL; /* deregistered, or registered again smaller */
 	*mrp = mr;
-	return mr->addr + (mva - mr->iova);
+	/* in integers: the implicit ODP MR's addr is NULL */
+	return (uint8_t *)(uintptr_t)((uintptr_t)mr->addr + (mva - mr->iova));
 }
 
 const struct sw_mr *sw_mw_range(const struct sw_mr *e, uint32_t key, uint64_t addr, uint32_t len)
