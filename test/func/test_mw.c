@@ -23,6 +23,8 @@
  *             IBV_WC_REM_INV_REQ_ERR on both sides
  *   dealloc   ibv_dereg_mr of an MR with a bound window: EBUSY; a
  *             deallocated window's rkey: IBV_WC_REM_ACCESS_ERR
+ *   odp       a type 2 window on the implicit ODP MR (addr NULL, the whole
+ *             address space): a WRITE through it lands at its address
  *   type1     ibv_bind_mw: mw->rkey changes, any QP of the PD reaches it,
  *             length 0 unbinds it
  *   post      post-time errors (EINVAL)
@@ -391,6 +393,29 @@ static void t_dealloc(void)
 	free(buf);
 }
 
+static void t_odp(void)
+{
+	struct ibv_qp *qa, *qb;
+	struct ibv_mr *imr = ibv_reg_mr(B.pd, NULL, SIZE_MAX,
+					IBV_ACCESS_ON_DEMAND | IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	if (!CHECK(imr && pair(&qa, &qb) == 0, "odp: implicit MR (%s), pair", strerror(errno)))
+		return;
+	struct ibv_mw *mw = ibv_alloc_mw(B.pd, IBV_MW_TYPE_2);
+	uint64_t win = (uintptr_t)bbuf + WIN_OFF;
+	uint32_t rkey = ibv_inc_rkey(mw->rkey);
+	CHECK_EQ(post_bind(qb, 95, mw, rkey, imr, win, WIN_LEN, IBV_ACCESS_REMOTE_WRITE), 0, "post bind");
+	expect(B.scq, IBV_WC_SUCCESS, IBV_WC_BIND_MW, 95, "bind on the implicit ODP MR");
+	dpvt_pat_fill(abuf, 512, 9, 3);
+	CHECK_EQ(post_write(qa, 96, 512, win + 8, rkey), 0, "post WRITE");
+	expect(A.scq, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, 96, "WRITE through it");
+	CHECK(dpvt_pat_check(bbuf + WIN_OFF + 8, 512, 9, 3) < 0, "its bytes");
+	CHECK_EQ(post_write(qa, 97, 8, win - 8, rkey), 0, "post WRITE before the window");
+	expect(A.scq, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE, 97, "WRITE before the window");
+	unpair(qa, qb);
+	CHECK_EQ(ibv_dealloc_mw(mw), 0, "dealloc");
+	CHECK_EQ(ibv_dereg_mr(imr), 0, "dereg the implicit MR");
+}
+
 static void t_type1(void)
 {
 	struct ibv_qp *qa, *qb, *qa2, *qb2;
@@ -521,6 +546,7 @@ int main(void)
 	t_foreign();
 	t_send_inv();
 	t_dealloc();
+	t_odp();
 	t_type1();
 	t_post();
 	t_qpex();
