@@ -67,25 +67,6 @@ extern int dpv_sysfs_read(const char *dir, const char *file, char *buf, size_t s
 /* ======================================================================== */
 
 /**
- * @name Import of device memory
- * dpverbs has no device memory (ibv_alloc_dm fails), so none can be
- * imported: ibv_import_dm returns NULL with errno = EOPNOTSUPP and
- * ibv_unimport_dm does nothing. Contexts, PDs and MRs are imported
- * (lib/verbs/dpv_import.c: across processes in shared mode, within the
- * process in embedded mode).
- * @{
- */
-struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t dm_handle)
-{
-	return dpv_null_eopnotsupp();
-}
-
-void ibv_unimport_dm(struct ibv_dm *dm)
-{
-}
-/** @} */
-
-/**
  * ibv_reg_dmabuf_mr - register a dma-buf backed region.
  * Not supported: a software RNIC cannot map a dma-buf of another device.
  * @return NULL, errno = EOPNOTSUPP.

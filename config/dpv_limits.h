@@ -50,6 +50,11 @@
 /* multicast (ibv_attach_mcast): groups per device, UD QPs per group */
 #define DPV_MAX_MCAST_GRP 64
 #define DPV_MAX_MCAST_QP_ATTACH 32
+/* Device memory (ibv_alloc_dm): the size of each device's is the port's
+ * "dm_size"; an allocation takes whole units (ConnectX's MEMIC: 64 bytes)
+ * and may ask an alignment of up to 2^12 (a page). */
+#define DPV_DM_UNIT 64u
+#define DPV_DM_MAX_LOG_ALIGN 12
 
 #define DPV_NEIGH_MAX 256
 #define DPV_NEIGH_PENDING_MAX 256 /* packets held while resolving */

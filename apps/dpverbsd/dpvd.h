@@ -40,6 +40,7 @@
 
 struct dpvd_client;
 struct dpvd_xrcd;
+struct dpvd_dm;
 
 /* An object number an application reserved, and what it became. */
 struct dpvd_obj {
@@ -71,6 +72,7 @@ struct dpvd_obj {
 	uint32_t key;
 	bool direct;                 /* in a region of the owner (the engine maps it), not
 					reached in the owner's address space */
+	struct dpvd_dm *dm;          /* an MR on device memory: it (counted in its mrs) */
 	/* PD */
 	uint32_t refs;               /* process handles (creator, sharers, importers) */
 	bool owner_handle;           /* the creator still holds its handle */
@@ -129,6 +131,29 @@ struct dpvd_xref {
 };
 TAILQ_HEAD(dpvd_xref_list, dpvd_xref);
 
+/* Device memory (dpvd_dm.c): one allocation, a memfd mapped here and by
+ * every process that holds it. */
+struct dpvd_dm {
+	uint32_t handle;             /* ibv_dm.handle */
+	uint32_t dev;
+	int fd;                      /* the memfd (duplicated for each holder) */
+	uint8_t *addr;               /* our mapping: the engine reaches it there */
+	uint64_t map_bytes;          /* of the memfd and the mappings */
+	uint64_t length;             /* as asked */
+	uint64_t units;              /* counted against the device's dm_size */
+	uint32_t refs;               /* handles of processes (allocations, imports) */
+	uint32_t mrs;                /* MRs registered on it */
+	TAILQ_ENTRY(dpvd_dm) next;
+};
+TAILQ_HEAD(dpvd_dm_list, dpvd_dm);
+
+/* One handle of a process on a device memory. */
+struct dpvd_dmref {
+	struct dpvd_dm *dm;
+	TAILQ_ENTRY(dpvd_dmref) next;
+};
+TAILQ_HEAD(dpvd_dmref_list, dpvd_dmref);
+
 #define DPVD_MAX_CTX 64
 #define DPVD_MAX_QPOPENS 4096 /* OPEN_QP handles of one process */
 
@@ -162,6 +187,7 @@ struct dpvd_client {
 	struct dpvd_pdref_list pdrefs;
 	struct dpvd_xref_list xrefs;
 	uint32_t n_qpopens;          /* its OPEN_QP handles */
+	struct dpvd_dmref_list dmrefs; /* its handles on device memory */
 	TAILQ_ENTRY(dpvd_client) next;
 };
 TAILQ_HEAD(dpvd_client_list, dpvd_client);
@@ -177,6 +203,9 @@ struct dpvd {
 	uint32_t db_size;            /* slots of each doorbell ring */
 	rte_spinlock_t evlock;       /* engine event callbacks vs object changes */
 	uint64_t mem_limit;          /* bytes of regions one application may add */
+	struct dpvd_dm_list dms;     /* device memory of every process */
+	uint32_t next_dm;            /* the next device memory handle */
+	uint64_t dm_used[DPV_MAX_PORTS]; /* units of each device's dm_size handed out */
 };
 
 extern struct dpvd dpvd_global;
@@ -277,6 +306,17 @@ bool dpvd_ctx_ok(struct dpvd_client *c, uint32_t ctx, uint32_t dev);
 /* A ring of c at application address caddr, entries of stride bytes, size
  * entries: its region, or NULL when it is not entirely in one. */
 struct dpvd_mem *dpvd_ring_check(struct dpvd_client *c, uint64_t caddr, uint32_t size, uint32_t stride);
+
+/* dpvd_dm.c: device memory. alloc, free, import: the DM_ALLOC, DM_FREE
+ * and DM_IMPORT commands (out_fd: the memfd for the answer). held: the
+ * device memory handle if c holds it, else NULL. mr_put: an MR on dm is
+ * gone (dm may go with it). client_gone: c's handles go (after its MRs). */
+int dpvd_dm_alloc(struct dpvd_client *c, struct dpv_shm_dm *m, int *out_fd);
+int dpvd_dm_free(struct dpvd_client *c, struct dpv_shm_dm *m);
+int dpvd_dm_import(struct dpvd_client *c, struct dpv_shm_dm *m, int *out_fd);
+struct dpvd_dm *dpvd_dm_held(struct dpvd_client *c, uint32_t handle);
+void dpvd_dm_mr_put(struct dpvd_dm *dm);
+void dpvd_dm_client_gone(struct dpvd_client *c);
 
 /* dpvd_gsi.c: QP 1 of every port, demultiplexed to the applications' GSI
  * QPs. init installs the engine's demultiplexer. reserve: may c create a

@@ -8,8 +8,8 @@
  * reading them), then QPs (peers see them as a dead host would leave them:
  * no answer, their retries run out; an XRC target QP that other processes
  * opened lives on until their handles go), SRQs and CQs, AHs and MRs, PDs
- * (a PD shared with other processes lives on), XRC domain openings, regions
- * and contexts.
+ * (a PD shared with other processes lives on), device memory handles, XRC
+ * domain openings, regions and contexts.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +46,7 @@ const char *dpvd_op_name(uint16_t op)
 		[DPV_SHM_XRCD_CLOSE] = "XRCD_CLOSE", [DPV_SHM_OPEN_QP] = "OPEN_QP",
 		[DPV_SHM_GSI_LISTEN] = "GSI_LISTEN", [DPV_SHM_MCAST] = "MCAST",
 		[DPV_SHM_NEIGH] = "NEIGH", [DPV_SHM_MW_ALLOC] = "MW_ALLOC", [DPV_SHM_MW_DEALLOC] = "MW_DEALLOC",
+		[DPV_SHM_DM_ALLOC] = "DM_ALLOC", [DPV_SHM_DM_FREE] = "DM_FREE", [DPV_SHM_DM_IMPORT] = "DM_IMPORT",
 	};
 	return op < DPV_SHM_OP_NR && n[op] ? n[op] : "?";
 }
@@ -61,7 +62,9 @@ int dpvd_init(void)
 	TAILQ_INIT(&dpvd_global.clients);
 	TAILQ_INIT(&dpvd_global.xrcds);
 	TAILQ_INIT(&dpvd_global.qpopens);
+	TAILQ_INIT(&dpvd_global.dms);
 	dpvd_global.next_id = 1;
+	dpvd_global.next_dm = 1;
 	/* every QP has at most one SQ and one RQ doorbell queued at a time
 	 * (the rings' db flags): twice the QPs never fill a ring */
 	uint32_t want = rte_align32pow2(RTE_MAX(2 * dpvd_global.params->max_qp, 1024u));
@@ -107,6 +110,7 @@ struct dpvd_client *dpvd_client_new(int sock)
 	TAILQ_INIT(&c->mem);
 	TAILQ_INIT(&c->pdrefs);
 	TAILQ_INIT(&c->xrefs);
+	TAILQ_INIT(&c->dmrefs);
 	rte_spinlock_lock(&dpvd_global.evlock); /* engine threads walk the list (port events) */
 	TAILQ_INSERT_TAIL(&dpvd_global.clients, c, next);
 	rte_spinlock_unlock(&dpvd_global.evlock);
@@ -251,6 +255,7 @@ void dpvd_client_gone(struct dpvd_client *c)
 	objs_gone(c);
 	db_unmap(c);
 	dpvd_gsi_client_gone(c); /* after its GSI QPs */
+	dpvd_dm_client_gone(c); /* after its MRs (on device memory) */
 	/* handles on other processes' PDs: after this process' QPs and MRs
 	 * (which count as users of them) are gone */
 	struct dpvd_pdref *r, *rt;
@@ -313,6 +318,7 @@ static int hello(struct dpvd_client *c, struct dpv_shm_msg *m, int *out_fd)
 		dpv_host_dev_query(i, &d);
 		snprintf(sd->name, sizeof(sd->name), "%s", d.name);
 		memcpy(sd->mac, d.mac, 6);
+		sd->dm_size = d.dm_size;
 		sd->db_first = n_db;
 		sd->n_db = RTE_MIN(dpv_host_db_count(i), (unsigned int)DPV_MAX_QUEUES);
 		n_db += sd->n_db;

@@ -325,6 +325,7 @@ int dpvd_cm_start(void)
 	TAILQ_INIT(&g_self.mem);
 	TAILQ_INIT(&g_self.pdrefs);
 	TAILQ_INIT(&g_self.xrefs);
+	TAILQ_INIT(&g_self.dmrefs);
 	struct dpv_shm_hello h = {.version = DPV_SHM_VERSION};
 	/* the lowest slot is the daemon's: its endpoint is the fallback */
 	if (req(DPV_SHM_HELLO, &h, sizeof(h), -1) != 0 || dpvd_gsi_reserve(&g_self, 0) != 0) {

@@ -185,7 +185,7 @@ static int mem_del(struct dpvd_client *c, struct dpv_shm_mem *r)
 	 * region) does not use our mapping */
 	struct dpvd_obj *o;
 	TAILQ_FOREACH(o, &c->objs, next)
-		if (o->type == DPV_OBJ_MR && o->created && o->direct && o->addr < m->caddr + m->size &&
+		if (o->type == DPV_OBJ_MR && o->created && o->direct && !o->dm && o->addr < m->caddr + m->size &&
 		    m->caddr < o->addr + o->length)
 			return -EBUSY;
 	TAILQ_REMOVE(&c->mem, m, next);
@@ -316,16 +316,31 @@ static int mr_memory(struct dpvd_client *c, const struct dpv_shm_mr *r, int32_t 
 	return 0;
 }
 
+/* An MR on device memory c holds (ibv_reg_dm_mr): zero-based, its bytes
+ * at our mapping of the memory from dm_offset, which the MR must not pass
+ * (ib_core's check, made again). */
+static int mr_dm_memory(struct dpvd_client *c, const struct dpv_shm_mr *r, struct dpvd_dm **dmp, uint64_t *eng)
+{
+	struct dpvd_dm *dm = dpvd_dm_held(c, r->dm);
+	if (!dm || dm->dev != r->dev || r->dm_offset > dm->length || r->length > dm->length - r->dm_offset ||
+	    r->addr + r->length < r->addr)
+		return -EINVAL;
+	*dmp = dm;
+	*eng = (uint64_t)(uintptr_t)(dm->addr + r->dm_offset);
+	return 0;
+}
+
 static int mr_reg(struct dpvd_client *c, struct dpv_shm_mr *r)
 {
 	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_MR, r->key >> 8, false);
 	struct dpvd_obj *pd = dpv_pool_get(DPV_OBJ_PD, r->pd);
-	if (!dpv_host_dev_ok(r->dev) || !o || !r->length || r->addr + r->length < r->addr || !dpvd_pd_usable(c, r->pd) ||
-	    (o->created && (o->dev != r->dev || o->mw)))
-		return -EINVAL;
-	int32_t pid;
+	if (!dpv_host_dev_ok(r->dev) || !o || (!r->length && !r->dm) || r->addr + r->length < r->addr ||
+	    !dpvd_pd_usable(c, r->pd) || (o->created && (o->dev != r->dev || o->mw)) || (o->created && (o->dm || r->dm)))
+		return -EINVAL; /* an MR on device memory is not re-registered (ib_core) */
+	int32_t pid = 0;
 	uint64_t eng;
-	int e = mr_memory(c, r, &pid, &eng);
+	struct dpvd_dm *dm = NULL;
+	int e = r->dm ? mr_dm_memory(c, r, &dm, &eng) : mr_memory(c, r, &pid, &eng);
 	if (e)
 		return e;
 	struct dpv_mr_desc desc = {.key = r->key, .pd = r->pd, .addr = r->addr, .iova = r->iova,
@@ -340,6 +355,9 @@ static int mr_reg(struct dpvd_client *c, struct dpv_shm_mr *r)
 		o->dev = r->dev;
 		o->uses[0] = pd;
 		pd->users++;
+		o->dm = dm;
+		if (dm)
+			dm->mrs++;
 	} else if (o->uses[0] != pd) { /* re-registered on another PD */
 		o->uses[0]->users--;
 		o->uses[0] = pd;
@@ -572,6 +590,9 @@ void dpvd_obj_destroy(struct dpvd_obj *o)
 		else
 			dpv_host_dereg_mr(o->dev, o->key, true); /* windows bound to it open onto nothing */
 		o->mw = false;
+		if (o->dm)
+			dpvd_dm_mr_put(o->dm); /* the memory may go with its last MR */
+		o->dm = NULL;
 		break;
 	case DPV_OBJ_AH:
 		dpv_host_destroy_ah(o->dev, o->num);
@@ -664,6 +685,9 @@ int dpvd_dispatch(struct dpvd_client *c, struct dpv_shm_msg *m, int fds[DPV_SHM_
 	case DPV_SHM_GSI_LISTEN: return dpvd_gsi_listen(c, &m->u.gsil);
 	case DPV_SHM_MCAST: return dpvd_qp_mcast(c, &m->u.mcast);
 	case DPV_SHM_NEIGH: return neigh_query(&m->u.neigh);
+	case DPV_SHM_DM_ALLOC: return dpvd_dm_alloc(c, &m->u.dm, out_fd);
+	case DPV_SHM_DM_FREE: return dpvd_dm_free(c, &m->u.dm);
+	case DPV_SHM_DM_IMPORT: return dpvd_dm_import(c, &m->u.dm, out_fd);
 	default: return -EOPNOTSUPP;
 	}
 }

@@ -292,6 +292,7 @@ int rm_probe(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsigned in
 		snprintf(devs[i].name, sizeof(devs[i].name), "%s", rm_global.w.devs[i].name);
 		memcpy(devs[i].mac, rm_global.w.devs[i].mac, 6);
 		devs[i].drv = &rm_global.devs[i];
+		devs[i].dm_size = rm_global.w.devs[i].dm_size;
 	}
 	pthread_atfork(NULL, NULL, rm_atfork_child);
 	return (int)n;

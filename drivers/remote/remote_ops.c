@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #include "remote.h"
 
@@ -140,7 +141,8 @@ static int rm_import_mr(void *dev, uint32_t ctx, uint32_t index, struct dpv_mr_d
 static int rm_reg_mr(void *dev, const struct dpv_mr_desc *d)
 {
 	struct dpv_shm_mr m = {.dev = dev_index(dev), .key = d->key, .pd = d->pd, .access = d->access,
-			       .addr = d->addr, .iova = d->iova, .length = d->length};
+			       .addr = d->addr, .iova = d->iova, .length = d->length, .dm = d->dm,
+			       .dm_offset = d->dm_offset};
 	return rm_call(DPV_SHM_MR_REG, &m, NULL, 0, NULL);
 }
 
@@ -163,6 +165,74 @@ static void rm_dealloc_mw(void *dev, uint32_t key)
 {
 	struct dpv_shm_mw m = {.dev = dev_index(dev), .key = key};
 	rm_call(DPV_SHM_MW_DEALLOC, &m, NULL, 0, NULL);
+}
+
+/* ---- device memory: a memfd per allocation, made by the daemon, mapped
+ * here and there (the engine reaches it at the daemon's mapping) ---- */
+
+static int dm_map(const struct dpv_shm_dm *m, int fd, struct dpv_dm_desc *dm)
+{
+	if (fd < 0 || !m->map_bytes || m->map_bytes < m->length) {
+		if (fd >= 0)
+			close(fd);
+		return -EPROTO;
+	}
+	void *p = mmap(NULL, m->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -ENOMEM;
+	dm->handle = m->handle;
+	dm->length = m->length;
+	dm->addr = p;
+	return 0;
+}
+
+static size_t dm_map_bytes(uint64_t length)
+{
+	return RTE_ALIGN_CEIL(length, (uint64_t)4096);
+}
+
+static int rm_alloc_dm(void *dev, uint32_t ctx, uint64_t length, uint32_t log_align, struct dpv_dm_desc *dm)
+{
+	struct dpv_shm_dm m = {.dev = dev_index(dev), .ctx = ctx, .length = length, .log_align = log_align};
+	int fd = -1;
+	int e = rm_call(DPV_SHM_DM_ALLOC, &m, NULL, 0, &fd);
+	if (e)
+		return e;
+	e = dm_map(&m, fd, dm);
+	if (e) {
+		struct dpv_shm_dm f = {.dev = m.dev, .handle = m.handle};
+		rm_call(DPV_SHM_DM_FREE, &f, NULL, 0, NULL);
+	}
+	return e;
+}
+
+static int rm_import_dm(void *dev, uint32_t ctx, uint32_t handle, struct dpv_dm_desc *dm)
+{
+	struct dpv_shm_dm m = {.dev = dev_index(dev), .ctx = ctx, .handle = handle};
+	int fd = -1;
+	int e = rm_call(DPV_SHM_DM_IMPORT, &m, NULL, 0, &fd);
+	if (e)
+		return e;
+	e = dm_map(&m, fd, dm);
+	if (e) {
+		struct dpv_shm_dm f = {.dev = m.dev, .handle = handle};
+		rm_call(DPV_SHM_DM_FREE, &f, NULL, 0, NULL);
+	}
+	return e;
+}
+
+/* The daemon drops this process' handle first (it refuses while an MR of
+ * ours is on it); the memory stays mapped in the daemon while anyone holds
+ * it. */
+static int rm_free_dm(void *dev, const struct dpv_dm_desc *dm)
+{
+	struct dpv_shm_dm m = {.dev = dev_index(dev), .handle = dm->handle};
+	int e = rm_call(DPV_SHM_DM_FREE, &m, NULL, 0, NULL);
+	if (e && e != -EIO)
+		return e;
+	munmap(dm->addr, dm_map_bytes(dm->length));
+	return e;
 }
 
 static int rm_create_ah(void *dev, const struct dpv_ah_desc *a)
@@ -482,6 +552,7 @@ static void rm_close_qp(void *p)
 /* The remote driver: every operation a request to dpverbsd, but the
  * device, progress and memory ones of remote.c. */
 static const struct dpv_verbs_ops rm_verbs_ops = {
+	.alloc_dm = rm_alloc_dm,
 	.alloc_mw = rm_alloc_mw,
 	.alloc_pd = rm_alloc_pd,
 	.close_qp = rm_close_qp,
@@ -500,6 +571,8 @@ static const struct dpv_verbs_ops rm_verbs_ops = {
 	.destroy_qp = rm_destroy_qp,
 	.destroy_srq = rm_destroy_srq,
 	.fork_safe = rm_fork_safe,
+	.free_dm = rm_free_dm,
+	.import_dm = rm_import_dm,
 	.import_mr = rm_import_mr,
 	.import_pd = rm_import_pd,
 	.mcast_attach = rm_mcast_attach,

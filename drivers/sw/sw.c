@@ -52,6 +52,7 @@ static int sw_probe(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsi
 		snprintf(devs[i].name, sizeof(devs[i].name), "%s", rt->ports[i].name);
 		memcpy(devs[i].mac, rt->ports[i].mac, DPV_MAC_LEN);
 		devs[i].drv = &g_devs[i];
+		devs[i].dm_size = sw_dm_init(&g_devs[i], rt->ports[i].conf ? rt->ports[i].conf->dm_size : 0);
 	}
 	dpv_port_set_rx_handler(sw_rx);
 	dpv_port_set_poll_handler(sw_poll);
@@ -196,6 +197,7 @@ static const struct dpv_engine_ops sw_engine_ops = {
 };
 
 static const struct dpv_verbs_ops sw_verbs_ops = {
+	.alloc_dm = sw_alloc_dm,
 	.alloc_mw = sw_alloc_mw,
 	.create_ah = sw_create_ah,
 	.create_cq = sw_create_cq,
@@ -209,6 +211,7 @@ static const struct dpv_verbs_ops sw_verbs_ops = {
 	.destroy_qp = sw_destroy_qp,
 	.destroy_srq = sw_destroy_srq,
 	.destroy_td = sw_destroy_td,
+	.free_dm = sw_free_dm,
 	.mcast_attach = sw_mcast_attach,
 	.mcast_detach = sw_mcast_detach,
 	.modify_qp = sw_modify_qp,

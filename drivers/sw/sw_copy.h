@@ -19,9 +19,9 @@
 
 #include "sw_loc.h"
 
-/* Is any registered MR in another process' memory or mapped elsewhere, or
- * does the engine serve other processes? (sw_remote_mrs, sw_loc.h) Then
- * every SGE is resolved through its MR. */
+/* Is any registered MR in another process' memory, or does the engine serve
+ * other processes? (sw_remote_mrs, sw_loc.h) Then every SGE takes the slow
+ * path. */
 static inline bool sw_any_remote_mr(void)
 {
 	return atomic_load_explicit(&sw_remote_mrs, memory_order_relaxed) != 0 ||
@@ -41,7 +41,8 @@ static inline void sw_mem_flush(void)
  * each copy, retransmissions and later packets of a message included: the
  * MR must still be registered, cover the bytes and, unless pd is
  * SW_PD_CHECKED, belong to protection domain pd (the access rights were
- * checked when the WQE started). A key deregistered meanwhile fails the copy
+ * checked when the WQE started); the bytes are at the SGE's address plus
+ * the MR's delta (0 but for device memory and shared mode's regions). A key deregistered meanwhile fails the copy
  * (-EACCES) before any byte of its memory is touched, and ibv_dereg_mr waits
  * for copies that resolved it before (sw_quiesce): so the engine never
  * reads or writes memory the application deregistered. The fast path (one
@@ -55,9 +56,10 @@ static inline int sw_sge_copy_in(uint32_t pd, const struct dpv_sge *sge, uint32_
 				 const void *src, uint32_t len)
 {
 	if (likely(len && n == 1 && off + len <= sge[0].length && !sw_any_remote_mr())) {
-		if (unlikely(!sw_mr_range(pd, sge[0].lkey, sge[0].addr + off, len)))
+		const struct sw_mr *m = sw_mr_range(pd, sge[0].lkey, sge[0].addr + off, len);
+		if (unlikely(!m))
 			return -EACCES;
-		return sw_copy_safe((uint8_t *)(uintptr_t)sge[0].addr + off, src, len);
+		return sw_copy_safe((uint8_t *)(uintptr_t)(sge[0].addr + off + (uint64_t)m->delta), src, len);
 	}
 	return len ? sw_sge_copy_in_slow(pd, sge, n, off, src, len) : 0;
 }
@@ -83,7 +85,8 @@ static inline int sw_sge_copy_out(uint32_t pd, const struct dpv_sge *sge, uint32
 			memset(dst, 0, len);
 			return -EACCES;
 		}
-		if (unlikely(sw_copy_safe(dst, (const uint8_t *)(uintptr_t)sge[0].addr + off, len) != 0)) {
+		if (unlikely(sw_copy_safe(dst, (const uint8_t *)(uintptr_t)(sge[0].addr + off + (uint64_t)m->delta),
+					  len) != 0)) {
 			memset(dst, 0, len); /* gone: zeroes rather than stale frame bytes */
 			return sw_mr_odp(m) ? -EFAULT : 0;
 		}

@@ -47,8 +47,8 @@ const struct sw_mr *sw_mr_lookup(uint32_t key);
  * otherwise. With pd 0 key may be a window's rkey (an SGE the responder
  * built): the MR it is bound to, if the window still covers the bytes. */
 const struct sw_mr *sw_mr_range(uint32_t pd, uint32_t key, uint64_t addr, uint32_t len);
-/* Is any registered MR in another process' memory, or mapped at another
- * address (shared mode)? Then every SGE is resolved through its MR. So is
+/* Is any registered MR in another process' memory (shared mode)? Then
+ * every SGE takes the slow path (sw_mem.c: batched system calls). So does
  * every SGE once the engine serves other processes (sw_db_attach): their
  * rings are memory they write, an SGE read there may have changed since
  * it was checked, and a raw SGE address is never to be used
@@ -67,6 +67,12 @@ bool sw_gsi_tx_ok(const struct sw_qp *qp, const uint8_t dgid[16], const uint8_t 
 /* The port's GSI QP goes from old to qp: -EEXIST if it was not old. */
 int sw_tab_gsi_set(const struct dpv_port *port, struct sw_qp *old, struct sw_qp *qp);
 
+/* sw_dm.c */
+/* Device d's dm_size bytes of device memory (a memzone on its port's NUMA
+ * node): the bytes it offers (0: none, or no memory for them). */
+uint64_t sw_dm_init(struct sw_dev *d, uint32_t dm_size);
+int sw_alloc_dm(void *dev, uint32_t ctx, uint64_t length, uint32_t log_align, struct dpv_dm_desc *dm);
+int sw_free_dm(void *dev, const struct dpv_dm_desc *dm);
 /* sw_mw.c */
 int sw_alloc_mw(void *dev, const struct dpv_mw_desc *d);
 void sw_dealloc_mw(void *dev, uint32_t key);
@@ -228,7 +234,7 @@ void sw_resp_nak(struct sw_qp *qp, uint8_t syndrome, uint32_t psn);
 /* Remember an ACK to send at the end of the burst (coalesced). */
 void sw_resp_queue_ack(struct sw_qp *qp, uint32_t psn);
 void sw_resp_flush_ack(struct sw_qp *qp);
-void sw_resp_read(struct sw_qp *qp, const uint8_t *src, uint32_t rkey, uint32_t len, uint32_t psn,
+void sw_resp_read(struct sw_qp *qp, uint64_t src, uint32_t rkey, uint32_t len, uint32_t psn,
 		  uint32_t req_psn);
 void sw_resp_atomic(struct sw_qp *qp, uint32_t psn, uint64_t orig);
 /* Send up to budget queued response packets; true if some remain. */

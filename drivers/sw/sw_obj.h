@@ -162,7 +162,7 @@ struct sw_resp_ent {
 	uint8_t syndrome;         /* RESP_ACK: ACK or NAK syndrome */
 	uint32_t psn;             /* first PSN of the response(s) */
 	uint32_t msn;
-	const uint8_t *src;       /* RESP_READ: data, len bytes ... */
+	uint64_t src;             /* RESP_READ: data, len bytes (its MR's addresses) ... */
 	uint32_t rkey;            /* ... in the MR of this rkey */
 	uint32_t len, sent;
 	uint32_t req_psn;         /* RESP_READ: first PSN of the READ it answers */
@@ -222,7 +222,7 @@ struct sw_resp {
 	struct sw_tm_rndv rndv;   /* tag matching SRQ: the rendezvous in progress ... */
 	struct sw_tm_rndv rndv_q[SW_RNDV_Q]; /* ... and those waiting for it, in order */
 	uint8_t rndv_qn;
-	uint8_t *wr_addr;         /* RDMA WRITE cursor */
+	uint64_t wr_addr;         /* RDMA WRITE cursor (its MR's addresses) */
 	uint32_t wr_rkey;         /* ... in the MR of this rkey */
 	uint32_t wr_left, wr_total;
 	bool ack_pending;         /* coalesced ACK to send after this burst */

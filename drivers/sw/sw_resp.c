@@ -102,24 +102,31 @@ static uint32_t resp_pd(const struct sw_qp *qp)
 
 /* Remote access check (IBA 10.6.3.2, 9.7.4.1.5): rkey, PD, access right of
  * the MR, or of the memory window the rkey names (sw_mw.c: its range, and
- * for type 2B this QP), and of the QP, bounds. Returns the address (in the
- * MR owner's address space: *pid, 0 for this process) or NULL. */
-static uint8_t *rkey_check(struct sw_qp *qp, uint32_t rkey, uint64_t va, uint64_t len, int access,
-			   const struct sw_mr **mrp)
+ * for type 2B this QP), and of the QP, bounds. true and *addr: the address
+ * in the MR's own address space, what its SGEs name (0 is one: a
+ * zero-based MR on device memory names its bytes from 0). */
+static bool rkey_check(struct sw_qp *qp, uint32_t rkey, uint64_t va, uint64_t len, int access,
+		       const struct sw_mr **mrp, uint64_t *addr)
 {
 	const struct sw_mr *mr = sw_mpt_lookup(rkey);
 	uint32_t pd = resp_pd(qp);
 	if (!mr || !pd || !(qp->attr.qp_access_flags & access))
-		return NULL;
-	if (mr->kind != SW_MPT_MR)
-		return sw_mw_resolve(mr, rkey, pd, qp->uid, va, len, access, mrp);
+		return false;
+	if (mr->kind != SW_MPT_MR) {
+		/* a window is never on device memory (ibv_reg_dm_mr gives no
+		 * MW_BIND): its NULL is a refusal */
+		uint8_t *a = sw_mw_resolve(mr, rkey, pd, qp->uid, va, len, access, mrp);
+		*addr = (uint64_t)(uintptr_t)a;
+		return a != NULL;
+	}
 	if (mr->pd != pd || (mr->access & access) != access)
-		return NULL;
+		return false;
 	if (va < mr->iova || va + len > mr->iova + mr->length || va + len < va)
-		return NULL;
+		return false;
 	*mrp = mr;
-	/* in integers: the implicit ODP MR's addr is NULL */
-	return (uint8_t *)(uintptr_t)((uintptr_t)mr->addr + (va - mr->iova));
+	/* in integers: the implicit ODP MR's addr is NULL, a DM MR's is 0 */
+	*addr = (uint64_t)(uintptr_t)mr->addr + (va - mr->iova);
+	return true;
 }
 
 /* x: the first packet of a SEND (NULL for a WRITE with immediate), whose
@@ -264,9 +271,9 @@ static enum resp_state chk_rkey(struct sw_qp *qp, struct resp_ctx *x)
 	struct dpv_pkt_info *pi = x->pi;
 	/* a zero-length WRITE needs no rkey (IBA 9.4.3) */
 	const struct sw_mr *mr;
-	uint8_t *dst = pi->reth_len ? rkey_check(qp, pi->reth_rkey, pi->reth_va, pi->reth_len,
-						 IBV_ACCESS_REMOTE_WRITE, &mr) : (uint8_t *)1;
-	if (!dst)
+	uint64_t dst = 0;
+	if (pi->reth_len && !rkey_check(qp, pi->reth_rkey, pi->reth_va, pi->reth_len, IBV_ACCESS_REMOTE_WRITE,
+					&mr, &dst))
 		return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR);
 	r->wr_addr = dst;
 	r->wr_rkey = pi->reth_rkey;
@@ -283,7 +290,7 @@ static enum resp_state exec_write(struct sw_qp *qp, struct resp_ctx *x)
 	if (x->plen) {
 		/* the placement is a one-element SGE in the MR of the rkey (lkey
 		 * == rkey): memory of this process or, shared mode, another's */
-		struct dpv_sge s = {.addr = (uintptr_t)r->wr_addr, .length = x->plen, .lkey = r->wr_rkey};
+		struct dpv_sge s = {.addr = r->wr_addr, .length = x->plen, .lkey = r->wr_rkey};
 		if (sw_sge_copy_in(SW_PD_CHECKED, &s, 1, 0, x->pay, x->plen))
 			return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR); /* unmapped under its MR */
 	}
@@ -310,9 +317,9 @@ static enum resp_state read_reply(struct sw_qp *qp, struct resp_ctx *x)
 	struct dpv_pkt_info *pi = x->pi;
 	uint32_t mtu = sw_qp_mtu(qp);
 	const struct sw_mr *mr;
-	const uint8_t *src = pi->reth_len ? rkey_check(qp, pi->reth_rkey, pi->reth_va, pi->reth_len,
-						       IBV_ACCESS_REMOTE_READ, &mr) : (const uint8_t *)"";
-	if (!src)
+	uint64_t src = 0;
+	if (pi->reth_len && !rkey_check(qp, pi->reth_rkey, pi->reth_va, pi->reth_len, IBV_ACCESS_REMOTE_READ,
+					&mr, &src))
 		return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR);
 	uint32_t n = pi->reth_len ? (pi->reth_len + mtu - 1) / mtu : 1;
 	r->msn = dpv_psn_add(r->msn, 1);
@@ -331,10 +338,11 @@ static enum resp_state atomic_reply(struct sw_qp *qp, struct resp_ctx *x)
 	if (pi->atm_va & 7)
 		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR); /* IBA 9.4.5: 8-byte aligned */
 	const struct sw_mr *mr;
-	uint8_t *a = rkey_check(qp, pi->atm_rkey, pi->atm_va, 8, IBV_ACCESS_REMOTE_ATOMIC, &mr);
-	uint64_t *p = a ? (uint64_t *)(uintptr_t)((uint64_t)(uintptr_t)a + (uint64_t)mr->delta) : NULL;
+	uint64_t a;
+	bool ok = rkey_check(qp, pi->atm_rkey, pi->atm_va, 8, IBV_ACCESS_REMOTE_ATOMIC, &mr, &a);
+	uint64_t *p = ok ? (uint64_t *)(uintptr_t)(a + (uint64_t)mr->delta) : NULL;
 	uint64_t orig;
-	if (!p || sw_mem_atomic(mr->pid, p, x->op == DPV_OPC_CMP_SWAP, pi->atm_cmp, pi->atm_swap_add, &orig) != 0)
+	if (!ok || sw_mem_atomic(mr->pid, p, x->op == DPV_OPC_CMP_SWAP, pi->atm_cmp, pi->atm_swap_add, &orig) != 0)
 		return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR);
 	r->msn = dpv_psn_add(r->msn, 1);
 	save_res(qp, true, pi->psn, pi->psn, orig);
@@ -440,10 +448,9 @@ static enum resp_state duplicate(struct sw_qp *qp, struct resp_ctx *x)
 			 * with the rkey checked again: its MR deregistered since is a
 			 * remote access error (as rxe_recheck_mr) */
 			const struct sw_mr *mr;
-			const uint8_t *src = pi->reth_len ? rkey_check(qp, pi->reth_rkey, pi->reth_va,
-								       pi->reth_len, IBV_ACCESS_REMOTE_READ, &mr)
-							  : (const uint8_t *)"";
-			if (!src)
+			uint64_t src = 0;
+			if (pi->reth_len && !rkey_check(qp, pi->reth_rkey, pi->reth_va, pi->reth_len,
+							IBV_ACCESS_REMOTE_READ, &mr, &src))
 				return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR);
 			sw_resp_read(qp, src, pi->reth_rkey, pi->reth_len, pi->psn, res->first_psn);
 			return RESPST_DONE;

@@ -52,7 +52,7 @@ static int xmit_read(struct sw_qp *qp, struct sw_resp_ent *e)
 	b.aeth_syndrome = DPV_AETH_CREDIT_INVALID;
 	b.aeth_msn = e->msn;
 	/* the data is a one-element SGE in the MR of the rkey (lkey == rkey) */
-	struct dpv_sge s = {.addr = (uintptr_t)e->src, .length = e->len, .lkey = e->rkey};
+	struct dpv_sge s = {.addr = e->src, .length = e->len, .lkey = e->rkey};
 	int r = sw_xmit(qp, &b, SW_PD_CHECKED, chunk ? &s : NULL, chunk ? 1 : 0, e->sent, chunk, NULL);
 	if (r == -ENOBUFS || r == -EACCES)
 		return r;
@@ -194,7 +194,7 @@ void sw_resp_nak(struct sw_qp *qp, uint8_t syndrome, uint32_t psn)
  * the rest of it only). IBA 9.9.2.2: a duplicate READ restarts its
  * responses, so those of the same READ still queued are superseded (sending
  * them would only push back the ones the requester waits for). */
-void sw_resp_read(struct sw_qp *qp, const uint8_t *src, uint32_t rkey, uint32_t len, uint32_t psn,
+void sw_resp_read(struct sw_qp *qp, uint64_t src, uint32_t rkey, uint32_t len, uint32_t psn,
 		  uint32_t req_psn)
 {
 	struct sw_resp *r = &qp->resp;

@@ -186,7 +186,7 @@ int sw_reg_mr(void *dev, const struct dpv_mr_desc *d)
 		rte_spinlock_unlock(&g_tab.lock);
 		return -EBUSY; /* another MR (or a memory window) holds this index */
 	}
-	if (old && (m->pid || m->delta))
+	if (old && m->pid)
 		atomic_fetch_sub(&sw_remote_mrs, 1);
 	/* a new registration is published by its key, after its fields; a
 	 * re-registration (same key) changes the fields in place (the windows
@@ -203,7 +203,7 @@ int sw_reg_mr(void *dev, const struct dpv_mr_desc *d)
 	m->access = d->access;
 	m->pid = pid;
 	m->delta = !d->pid && d->engine_addr ? (int64_t)(d->engine_addr - d->addr) : 0;
-	if (m->pid || m->delta)
+	if (m->pid)
 		atomic_fetch_add(&sw_remote_mrs, 1);
 	atomic_store_explicit(&m->key, d->key, memory_order_release);
 	rte_spinlock_unlock(&g_tab.lock);
@@ -225,7 +225,7 @@ int sw_dereg_mr(void *dev, uint32_t key, bool force)
 		}
 		atomic_store_explicit(&m->key, 0, memory_order_release);
 		live = true;
-		if (m->pid || m->delta)
+		if (m->pid)
 			atomic_fetch_sub(&sw_remote_mrs, 1);
 	}
 	rte_spinlock_unlock(&g_tab.lock);

@@ -36,6 +36,9 @@ extern "C" {
 #define DPV_CONF_MIN_MBUFS 128
 #define DPV_CONF_MAX_MBUFS (1u << 24)
 #define DPV_CONF_MAX_LCORE 127          /* lcore ids 0 .. 127 */
+#define DPV_CONF_DEF_DM_SIZE (256u << 10) /* "dm_size": device memory, as a ConnectX's MEMIC */
+#define DPV_CONF_MAX_DM_SIZE (1u << 30)
+#define DPV_CONF_DM_UNIT DPV_DM_UNIT     /* dm_size is a multiple of it */
 #define DPV_CONF_DEF_LOG_LEVEL 4        /* RTE_LOG_ERR */
 #define DPV_CONF_MAX_LOG_LEVEL 8        /* RTE_LOG_DEBUG */
 #define DPV_CONF_MAX_MEMORY_MB (1u << 20)
@@ -125,6 +128,9 @@ struct dpv_conf_port {
 	 * or longer, so that LID-addressed programs work on RoCE within that
 	 * /16 (dpv_port_lid); "off": LID 0, as a ConnectX RoCE port */
 	bool lid_off;
+	/* "dm_size": bytes of device memory (ibv_alloc_dm) the port's device
+	 * offers, max_dm_size of ibv_query_device_ex; 0: none */
+	uint32_t dm_size;
 };
 
 struct dpv_conf_fault {

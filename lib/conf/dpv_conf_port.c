@@ -571,11 +571,32 @@ static int check_af_xdp(struct ctx *x, json_t *pj, const char *path, const struc
 	return 0;
 }
 
+/* dm_size: bytes of device memory, 0 (none) or a multiple of the
+ * allocation unit up to DPV_CONF_MAX_DM_SIZE */
+static int parse_dm_size(struct ctx *x, json_t *pj, const char *path, struct dpv_conf_port *p)
+{
+	char fp[CONF_PATH_LEN];
+	long long n;
+	int r = conf_get_int(x, pj, path, "dm_size", 0, DPV_CONF_MAX_DM_SIZE, false, &n);
+	if (r < 0)
+		return -1;
+	if (r == 0) {
+		p->dm_size = DPV_CONF_DEF_DM_SIZE;
+		return 0;
+	}
+	if (n % DPV_CONF_DM_UNIT) {
+		conf_pjoin(fp, path, "dm_size");
+		return conf_fail(x, fp, "must be a multiple of %u bytes (got %lld)", DPV_CONF_DM_UNIT, n);
+	}
+	p->dm_size = (uint32_t)n;
+	return 0;
+}
+
 static int parse_port(struct ctx *x, json_t *pj, unsigned int i, struct port_aux *aux)
 {
 	static const char *const keys[] = { "name", "device", "mac", "ipv4", "ipv6",
 					    "mtu", "rx_desc", "tx_desc", "queues", "lcores",
-					    "mbufs", "flow", "kernel_iface", "lid", NULL };
+					    "mbufs", "flow", "kernel_iface", "lid", "dm_size", NULL };
 	struct dpv_conf_port *p = &x->c->ports[i];
 	char path[CONF_PATH_LEN], fp[CONF_PATH_LEN], dpath[CONF_PATH_LEN];
 	const char *s;
@@ -640,7 +661,8 @@ static int parse_port(struct ctx *x, json_t *pj, unsigned int i, struct port_aux
 		return -1;
 	p->lid_off = lid == 1;
 	if (parse_mbufs(x, pj, path, p) < 0 || parse_flow(x, pj, path, p) < 0 ||
-	    parse_kernel_iface(x, pj, path, p) < 0 || check_af_xdp(x, pj, path, p) < 0)
+	    parse_kernel_iface(x, pj, path, p) < 0 || parse_dm_size(x, pj, path, p) < 0 ||
+	    check_af_xdp(x, pj, path, p) < 0)
 		return -1;
 	return check_unique(x, i, path, aux);
 }

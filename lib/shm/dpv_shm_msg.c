@@ -56,6 +56,9 @@ size_t dpv_shm_body_len(uint16_t op)
 		[DPV_SHM_NEIGH] = BODY(neigh),
 		[DPV_SHM_MW_ALLOC] = BODY(mw),
 		[DPV_SHM_MW_DEALLOC] = BODY(mw),
+		[DPV_SHM_DM_ALLOC] = BODY(dm),
+		[DPV_SHM_DM_FREE] = BODY(dm),
+		[DPV_SHM_DM_IMPORT] = BODY(dm),
 	};
 	return op < DPV_SHM_OP_NR ? len[op] : 0;
 }

@@ -72,6 +72,9 @@ enum dpv_shm_op {
 	DPV_SHM_NEIGH,            /* dpv_query_neigh: the daemon's ARP / ND table */
 	DPV_SHM_MW_ALLOC,         /* ibv_alloc_mw */
 	DPV_SHM_MW_DEALLOC,       /* ibv_dealloc_mw */
+	DPV_SHM_DM_ALLOC,         /* ibv_alloc_dm; answer fd: the device memory (memfd) */
+	DPV_SHM_DM_FREE,          /* ibv_free_dm, ibv_unimport_dm */
+	DPV_SHM_DM_IMPORT,        /* ibv_import_dm; answer fd: the device memory (memfd) */
 	DPV_SHM_OP_NR,
 };
 
@@ -95,6 +98,7 @@ struct dpv_shm_dev {
 	uint8_t gid[DPV_SHM_GIDS][16];
 	uint8_t gid_valid[DPV_SHM_GIDS];
 	uint8_t gid_ip_ver[DPV_SHM_GIDS];
+	uint64_t dm_size;         /**< its device memory (max_dm_size), 0: none */
 };
 
 struct dpv_shm_hello {
@@ -149,7 +153,10 @@ struct dpv_shm_mr {
 	uint64_t addr, iova, length;
 	uint32_t pid;             /**< answer: 0 = direct (memory given with MEM_ADD), else the
 				       process read/written */
-	uint32_t rsvd;
+	uint32_t dm;              /**< ibv_reg_dm_mr: a device memory handle the connection
+				       holds (0: none); addr and iova are then the MR's
+				       zero-based addresses */
+	uint64_t dm_offset;       /**< the MR's first byte in the device memory */
 };
 
 /* MR_DEREG: -EBUSY while memory windows are bound to the MR. */
@@ -302,6 +309,17 @@ struct dpv_shm_open_qp {
 	uint32_t rsvd;
 };
 
+/** DPV_SHM_DM_ALLOC, DPV_SHM_DM_FREE, DPV_SHM_DM_IMPORT: device memory, one
+ *  memfd per allocation that the daemon makes and both processes map. */
+struct dpv_shm_dm {
+	uint32_t dev;
+	uint32_t ctx;             /**< IMPORT: the importing context (ALLOC: informational) */
+	uint32_t handle;          /**< ALLOC: answer; FREE, IMPORT: request */
+	uint32_t log_align;       /**< ALLOC: 2^log_align alignment asked */
+	uint64_t length;          /**< ALLOC: request; IMPORT: answer */
+	uint64_t map_bytes;       /**< answer: bytes of the memfd that comes with it */
+};
+
 /** A message: header and one of the bodies. */
 struct dpv_shm_msg {
 	struct dpv_shm_hdr h;
@@ -327,6 +345,7 @@ struct dpv_shm_msg {
 		struct dpv_shm_gsi_listen gsil;
 		struct dpv_shm_mcast mcast;
 		struct dpv_shm_neigh neigh;
+		struct dpv_shm_dm dm;
 		uint8_t raw[DPV_SHM_MAX_MSG - sizeof(struct dpv_shm_hdr)];
 	} u;
 };

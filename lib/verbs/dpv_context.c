@@ -67,6 +67,7 @@ void dpv_context_ops_init(struct dpv_context *ctx)
 	v->dealloc_td = dpv_dealloc_td;
 	v->alloc_parent_domain = dpv_alloc_parent_domain;
 	v->advise_mr = dpv_advise_mr;
+	dpv_dm_ops_init(v);
 }
 
 /* ---- asynchronous events ---- */

@@ -99,6 +99,7 @@ static void dev_init(struct dpv_device *d, const struct dpv_dev_info *di, unsign
 	d->gsi = &g_gsi;
 	d->drv_dev = di->drv;
 	d->index = index;
+	d->dm_size = di->dm_size;
 	memcpy(d->mac, di->mac, 6);
 	rte_spinlock_init(&d->ctx_lock);
 	LIST_INIT(&d->ctxs);

@@ -176,6 +176,7 @@ static int vctx_query_device_ex(struct ibv_context *c, const struct ibv_query_de
 	full.phys_port_cnt_ex = DPV_PHYS_PORT_CNT;
 	fill_odp_caps(&full);
 	dpv_tm_caps(&full.tm_caps);
+	full.max_dm_size = to_dctx(c)->dev->dm_size; /* the port's "dm_size" (ibv_alloc_dm) */
 	memcpy(attr, &full, attr_size < sizeof(full) ? attr_size : sizeof(full));
 	return 0;
 }

@@ -49,6 +49,17 @@ struct dpv_dev_info {
 	char name[64];           /**< verbs device name ("dpv0") */
 	uint8_t mac[6];          /**< node GUID = modified EUI-64 of it */
 	void *drv;               /**< the driver's device object */
+	uint64_t dm_size;        /**< bytes of device memory (ibv_alloc_dm) it offers: the
+				      port's "dm_size"; 0: none */
+};
+
+/** Device memory (ibv_alloc_dm): memory the engine reaches directly, that
+ *  this process reads and writes at addr (ibv_memcpy_to_dm) and that MRs
+ *  name by handle and offset (ibv_reg_dm_mr). */
+struct dpv_dm_desc {
+	uint32_t handle;         /**< the driver's number of it (ibv_dm.handle) */
+	uint64_t length;         /**< bytes, as asked */
+	uint8_t *addr;           /**< where this process reaches it */
 };
 
 /** A memory region as the engine keeps it (the "register MR" command, as
@@ -66,6 +77,10 @@ struct dpv_mr_desc {
 					    process_vm_readv/writev) */
 	uint64_t engine_addr;          /**< pid 0: where the engine's process maps addr (shared
 					    memory mapped at another address); 0: at addr */
+	uint32_t dm;                   /**< ibv_reg_dm_mr: the device memory's handle (0: none);
+					    addr and iova are then 0 (zero-based), engine_addr
+					    its bytes at dm_offset in this process */
+	uint64_t dm_offset;            /**< the MR's first byte in the device memory */
 };
 
 /** A memory window as the engine keeps it (the "allocate MW" command): an
@@ -197,6 +212,11 @@ struct dpv_engine_ops {
  * the objects its create_* returned.
  */
 struct dpv_verbs_ops {
+	/** ibv_alloc_dm: length bytes (1 .. the device's dm_size) of device
+	 *  memory aligned to 2^log_align (at most DPV_DM_MAX_LOG_ALIGN) for the
+	 *  context ctx: *dm filled. -EINVAL (bad length or alignment), -ENOMEM
+	 *  (not that much left), -EOPNOTSUPP (default: the device has none). */
+	int (*alloc_dm)(void *dev, uint32_t ctx, uint64_t length, uint32_t log_align, struct dpv_dm_desc *dm);
 	/** ibv_alloc_mw: a window *mw in the key table (unbound). 0, -EBUSY
 	 *  (the index is another MR's or window's), -EINVAL, -EOPNOTSUPP
 	 *  (default: no memory windows; the device reports max_mw 0). */
@@ -259,6 +279,14 @@ struct dpv_verbs_ops {
 	 *  it attaches again; null: nothing to share. Default (sw): false, the
 	 *  child has its parent's EAL, ports and engine and must not run them. */
 	bool (*fork_safe)(void);
+	/** ibv_free_dm, ibv_unimport_dm: this process lets go of dm (no MR of
+	 *  its own is on it: the façade checks); its memory is freed with the
+	 *  last holder. 0, -errno. */
+	int (*free_dm)(void *dev, const struct dpv_dm_desc *dm);
+	/** ibv_import_dm: the device memory handle of the context ctx was
+	 *  imported from: *dm filled (addr: mapped in this process). -ENOENT,
+	 *  -EOPNOTSUPP (default). */
+	int (*import_dm)(void *dev, uint32_t ctx, uint32_t handle, struct dpv_dm_desc *dm);
 	/** ibv_import_mr: the MR index of the context ctx, imported: *mr gets
 	 *  its description. -ENOENT, -EOPNOTSUPP (default). */
 	int (*import_mr)(void *dev, uint32_t ctx, uint32_t index, struct dpv_mr_desc *mr);

@@ -56,6 +56,7 @@ int dpv_host_dev_query(uint32_t dev, struct dpv_host_dev *out)
 	snprintf(out->name, sizeof(out->name), "%s", d->ibdev.name);
 	memcpy(out->mac, d->mac, sizeof(out->mac));
 	out->node_guid = be64toh(d->guid);
+	out->dm_size = d->dm_size;
 	return 0;
 }
 

@@ -77,6 +77,7 @@ struct dpv_host_dev {
 	char name[64];               /**< verbs device name ("dpv0") */
 	uint8_t mac[6];              /**< its port's MAC */
 	uint64_t node_guid;          /**< node GUID, host byte order */
+	uint64_t dm_size;            /**< device memory it offers (max_dm_size), 0: none */
 };
 
 /** Fill *out for device dev. @return 0, -ENODEV. */

@@ -40,6 +40,11 @@ static int mr_to_engine(struct dpv_mr *mr)
 	struct dpv_device *d = to_dctx(mr->ibmr.context)->dev;
 	struct dpv_mr_desc desc = {.key = mr->ibmr.lkey, .pd = mr->pd, .addr = (uintptr_t)mr->addr,
 				   .iova = mr->iova, .length = mr->length, .access = mr->access};
+	if (mr->dm) { /* zero-based: addr 0 is the byte at dm_offset */
+		desc.dm = mr->dm->handle;
+		desc.dm_offset = mr->dm_offset;
+		desc.engine_addr = (uintptr_t)(mr->dm->addr + mr->dm_offset);
+	}
 	return dpv_ops(d)->reg_mr(d->drv_dev, &desc);
 }
 
@@ -63,6 +68,55 @@ static bool access_ok(unsigned int acc)
 static bool is_implicit(const void *addr, size_t length)
 {
 	return !addr && length == SIZE_MAX;
+}
+
+/* A new MR on addr..addr + length, addressed as iova; on device memory dm
+ * (ibv_reg_dm_mr), zero-based, at dm_offset of it. NULL with errno ENOMEM,
+ * or the driver's. */
+static struct ibv_mr *mr_new(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova, unsigned int acc,
+			     struct dpv_dm *dm, uint64_t dm_offset)
+{
+	struct dpv_mr *mr = calloc(1, sizeof(*mr));
+	if (!mr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	mr->upd = to_dpd(ibpd);
+	mr->pd = mr->upd->base->handle;
+	mr->addr = addr;
+	mr->length = length;
+	mr->iova = (acc & IBV_ACCESS_ZERO_BASED) ? 0 : iova;
+	mr->access = (int)acc;
+	mr->dm = dm;
+	mr->dm_offset = dm_offset;
+	mr->ibmr.context = ibpd->context;
+	mr->ibmr.pd = ibpd;
+	mr->ibmr.addr = dm ? dm->addr + dm_offset : addr; /* mlx5: the DM's mapping */
+	mr->ibmr.length = length;
+	uint8_t key = atomic_fetch_add(&g_key_seq, 1) + (uint8_t)(rte_get_tsc_cycles() >> 4);
+	/* the key must be right before the MR can be found: publish with it */
+	int pe = dpv_pool_add(DPV_OBJ_MR, mr, &mr->index);
+	if (pe != 0) {
+		free(mr);
+		errno = dpv_pool_errno(pe); /* limits.max_mr MRs exist */
+		return NULL;
+	}
+	mr->ibmr.handle = mr->index;
+	__atomic_store_n(&mr->ibmr.lkey, mr->index << 8 | key, __ATOMIC_RELEASE);
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	if (dm) /* before the engine can use it: ibv_free_dm sees it from now */
+		atomic_fetch_add(&dm->mrs, 1);
+	int r = mr_to_engine(mr);
+	if (r) {
+		if (dm)
+			atomic_fetch_sub(&dm->mrs, 1);
+		dpv_pool_del(DPV_OBJ_MR, mr->index, mr);
+		free(mr);
+		errno = -r;
+		return NULL;
+	}
+	atomic_fetch_add(&mr->upd->users, 1);
+	return &mr->ibmr;
 }
 
 /**
@@ -90,41 +144,15 @@ DPV_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *ibpd, void *addr, size
 		errno = EFAULT;
 		return NULL;
 	}
-	struct dpv_mr *mr = calloc(1, sizeof(*mr));
-	if (!mr) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	mr->upd = to_dpd(ibpd);
-	mr->pd = mr->upd->base->handle;
-	mr->addr = addr;
-	mr->length = length;
-	mr->iova = (acc & IBV_ACCESS_ZERO_BASED) || implicit ? 0 : iova;
-	mr->access = (int)acc;
-	mr->ibmr.context = ibpd->context;
-	mr->ibmr.pd = ibpd;
-	mr->ibmr.addr = addr;
-	mr->ibmr.length = length;
-	uint8_t key = atomic_fetch_add(&g_key_seq, 1) + (uint8_t)(rte_get_tsc_cycles() >> 4);
-	/* the key must be right before the MR can be found: publish with it */
-	int pe = dpv_pool_add(DPV_OBJ_MR, mr, &mr->index);
-	if (pe != 0) {
-		free(mr);
-		errno = dpv_pool_errno(pe); /* limits.max_mr MRs exist */
-		return NULL;
-	}
-	mr->ibmr.handle = mr->index;
-	__atomic_store_n(&mr->ibmr.lkey, mr->index << 8 | key, __ATOMIC_RELEASE);
-	mr->ibmr.rkey = mr->ibmr.lkey;
-	int r = mr_to_engine(mr);
-	if (r) {
-		dpv_pool_del(DPV_OBJ_MR, mr->index, mr);
-		free(mr);
-		errno = -r;
-		return NULL;
-	}
-	atomic_fetch_add(&mr->upd->users, 1);
-	return &mr->ibmr;
+	return mr_new(ibpd, addr, length, implicit ? 0 : iova, acc, NULL, 0);
+}
+
+/* ibv_reg_dm_mr (dpv_dm.c checked the arguments): the MR is zero-based,
+ * its bytes named 0 .. length - 1 locally and remotely. */
+struct ibv_mr *dpv_mr_reg_dm(struct ibv_pd *ibpd, struct dpv_dm *dm, uint64_t dm_offset, size_t length,
+			     unsigned int acc)
+{
+	return mr_new(ibpd, NULL, length, 0, acc | IBV_ACCESS_ZERO_BASED, dm, dm_offset);
 }
 
 #undef ibv_reg_mr
@@ -163,6 +191,8 @@ DPV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 	dpv_pool_del(DPV_OBJ_MR, mr->index, mr);
 	rte_spinlock_unlock(&g_mr_lock);
 	atomic_fetch_sub(&mr->upd->users, 1);
+	if (mr->dm)
+		atomic_fetch_sub(&mr->dm->mrs, 1);
 	free(mr);
 	return 0;
 }
@@ -174,7 +204,8 @@ DPV_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
  * no or unknown flags, bad access flags, NULL addr, zero length or above
  * max_mr_size, NULL PD or a PD of another context with
  * IBV_REREG_MR_CHANGE_PD; IBV_ACCESS_ON_DEMAND taken away from an implicit
- * ODP MR whose translation stays).
+ * ODP MR whose translation stays; an MR on device memory: ib_core refuses
+ * those).
  */
 DPV_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, void *addr, size_t length,
 			    int access)
@@ -187,7 +218,8 @@ DPV_EXPORT int ibv_rereg_mr(struct ibv_mr *ibmr, int flags, struct ibv_pd *pd, v
 	     (!addr || !length || (core && length > core->params.max_mr_size))) ||
 	    ((flags & IBV_REREG_MR_CHANGE_PD) && (!pd || pd->context != ibmr->context)) ||
 	    ((flags & (IBV_REREG_MR_CHANGE_ACCESS | IBV_REREG_MR_CHANGE_TRANSLATION)) == IBV_REREG_MR_CHANGE_ACCESS &&
-	     !(acc & IBV_ACCESS_ON_DEMAND) && is_implicit(ibmr->addr, ibmr->length))) {
+	     !(acc & IBV_ACCESS_ON_DEMAND) && is_implicit(ibmr->addr, ibmr->length)) ||
+	    to_dmr(ibmr)->dm) {
 		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
 	}

@@ -35,6 +35,7 @@ struct dpv_verbs_ops;
 struct dpv_engine_ops;
 struct dpv_gsi_ops;
 struct dpv_context;
+struct dpv_dm;
 
 struct dpv_device {
 	struct ibv_device ibdev;
@@ -45,6 +46,7 @@ struct dpv_device {
 	__be64 guid;
 	uint8_t mac[6];
 	unsigned int index;
+	uint64_t dm_size;            /* device memory it offers (max_dm_size), 0: none */
 	rte_spinlock_t ctx_lock;     /* contexts, for port events */
 	LIST_HEAD(, dpv_context) ctxs;
 };
@@ -122,6 +124,19 @@ struct dpv_mr {
 	/* façade: */
 	uint32_t index;
 	struct dpv_pd *upd;          /* the PD given (parent domain or plain) */
+	struct dpv_dm *dm;           /* ibv_reg_dm_mr: the device memory it is on */
+	uint64_t dm_offset;          /* ... and where in it the MR starts */
+};
+
+/* Device memory (dpv_dm.c). */
+struct dpv_dm {
+	struct ibv_dm ibdm;
+	/* the driver's (struct dpv_dm_desc): */
+	uint32_t handle;
+	uint64_t length;
+	uint8_t *addr;               /* where this process reaches it */
+	_Atomic int mrs;             /* MRs registered on it (ibv_free_dm: EBUSY) */
+	bool imported;               /* ibv_import_dm */
 };
 
 /* A memory window: an index of the MR pool (MRs and windows share one key
@@ -259,6 +274,7 @@ static inline struct dpv_context *to_dctx(struct ibv_context *c)
 static inline struct dpv_device *to_ddev(struct ibv_device *d) { return container_of(d, struct dpv_device, ibdev); }
 static inline struct dpv_pd *to_dpd(struct ibv_pd *p) { return container_of(p, struct dpv_pd, ibpd); }
 static inline struct dpv_mr *to_dmr(struct ibv_mr *m) { return container_of(m, struct dpv_mr, ibmr); }
+static inline struct dpv_dm *to_ddm(struct ibv_dm *d) { return container_of(d, struct dpv_dm, ibdm); }
 static inline struct dpv_ah *to_dah(struct ibv_ah *a) { return container_of(a, struct dpv_ah, ibah); }
 static inline struct dpv_mw *to_dmw(struct ibv_mw *m) { return container_of(m, struct dpv_mw, ibmw); }
 /* Is the MR pool's object o (a struct dpv_mr or dpv_mw) a memory window? */

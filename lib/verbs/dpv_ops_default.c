@@ -19,6 +19,10 @@
 
 /* ---- struct dpv_verbs_ops ---- */
 
+static int alloc_dm(void *dev, uint32_t ctx, uint64_t length, uint32_t log_align, struct dpv_dm_desc *dm)
+{
+	return -EOPNOTSUPP;
+}
 static int alloc_mw(void *dev, const struct dpv_mw_desc *mw) { return -EOPNOTSUPP; }
 static int alloc_pd(void *dev, uint32_t pdn) { return 0; }
 static void close_qp(void *qp) {}
@@ -37,6 +41,8 @@ static void destroy_ah(void *dev, uint32_t handle) {}
 static void destroy_obj(void *o) {}
 static int destroy_td(void *td) { return 0; }
 static bool no(void) { return false; }
+static int free_dm(void *dev, const struct dpv_dm_desc *dm) { return 0; }
+static int import_dm(void *dev, uint32_t ctx, uint32_t handle, struct dpv_dm_desc *dm) { return -EOPNOTSUPP; }
 static int import_mr(void *dev, uint32_t ctx, uint32_t index, struct dpv_mr_desc *mr) { return -EOPNOTSUPP; }
 static int import_pd(void *dev, uint32_t ctx, uint32_t pdn) { return -EOPNOTSUPP; }
 static int mcast(void *qp, const uint8_t *gid) { return -EOPNOTSUPP; }
@@ -77,6 +83,7 @@ static void xrcd_close(void *dev, uint32_t num) {}
 static int xrcd_open(void *dev, int fd, int oflags, uint32_t *num) { return -EOPNOTSUPP; }
 
 const struct dpv_verbs_ops dpv_verbs_defaults = {
+	alloc_dm,
 	alloc_mw,
 	alloc_pd,
 	close_qp,
@@ -97,6 +104,8 @@ const struct dpv_verbs_ops dpv_verbs_defaults = {
 	destroy_obj,            /* destroy_srq */
 	destroy_td,
 	no,                     /* fork_safe */
+	free_dm,
+	import_dm,
 	import_mr,
 	import_pd,
 	mcast,                  /* mcast_attach */

@@ -133,6 +133,11 @@ int dpv_qp_modify_check(enum ibv_qp_type type, struct dpv_device *dev, enum ibv_
 /* dpv_mr.c: verbs_context.advise_mr (ibv_advise_mr) */
 int dpv_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice, uint32_t flags, struct ibv_sge *sg_list,
 		  uint32_t num_sge);
+/* dpv_dm.c: the verbs_context slots of device memory */
+void dpv_dm_ops_init(struct verbs_context *v);
+/* dpv_mr.c: ibv_reg_dm_mr once its arguments are checked */
+struct ibv_mr *dpv_mr_reg_dm(struct ibv_pd *ibpd, struct dpv_dm *dm, uint64_t dm_offset, size_t length,
+			     unsigned int acc);
 
 /* dpv_post.c */
 int dpv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);

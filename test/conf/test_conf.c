@@ -111,7 +111,7 @@ static const struct bad bad_table[] = {
 	/* port fields */
 	{ P(",'mtus':1500"),
 	  "t: ports[0].mtus: unknown field (expected one of: name, device, mac, ipv4, ipv6, "
-	  "mtu, rx_desc, tx_desc, queues, lcores, mbufs, flow, kernel_iface, lid)" },
+	  "mtu, rx_desc, tx_desc, queues, lcores, mbufs, flow, kernel_iface, lid, dm_size)" },
 	{ "{'ports':[{" DEV "}]}", "t: ports[0].name: required field is missing" },
 	{ "{'ports':[{'name':5," DEV "}]}", "t: ports[0].name: must be a string (got 5)" },
 	{ "{'ports':[{'name':'Dpv0'," DEV "}]}",
@@ -312,6 +312,14 @@ static const struct bad bad_table[] = {
 	{ P(",'mbufs':100"), "t: ports[0].mbufs: must be an integer between 128 and 16777216 (got 100)" },
 	{ P(",'queues':2,'mbufs':4095"),
 	  "t: ports[0].mbufs: must be at least queues * (rx_desc + tx_desc) = 4096 (got 4095)" },
+	/* device memory */
+	{ P(",'dm_size':-1"),
+	  "t: ports[0].dm_size: must be an integer between 0 and 1073741824 (got -1)" },
+	{ P(",'dm_size':1073741888"),
+	  "t: ports[0].dm_size: must be an integer between 0 and 1073741824 (got 1073741888)" },
+	{ P(",'dm_size':100"), "t: ports[0].dm_size: must be a multiple of 64 bytes (got 100)" },
+	{ P(",'dm_size':'256K'"),
+	  "t: ports[0].dm_size: must be an integer between 0 and 1073741824 (got \"256K\")" },
 	/* flow */
 	{ P(",'flow':'on'"), "t: ports[0].flow: must be \"auto\", \"off\" or \"isolate\" (got \"on\")" },
 	{ P(",'flow':true"), "t: ports[0].flow: must be \"auto\", \"off\" or \"isolate\" (got true)" },
@@ -450,7 +458,7 @@ static void test_kitchen_sink(void)
 		"'ipv6':['2001:db8::1/128','fd00::5/127'],'mtu':9000,'rx_desc':64,'tx_desc':16384,"
 		"'queues':2,'lcores':[0,127],'flow':'isolate'},"
 		"{'name':'p1','device':{'type':'vdev','args':'net_tap0'},'ipv4':'10.1.2.4/32',"
-		"'rx_desc':64,'tx_desc':64,'lcores':[5],'mbufs':128,'flow':'off'}],"
+		"'rx_desc':64,'tx_desc':64,'lcores':[5],'mbufs':128,'flow':'off','dm_size':0}],"
 		"'limits':{'max_qp':1,'max_cq':2,'max_mr':3,'max_pd':4,'max_ah':5,'max_srq':6,"
 		"'max_qp_wr':7,'max_cqe':8,'max_sge':9,'max_inline_data':0,'max_mr_size':4096},"
 		"'fault':{'drop':0,'duplicate':1,'reorder':0.25,'corrupt':0.5,"
@@ -492,6 +500,7 @@ static void test_kitchen_sink(void)
 	      "numbers");
 	CHECK(p->n_lcores == 2 && p->lcores[0] == 0 && p->lcores[1] == 127, "lcores");
 	CHECK(p->flow == DPV_FLOW_ISOLATE, "flow isolate %d", (int)p->flow);
+	CHECK(p->dm_size == DPV_CONF_DEF_DM_SIZE, "default dm_size %u", p->dm_size);
 	/* default mbufs grow to cover 2 * (64 + 16384) = 32896 */
 	CHECK(p->mbufs == 65535, "auto mbufs %u", p->mbufs);
 	p = &c.ports[1];
@@ -500,6 +509,7 @@ static void test_kitchen_sink(void)
 	CHECK(p->ipv4_prefix == 32 && p->mbufs == 128 && p->n_lcores == 1 && p->lcores[0] == 5,
 	      "port 1");
 	CHECK(p->flow == DPV_FLOW_OFF, "flow off %d", (int)p->flow);
+	CHECK(p->dm_size == 0, "dm_size 0: %u", p->dm_size);
 	CHECK(dpv_conf_port_by_name(&c, "p1") == p && dpv_conf_port_by_name(&c, "p2") == NULL,
 	      "port_by_name");
 	CHECK(c.max_qp == 1 && c.max_cq == 2 && c.max_mr == 3 && c.max_pd == 4 && c.max_ah == 5 &&

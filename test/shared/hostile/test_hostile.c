@@ -177,6 +177,9 @@ static size_t body_len(uint16_t op)
 	case DPV_SHM_NEIGH: return BODY(neigh);
 	case DPV_SHM_MW_ALLOC:
 	case DPV_SHM_MW_DEALLOC: return BODY(mw);
+	case DPV_SHM_DM_ALLOC:
+	case DPV_SHM_DM_FREE:
+	case DPV_SHM_DM_IMPORT: return BODY(dm);
 	default: return 0;
 	}
 }
