@@ -403,9 +403,44 @@ static bool xrcd_known(const struct dpvd_xrcd *x)
 	return false;
 }
 
+/* Device memory: each one's handles are the processes' dmrefs, its MRs the
+ * live MR objects on it, and each device's books the sum of its units. */
+static bool audit_dm(char *why, size_t wl)
+{
+	uint64_t used[DPV_MAX_PORTS] = {0};
+	struct dpvd_dm *dm;
+	TAILQ_FOREACH(dm, &dpvd_global.dms, next) {
+		uint32_t refs = 0, mrs = 0;
+		struct dpvd_client *c;
+		TAILQ_FOREACH(c, &dpvd_global.clients, next) {
+			struct dpvd_dmref *r;
+			TAILQ_FOREACH(r, &c->dmrefs, next)
+				refs += r->dm == dm;
+			struct dpvd_obj *o;
+			TAILQ_FOREACH(o, &c->objs, next)
+				mrs += o->type == DPV_OBJ_MR && o->created && o->dm == dm;
+		}
+		if (refs != dm->refs || mrs != dm->mrs || (!refs && !mrs) || dm->dev >= DPV_MAX_PORTS) {
+			snprintf(why, wl, "device memory %u: refs %u (counted %u), mrs %u (counted %u), dev %u", dm->handle,
+				 dm->refs, refs, dm->mrs, mrs, dm->dev);
+			return false;
+		}
+		used[dm->dev] += dm->units;
+	}
+	for (unsigned int d = 0; d < DPV_MAX_PORTS; d++)
+		if (used[d] != dpvd_global.dm_used[d]) {
+			snprintf(why, wl, "device %u: %llu units of device memory used, the books say %llu", d,
+				 (unsigned long long)used[d], (unsigned long long)dpvd_global.dm_used[d]);
+			return false;
+		}
+	return true;
+}
+
 /* Returns false (with why) when something does not balance. */
 static bool audit(char *why, size_t wl)
 {
+	if (!audit_dm(why, wl))
+		return false;
 	static struct live l;
 	static uint32_t *users, *refs;
 	static size_t ucap;
@@ -615,6 +650,9 @@ static int daemon_fds(void)
 		TAILQ_FOREACH(o, &c->objs, next)
 			n += o->chan_fd >= 0;
 	}
+	struct dpvd_dm *dm; /* a memfd per device memory */
+	TAILQ_FOREACH(dm, &dpvd_global.dms, next)
+		n++;
 	return n;
 }
 
@@ -1127,7 +1165,18 @@ static bool build_valid(struct fclient *f, uint16_t op, struct vreq *v)
 			m->u.mr.length = rn((uint32_t)(sizeof(g_heap) - off)) + 1;
 		}
 		m->u.mr.iova = chance(50) ? m->u.mr.addr : rnd();
+		struct dpvd_dmref *dr = TAILQ_FIRST(&c->dmrefs);
+		if (dr && o && !o->created && chance(40)) { /* zero-based, on device memory it holds */
+			m->u.mr.dev = dr->dm->dev;
+			m->u.mr.pd = pick_usable_pd(c, dr->dm->dev);
+			m->u.mr.dm = dr->dm->handle;
+			m->u.mr.dm_offset = rn((uint32_t)dr->dm->length + 1);
+			m->u.mr.length = rn((uint32_t)(dr->dm->length - m->u.mr.dm_offset) + 1);
+			m->u.mr.addr = m->u.mr.iova = 0;
+		}
 		ok = ok && o && !o->mw && m->u.mr.pd; /* a window's number is no MR's */
+		if (ok && o->created && o->dm)
+			v->ex = EXP_FAIL; /* an MR on device memory is not re-registered */
 		break;
 	}
 	case DPV_SHM_MR_DEREG:
@@ -1480,6 +1529,43 @@ static bool build_valid(struct fclient *f, uint16_t op, struct vreq *v)
 		ok = ok && c->hello && m->u.oqp.ctx;
 		break;
 	}
+	case DPV_SHM_DM_ALLOC: {
+		uint64_t size = g_have_w ? g_w.devs[dev % DPV_SHM_MAX_DEVS].dm_size : 0;
+		m->u.dm.dev = dev;
+		m->u.dm.length = size ? rn((uint32_t)size) + 1 : 64;
+		m->u.dm.log_align = rn(DPV_DM_MAX_LOG_ALIGN + 1);
+		uint64_t units = (m->u.dm.length + DPV_DM_UNIT - 1) / DPV_DM_UNIT;
+		if (!size || dpvd_global.dm_used[dev] + units > size / DPV_DM_UNIT)
+			v->ex = EXP_FAIL; /* EOPNOTSUPP, ENOMEM */
+		break;
+	}
+	case DPV_SHM_DM_FREE: {
+		struct dpvd_dmref *r = TAILQ_LAST(&c->dmrefs, dpvd_dmref_list);
+		ok = ok && r;
+		if (r) {
+			m->u.dm.dev = r->dm->dev;
+			m->u.dm.handle = r->dm->handle;
+			v->ex = EXP_OK_BUSY; /* an MR of its own on it */
+		}
+		break;
+	}
+	case DPV_SHM_DM_IMPORT: {
+		/* a context imported from a process that holds device memory */
+		ok = false;
+		for (unsigned int i = 0; i < DPVD_MAX_CTX && !ok; i++) {
+			struct dpvd_ctx *x = &c->ctx[i];
+			struct dpvd_dmref *r = x->token_fd >= 0 && x->import_from ? TAILQ_FIRST(&x->import_from->dmrefs)
+										: NULL;
+			if (r && r->dm->dev == x->dev) {
+				m->u.dm.dev = x->dev;
+				m->u.dm.ctx = i + 1;
+				m->u.dm.handle = r->dm->handle;
+				ok = true;
+			}
+		}
+		ok = ok && c->hello;
+		break;
+	}
 	default:
 		ok = false;
 		break;
@@ -1548,7 +1634,7 @@ static int send_vreq(struct fclient *f, struct vreq *v)
 
 enum fk {
 	K_ANY8, K_ANY16, K_ANY32, K_ANY64, K_DEV, K_CTX, K_NUM, K_MRKEY, K_OBJTYPE, K_ADDR, K_LEN, K_SIZE,
-	K_STRIDE, K_QPTYPE, K_STATE, K_MASK, K_BOOL, K_VERSION, K_SHAREID,
+	K_STRIDE, K_QPTYPE, K_STATE, K_MASK, K_BOOL, K_VERSION, K_SHAREID, K_DM,
 };
 
 struct field {
@@ -1568,7 +1654,11 @@ static const struct field f_pd[] = {FLD(dpv_shm_pd, dev, K_DEV, 0), FLD(dpv_shm_
 static const struct field f_mr[] = {
 	FLD(dpv_shm_mr, dev, K_DEV, 0),	    FLD(dpv_shm_mr, key, K_MRKEY, 0),	FLD(dpv_shm_mr, pd, K_NUM, DPV_OBJ_PD),
 	FLD(dpv_shm_mr, access, K_ANY32, 0), FLD(dpv_shm_mr, addr, K_ADDR, 0),	FLD(dpv_shm_mr, iova, K_ANY64, 0),
-	FLD(dpv_shm_mr, length, K_LEN, 0),
+	FLD(dpv_shm_mr, length, K_LEN, 0),	FLD(dpv_shm_mr, dm, K_DM, 0),	FLD(dpv_shm_mr, dm_offset, K_ANY64, 0),
+};
+static const struct field f_dm[] = {
+	FLD(dpv_shm_dm, dev, K_DEV, 0),	   FLD(dpv_shm_dm, ctx, K_CTX, 0),	 FLD(dpv_shm_dm, handle, K_DM, 0),
+	FLD(dpv_shm_dm, log_align, K_ANY32, 0), FLD(dpv_shm_dm, length, K_ANY64, 0),
 };
 static const struct field f_mw[] = {
 	FLD(dpv_shm_mw, dev, K_DEV, 0), FLD(dpv_shm_mw, key, K_MRKEY, 0), FLD(dpv_shm_mw, pd, K_NUM, DPV_OBJ_PD),
@@ -1706,6 +1796,9 @@ static const struct field *op_fields(uint16_t op, unsigned int *n)
 	case DPV_SHM_NEIGH: R(f_neigh);
 	case DPV_SHM_MW_ALLOC:
 	case DPV_SHM_MW_DEALLOC: R(f_mw);
+	case DPV_SHM_DM_ALLOC:
+	case DPV_SHM_DM_FREE:
+	case DPV_SHM_DM_IMPORT: R(f_dm);
 	default:
 		*n = 0;
 		return NULL;
@@ -1873,6 +1966,16 @@ static uint64_t field_value(struct fclient *f, const struct field *fl, const uin
 		static const uint32_t v[] = {DPV_SHM_VERSION, DPV_SHM_VERSION - 1, DPV_SHM_VERSION + 1, 0, 0xffffffff};
 		return v[rn(5)];
 	}
+	case K_DM: { /* a device memory handle of any process, or anything */
+		uint32_t pick = 0, n = 0;
+		struct dpvd_dm *dm;
+		TAILQ_FOREACH(dm, &dpvd_global.dms, next)
+			if (rn(++n) == 0)
+				pick = dm->handle;
+		if (pick && chance(70))
+			return pick;
+		return chance(50) ? rn(4) : any_int();
+	}
 	case K_SHAREID:
 		if (g_n_shares && chance(60))
 			return g_shares[rn(RTE_MIN(g_n_shares, (unsigned int)RTE_DIM(g_shares)))].id ^
@@ -1997,7 +2100,7 @@ static void poke(struct fclient *f)
 		for (uint32_t s = 0; s < room; s++) {
 			if (mr && chance(75)) {
 				uint64_t len = RTE_MIN(mr->length, (uint64_t)UINT32_MAX);
-				uint64_t off = rnd() % len;
+				uint64_t off = len ? rnd() % len : 0; /* an MR on device memory may be empty */
 				sg[s].addr = mr->addr + off;
 				sg[s].length = chance(80) ? (uint32_t)RTE_MIN(len - off, (uint64_t)rn(4096) + 1)
 							  : (uint32_t)any_int();
