@@ -170,9 +170,16 @@ static void rm_dealloc_mw(void *dev, uint32_t key)
 /* ---- device memory: a memfd per allocation, made by the daemon, mapped
  * here and there (the engine reaches it at the daemon's mapping) ---- */
 
+static size_t dm_map_bytes(uint64_t length)
+{
+	return RTE_ALIGN_CEIL(length, (uint64_t)4096);
+}
+
+/* The daemon's memfd of m, mapped here (the daemon sized it as
+ * dm_map_bytes says: rm_free_dm unmaps that much). */
 static int dm_map(const struct dpv_shm_dm *m, int fd, struct dpv_dm_desc *dm)
 {
-	if (fd < 0 || !m->map_bytes || m->map_bytes < m->length) {
+	if (fd < 0 || !m->length || m->map_bytes != dm_map_bytes(m->length)) {
 		if (fd >= 0)
 			close(fd);
 		return -EPROTO;
@@ -185,11 +192,6 @@ static int dm_map(const struct dpv_shm_dm *m, int fd, struct dpv_dm_desc *dm)
 	dm->length = m->length;
 	dm->addr = p;
 	return 0;
-}
-
-static size_t dm_map_bytes(uint64_t length)
-{
-	return RTE_ALIGN_CEIL(length, (uint64_t)4096);
 }
 
 static int rm_alloc_dm(void *dev, uint32_t ctx, uint64_t length, uint32_t log_align, struct dpv_dm_desc *dm)
