@@ -20,8 +20,11 @@
  *     (IBV_WC_REM_ACCESS_ERR), a local SGE past it (IBV_WC_LOC_PROT_ERR);
  *   - a child of fork() allocates device memory on its parent's context
  *     (pyverbs' test_multi_process_alloc_dm), the device's books count it;
+ *   - UD: a SEND from device memory into device memory;
  *   - ibv_import_dm through a context imported from this one's command
- *     descriptor (shared mode; embedded mode has no import: EOPNOTSUPP).
+ *     descriptor (shared mode; embedded mode has no import: EOPNOTSUPP);
+ *     shared mode: a process killed holding all the device memory gives
+ *     it back.
  * With the argument "config" (test/func/func-dm.json): dpv0 has no device
  * memory (max_dm_size 0, EOPNOTSUPP), dpv1 128 bytes.
  * Prints "N passed, N failed"; exit status 1 on any failure.
@@ -31,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <signal.h>
 #include <sys/wait.h>
 
 #include "dpvt_check.h"
@@ -303,6 +307,93 @@ out:
 	dpvt_ep_close(&b);
 }
 
+/* UD: a SEND from device memory into device memory (after the 40-byte
+ * GRH the receive buffer starts with). */
+static void test_ud(void)
+{
+	const uint32_t qkey = 0x11111111;
+	struct dpvt_ep a = {0}, b = {0};
+	if (dpvt_ud_ep_open(&a, "dpv0", qkey, false) || dpvt_ud_ep_open(&b, "dpv1", qkey, false)) {
+		CHECK(0, "two UD endpoints");
+		dpvt_ep_close(&a);
+		dpvt_ep_close(&b);
+		return;
+	}
+	struct ibv_dm *da = dm_alloc(a.ctx, 256, 0), *db = dm_alloc(b.ctx, 256, 0);
+	struct ibv_mr *ma = da ? ibv_reg_dm_mr(a.pd, da, 0, 256, DM_ACC) : NULL;
+	struct ibv_mr *mb = db ? ibv_reg_dm_mr(b.pd, db, 0, 256, DM_ACC) : NULL;
+	struct ibv_ah *ah = dpvt_ah_new(a.pd, b.ctx, 1, 1);
+	if (CHECK(ma && mb && ah, "UD: DMs, MRs and an AH: errno %d", errno)) {
+		uint8_t pat[100], got[100];
+		for (unsigned int i = 0; i < sizeof(pat); i++)
+			pat[i] = (uint8_t)(0x5a ^ (i * 3));
+		CHECK_EQ(ibv_memcpy_to_dm(da, 128, pat, 100), 0, "fill a's DM");
+		CHECK_EQ(post_recv_at(b.qp, 11, 0, 40 + 100, mb->lkey), 0, "UD receive into b's DM");
+		struct ibv_sge sg = {.addr = 128, .length = 100, .lkey = ma->lkey};
+		struct ibv_send_wr wr = {.wr_id = 12, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
+					 .send_flags = IBV_SEND_SIGNALED}, *bad = NULL;
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = b.qp->qp_num;
+		wr.wr.ud.remote_qkey = qkey;
+		CHECK_EQ(ibv_post_send(a.qp, &wr, &bad), 0, "UD SEND from a's DM at 128");
+		dpvt_wait1(a.scq, b.rcq, 12, IBV_WC_SEND, "UD SEND from device memory");
+		dpvt_wait1(b.rcq, NULL, 11, IBV_WC_RECV, "UD receive into device memory");
+		memset(got, 0, sizeof(got));
+		ibv_memcpy_from_dm(got, db, 40, 100);
+		CHECK(memcmp(got, pat, 100) == 0, "the UD payload after the GRH in b's DM");
+	}
+	if (ah)
+		ibv_destroy_ah(ah);
+	if (mb)
+		ibv_dereg_mr(mb);
+	if (ma)
+		ibv_dereg_mr(ma);
+	if (db)
+		ibv_free_dm(db);
+	if (da)
+		ibv_free_dm(da);
+	dpvt_ep_close(&a);
+	dpvt_ep_close(&b);
+}
+
+/* Shared mode: a process killed with device memory gives it back (the
+ * daemon reclaims it when its connection closes). */
+static void test_kill(struct ibv_context *ctx)
+{
+	uint64_t max = max_dm(ctx);
+	int pfd[2];
+	if (!CHECK(pipe(pfd) == 0, "pipe"))
+		return;
+	fflush(NULL);
+	pid_t p = fork();
+	if (p == 0) {
+		close(pfd[0]);
+		char ok = dm_alloc(ctx, max, 0) ? 1 : 0; /* all of it, never freed */
+		if (write(pfd[1], &ok, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pfd[1]);
+	char ok = 0;
+	CHECK(p > 0 && read(pfd[0], &ok, 1) == 1 && ok, "the child holds all of the device memory");
+	close(pfd[0]);
+	CHECK_NULL_ERRNO(dm_alloc(ctx, 64, 0), ENOMEM);
+	if (p > 0) {
+		kill(p, SIGKILL);
+		waitpid(p, NULL, 0);
+	}
+	struct ibv_dm *dm = NULL;
+	for (int i = 0; i < 200 && !dm; i++) { /* the daemon notices the closed connection */
+		dm = dm_alloc(ctx, max, 0);
+		if (!dm)
+			usleep(10000);
+	}
+	CHECK(dm != NULL, "all of it again after the child was killed: errno %d", errno);
+	if (dm)
+		ibv_free_dm(dm);
+}
+
 /* A child of fork() allocates on its parent's context: the device's books
  * (a device's, shared by every process) count the parent's half. */
 static void test_fork(struct ibv_context *ctx)
@@ -332,11 +423,12 @@ static void test_fork(struct ibv_context *ctx)
 	CHECK_EQ(ibv_free_dm(half), 0, "free the parent's half");
 }
 
-static void test_import(struct ibv_context *ctx, struct ibv_pd *pd)
+/* false in embedded mode (no import) */
+static bool test_import(struct ibv_context *ctx, struct ibv_pd *pd)
 {
 	struct ibv_dm *dm = dm_alloc(ctx, 256, 0);
 	if (!CHECK(dm != NULL, "256 bytes: errno %d", errno))
-		return;
+		return false;
 	CHECK_NULL_ERRNO(ibv_import_dm(NULL, dm->handle), EINVAL);
 	errno = 0;
 	struct ibv_context *ic = ibv_import_device(ctx->cmd_fd);
@@ -344,7 +436,7 @@ static void test_import(struct ibv_context *ctx, struct ibv_pd *pd)
 		CHECK_EQ(errno, EOPNOTSUPP, "ibv_import_device in embedded mode");
 		CHECK_NULL_ERRNO(ibv_import_dm(ctx, dm->handle), EOPNOTSUPP);
 		ibv_free_dm(dm);
-		return;
+		return false;
 	}
 	/* shared mode */
 	CHECK_NULL_ERRNO(ibv_import_dm(ic, dm->handle + 1000), ENOENT);
@@ -377,6 +469,7 @@ static void test_import(struct ibv_context *ctx, struct ibv_pd *pd)
 		ibv_free_dm(dm);
 	CHECK_EQ(ibv_close_device(ic), 0, "close the imported context");
 	(void)pd;
+	return true;
 }
 
 static void test_config(void)
@@ -411,8 +504,10 @@ int main(int argc, char **argv)
 	test_memcpy(ctx);
 	test_reg(ctx, pd);
 	test_traffic();
+	test_ud();
 	test_fork(ctx);
-	test_import(ctx, pd);
+	if (test_import(ctx, pd))
+		test_kill(ctx); /* shared mode */
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	return dpvt_finish();
