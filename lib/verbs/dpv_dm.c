@@ -12,10 +12,16 @@
  * mlx5 and ib_core give them (doc/man/ibv_alloc_dm.3.md).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dpv_verbs.h"
+
+/* This process' allocations, for ibv_import_dm from a context of its own
+ * (embedded mode), and the holders of their memory. */
+static pthread_mutex_t g_dm_lock = PTHREAD_MUTEX_INITIALIZER;
+static LIST_HEAD(, dpv_dm) g_dms = LIST_HEAD_INITIALIZER(g_dms);
 
 /* ibv_reg_dm_mr's access flags (mlx5: MLX5_DM_ALLOWED_ACCESS). */
 #define DPV_DM_ACCESS                                                                            \
@@ -115,12 +121,44 @@ static struct ibv_dm *dpv_alloc_dm(struct ibv_context *context, struct ibv_alloc
 		errno = ENOMEM;
 		return NULL;
 	}
+	dm->holders = 1;
+	pthread_mutex_lock(&g_dm_lock);
+	LIST_INSERT_HEAD(&g_dms, dm, next);
+	pthread_mutex_unlock(&g_dm_lock);
 	return &dm->ibdm;
+}
+
+/* The driver of device d lets go of dm's memory: 0 or -errno. */
+static int dm_release(struct dpv_device *d, struct dpv_dm *dm)
+{
+	struct dpv_dm_desc desc;
+	dm_desc(dm, &desc);
+	int r = dpv_ops(d)->free_dm(d->drv_dev, &desc);
+	return r == -EIO ? 0 : r; /* a daemon that is gone freed it already */
+}
+
+/* An import of this process' own allocation goes: the memory goes with
+ * the allocation's last holder (the kernel keeps MEMIC pages while a
+ * mapping of them lives). */
+static int dm_drop_local(struct dpv_dm *dm)
+{
+	struct dpv_dm *o = dm->origin;
+	struct dpv_device *d = to_dctx(dm->ibdm.context)->dev; /* o's context may be closed */
+	pthread_mutex_lock(&g_dm_lock);
+	bool last = --o->holders == 0;
+	pthread_mutex_unlock(&g_dm_lock);
+	free(dm);
+	if (last) {
+		dm_release(d, o);
+		free(o);
+	}
+	return 0;
 }
 
 /**
  * ibv_free_dm (verbs_context.free_dm): 0, or EBUSY while an MR is registered
- * on it (ib_core's use count), EINVAL for NULL.
+ * on it (ib_core's use count), EINVAL for NULL. An allocation's memory
+ * stays while imports of this process hold it.
  */
 static int dpv_free_dm(struct ibv_dm *ibdm)
 {
@@ -129,23 +167,74 @@ static int dpv_free_dm(struct ibv_dm *ibdm)
 	struct dpv_dm *dm = to_ddm(ibdm);
 	if (atomic_load(&dm->mrs))
 		return EBUSY;
+	if (dm->origin)
+		return dm_drop_local(dm);
 	struct dpv_device *d = to_dctx(ibdm->context)->dev;
-	struct dpv_dm_desc desc;
-	dm_desc(dm, &desc);
-	int r = dpv_ops(d)->free_dm(d->drv_dev, &desc);
-	if (r && r != -EIO) /* a daemon that is gone freed it already */
+	if (dm->imported) { /* shared mode: the daemon's handle */
+		int r = dm_release(d, dm);
+		if (r)
+			return -r;
+		free(dm);
+		return 0;
+	}
+	pthread_mutex_lock(&g_dm_lock);
+	LIST_REMOVE(dm, next);
+	bool last = --dm->holders == 0;
+	pthread_mutex_unlock(&g_dm_lock);
+	if (!last)
+		return 0; /* its imports free it */
+	int r = dm_release(d, dm);
+	if (r) {
+		pthread_mutex_lock(&g_dm_lock);
+		dm->holders++;
+		LIST_INSERT_HEAD(&g_dms, dm, next);
+		pthread_mutex_unlock(&g_dm_lock);
 		return -r;
+	}
 	free(dm);
 	return 0;
 }
 
+/* Embedded mode: the import of allocation handle of the context of this
+ * process ctx was imported from (ibv_import_device), or NULL with errno
+ * EINVAL (ctx was not imported), ENOENT (no such allocation there). */
+static struct dpv_dm *dm_import_local(struct ibv_context *context, struct dpv_context *ctx, uint32_t handle)
+{
+	int err = 0;
+	struct dpv_context *src = dpv_import_src_lock(ctx, &err);
+	if (!src) {
+		errno = err;
+		return NULL;
+	}
+	struct dpv_dm *dm = NULL, *o;
+	pthread_mutex_lock(&g_dm_lock);
+	LIST_FOREACH(o, &g_dms, next)
+		if (o->handle == handle && o->ibdm.context == &src->vctx.context)
+			break;
+	if (o) {
+		struct dpv_dm_desc desc;
+		dm_desc(o, &desc);
+		dm = dm_new(context, &desc, true);
+		if (dm) {
+			dm->origin = o;
+			o->holders++;
+		}
+	}
+	pthread_mutex_unlock(&g_dm_lock);
+	rte_spinlock_unlock(&src->dev->ctx_lock);
+	if (!dm)
+		errno = o ? ENOMEM : ENOENT;
+	return dm;
+}
+
 /**
  * ibv_import_dm - the device memory dm_handle (ibv_dm.handle) of the context
- * this context was imported from (ibv_import_device).
+ * this context was imported from (ibv_import_device): in shared mode
+ * through dpverbsd, in embedded mode from a context of this process.
  * RETURN VALUE: the DM, or NULL with errno: EINVAL (NULL context, or a
  * context not made by ibv_import_device), ENOENT (no such device memory
- * there), EOPNOTSUPP (embedded mode: contexts are not imported), EIO,
- * ENOMEM. Let go of it with ibv_unimport_dm.
+ * there, or that context is closed), EIO, ENOMEM. Let go of it with
+ * ibv_unimport_dm.
  */
 DPV_EXPORT struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t dm_handle)
 {
@@ -158,6 +247,10 @@ DPV_EXPORT struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t dm
 	struct dpv_dm_desc desc;
 	memset(&desc, 0, sizeof(desc));
 	int r = dpv_ops(d)->import_dm(d->drv_dev, ctx->drv_ctx, dm_handle, &desc);
+	if (r == -EOPNOTSUPP) { /* embedded mode: an allocation of this process */
+		struct dpv_dm *dm = dm_import_local(context, ctx, dm_handle);
+		return dm ? &dm->ibdm : NULL;
+	}
 	if (r) {
 		errno = -r;
 		return NULL;

@@ -52,6 +52,15 @@ int dpv_import_local_ctx(struct dpv_core *core, int fd, struct dpv_context *ctx,
 	return 0;
 }
 
+struct dpv_context *dpv_import_src_lock(struct dpv_context *ctx, int *err)
+{
+	struct dpv_core *core = dpv_core_peek();
+	struct dpv_context *from = ctx->imported && core ? ctx_by_inode(core, ctx->imp_dev, ctx->imp_ino) : NULL;
+	if (!from)
+		*err = ctx->imported ? ENOENT : EINVAL;
+	return from;
+}
+
 /* Embedded mode: object num of type t of the context ctx was imported
  * from, with a user held on a PD (NULL: errno set, EINVAL for a context not
  * made by ibv_import_device, ENOENT for no such object there). */

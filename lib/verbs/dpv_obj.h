@@ -137,6 +137,12 @@ struct dpv_dm {
 	uint8_t *addr;               /* where this process reaches it */
 	_Atomic int mrs;             /* MRs registered on it (ibv_free_dm: EBUSY) */
 	bool imported;               /* ibv_import_dm */
+	/* embedded mode (dpv_dm.c's list, under its mutex): an allocation is
+	 * on the list until freed and its memory goes with its last holder
+	 * (itself, its imports); an import of this process' own holds origin */
+	struct dpv_dm *origin;
+	unsigned int holders;
+	LIST_ENTRY(dpv_dm) next;
 };
 
 /* A memory window: an index of the MR pool (MRs and windows share one key

@@ -177,6 +177,12 @@ void dpv_tm_cqe_free(const struct dpv_cqe *e);
  * its device and ctx marked imported, or -EBADF. */
 int dpv_import_local_ctx(struct dpv_core *core, int fd, struct dpv_context *ctx, struct dpv_device **d);
 
+/* dpv_import.c: embedded mode: the context of this process ctx was
+ * imported from, returned with its device's ctx_lock held (release it with
+ * rte_spinlock_unlock(&src->dev->ctx_lock)); NULL with *err EINVAL (ctx
+ * was not imported) or ENOENT (that context is closed). */
+struct dpv_context *dpv_import_src_lock(struct dpv_context *ctx, int *err);
+
 /* dpv_xrcd.c */
 struct ibv_xrcd *dpv_open_xrcd(struct ibv_context *c, struct ibv_xrcd_init_attr *a);
 int dpv_close_xrcd(struct ibv_xrcd *x);

@@ -21,10 +21,10 @@
  *   - a child of fork() allocates device memory on its parent's context
  *     (pyverbs' test_multi_process_alloc_dm), the device's books count it;
  *   - UD: a SEND from device memory into device memory;
- *   - ibv_import_dm through a context imported from this one's command
- *     descriptor (shared mode; embedded mode has no import: EOPNOTSUPP);
- *     shared mode: a process killed holding all the device memory gives
- *     it back.
+ *   - ibv_import_dm through a context imported from (a duplicate of) this
+ *     one's command descriptor, the memory kept by the import after the
+ *     owner frees it; with the argument "shared" (the shared suite): a
+ *     process killed holding all the device memory gives it back.
  * With the argument "config" (test/func/func-dm.json): dpv0 has no device
  * memory (max_dm_size 0, EOPNOTSUPP), dpv1 128 bytes.
  * Prints "N passed, N failed"; exit status 1 on any failure.
@@ -423,22 +423,25 @@ static void test_fork(struct ibv_context *ctx)
 	CHECK_EQ(ibv_free_dm(half), 0, "free the parent's half");
 }
 
-/* false in embedded mode (no import) */
-static bool test_import(struct ibv_context *ctx, struct ibv_pd *pd)
+static bool g_shared; /* argument "shared": run by the shared suite on dpverbsd */
+
+static void test_import(struct ibv_context *ctx, struct ibv_pd *pd)
 {
 	struct ibv_dm *dm = dm_alloc(ctx, 256, 0);
 	if (!CHECK(dm != NULL, "256 bytes: errno %d", errno))
-		return false;
+		return;
 	CHECK_NULL_ERRNO(ibv_import_dm(NULL, dm->handle), EINVAL);
+	/* a context not made by ibv_import_device imports nothing */
+	CHECK_NULL_ERRNO(ibv_import_dm(ctx, dm->handle), EINVAL);
+	int dfd = dup(ctx->cmd_fd);
 	errno = 0;
-	struct ibv_context *ic = ibv_import_device(ctx->cmd_fd);
-	if (!ic) {
-		CHECK_EQ(errno, EOPNOTSUPP, "ibv_import_device in embedded mode");
-		CHECK_NULL_ERRNO(ibv_import_dm(ctx, dm->handle), EOPNOTSUPP);
+	struct ibv_context *ic = dfd >= 0 ? ibv_import_device(dfd) : NULL;
+	if (dfd >= 0)
+		close(dfd);
+	if (!CHECK(ic != NULL, "ibv_import_device of a duplicate of cmd_fd: errno %d", errno)) {
 		ibv_free_dm(dm);
-		return false;
+		return;
 	}
-	/* shared mode */
 	CHECK_NULL_ERRNO(ibv_import_dm(ic, dm->handle + 1000), ENOENT);
 	struct ibv_dm *im = ibv_import_dm(ic, dm->handle);
 	if (CHECK(im != NULL, "import: errno %d", errno)) {
@@ -459,17 +462,24 @@ static bool test_import(struct ibv_context *ctx, struct ibv_pd *pd)
 		dm = NULL;
 		CHECK_EQ(ibv_memcpy_from_dm(r, im, 0, 256), 0, "the import still reads");
 		CHECK(memcmp(w, r, 256) == 0, "... the same bytes");
+		uint64_t max = max_dm(ctx);
+		CHECK_NULL_ERRNO(dm_alloc(ctx, max, 0), ENOMEM); /* the import's 256 bytes are still out */
+		ibv_unimport_dm(im); /* an MR of this process is on it: nothing */
+		CHECK_EQ(ibv_memcpy_from_dm(r, im, 0, 4), 0, "the import is still there");
 		if (imr)
 			CHECK_EQ(ibv_dereg_mr(imr), 0, "dereg the MR on the import");
 		if (ipd)
 			ibv_dealloc_pd(ipd);
 		ibv_unimport_dm(im);
+		struct ibv_dm *all = dm_alloc(ctx, max, 0);
+		CHECK(all != NULL, "all of the device memory once the import let go: errno %d", errno);
+		if (all)
+			ibv_free_dm(all);
 	}
 	if (dm)
 		ibv_free_dm(dm);
 	CHECK_EQ(ibv_close_device(ic), 0, "close the imported context");
 	(void)pd;
-	return true;
 }
 
 static void test_config(void)
@@ -496,6 +506,7 @@ int main(int argc, char **argv)
 		test_config();
 		return dpvt_finish();
 	}
+	g_shared = argc > 1 && strcmp(argv[1], "shared") == 0;
 	struct ibv_context *ctx = dpvt_open_dev("dpv0");
 	struct ibv_pd *pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	if (!CHECK(ctx && pd, "dpv0 and a PD"))
@@ -506,8 +517,9 @@ int main(int argc, char **argv)
 	test_traffic();
 	test_ud();
 	test_fork(ctx);
-	if (test_import(ctx, pd))
-		test_kill(ctx); /* shared mode */
+	test_import(ctx, pd);
+	if (g_shared)
+		test_kill(ctx);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	return dpvt_finish();
