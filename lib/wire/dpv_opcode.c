@@ -5,7 +5,7 @@
  * byte of the BTH) and the packet's role.
  *
  * Header order after the BTH (IBA 9.2, figure "packet format" and 9.3):
- *   [XRCETH] [DETH] [RETH] [AtomicETH] [AETH] [AtomicAckETH] [ImmDt] [IETH]
+ *   [XRCETH] [DETH] [FETH] [RETH] [AtomicETH] [AETH] [AtomicAckETH] [ImmDt] [IETH]
  * No opcode has more than three extension headers, and ImmDt and IETH never
  * occur together.
  *
@@ -13,6 +13,9 @@
  * UC and XRC share one description of every operation; the only differences
  * between transports are which operations exist (IBA 9.2.1 table 35) and
  * the XRCETH in front of the other headers of XRC requests (IBA annex A14).
+ * RDMA FLUSH and ATOMIC WRITE (IBA 1.5 annex A19) exist for RC only, as in
+ * Linux (ib_pack.h, rxe_opcode.c); both are answered with a zero-length
+ * RDMA READ RESPONSE ONLY.
  */
 #include "dpv_wire.h"
 
@@ -142,6 +145,27 @@
 		.off_payload = B + DPV_AETH_LEN + DPV_ATMACK_LEN,             \
 	}
 
+/* BTH FETH RETH, no payload: RC FLUSH (annex A19) */
+#define E_FLUSH(PFX, NAME)                                                    \
+	{                                                                     \
+		.name = PFX NAME,                                             \
+		.mask = M_BTH | DPV_HDR_FETH | DPV_HDR_RETH | M_REQ | M_ONLY | \
+			DPV_OP_FLUSH,                                         \
+		.hdr_len = B + DPV_FETH_LEN + DPV_RETH_LEN, .off_feth = B,    \
+		.off_reth = B + DPV_FETH_LEN,                                 \
+		.off_payload = B + DPV_FETH_LEN + DPV_RETH_LEN,               \
+	}
+
+/* BTH RETH payload (8 bytes): RC ATOMIC WRITE (annex A19) */
+#define E_ATOMIC_WRITE(PFX, NAME)                                             \
+	{                                                                     \
+		.name = PFX NAME,                                             \
+		.mask = M_BTH | DPV_HDR_RETH | M_PL | M_REQ | M_ONLY |        \
+			DPV_OP_ATOMIC_WRITE,                                  \
+		.hdr_len = B + DPV_RETH_LEN, .off_reth = B,                   \
+		.off_payload = B + DPV_RETH_LEN,                              \
+	}
+
 #define SEND_ROLE_LAST (M_LAST | DPV_OP_SEND | DPV_OP_COMP)
 #define SEND_ROLE_ONLY (M_ONLY | DPV_OP_SEND | DPV_OP_COMP)
 
@@ -178,7 +202,7 @@
 	[T | 0x12] = E_ATOMIC_ACK(PFX, "ATOMIC_ACKNOWLEDGE"),                 \
 	[T | 0x13] = E_ATOMIC(PFX, "COMPARE_SWAP", X),                        \
 	[T | 0x14] = E_ATOMIC(PFX, "FETCH_ADD", X),                           \
-	/* 0x15 reserved (IBA 1.4; later ATOMIC WRITE etc. are not supported) */ \
+	/* 0x15 reserved; 0x18-0x1b (RESYNC ...) not supported */             \
 	[T | 0x16] = E_INV(PFX, "SEND_LAST_WITH_INVALIDATE", X, SEND_ROLE_LAST), \
 	[T | 0x17] = E_INV(PFX, "SEND_ONLY_WITH_INVALIDATE", X, SEND_ROLE_ONLY)
 
@@ -196,6 +220,8 @@
 const struct dpv_opcode_info dpv_opcode_table[256] = {
 	SEND_WRITE_OPS(DPV_TR_RC, "IB_OPCODE_RC_", 0),
 	READ_ATOMIC_ACK_OPS(DPV_TR_RC, "IB_OPCODE_RC_", 0),
+	[DPV_TR_RC | DPV_OPC_FLUSH] = E_FLUSH("IB_OPCODE_RC_", "FLUSH"),
+	[DPV_TR_RC | DPV_OPC_ATOMIC_WRITE] = E_ATOMIC_WRITE("IB_OPCODE_RC_", "ATOMIC_WRITE"),
 
 	/* UC: SEND and RDMA WRITE only (IBA 9.2.1 table 35: 0x20-0x2b). */
 	SEND_WRITE_OPS(DPV_TR_UC, "IB_OPCODE_UC_", 0),

@@ -114,6 +114,11 @@ static void parse_ext_hdrs(const uint8_t *bth, struct dpv_pkt_info *pi)
 		pi->deth_qkey = ld32(bth + oi->off_deth);
 		pi->deth_sqpn = ld24(bth + oi->off_deth + 5);
 	}
+	if (oi->mask & DPV_HDR_FETH) { /* annex A19 FETH: resv26, SEL(2), PLT(4) */
+		uint8_t f = bth[oi->off_feth + 3];
+		pi->feth_plt = f & DPV_FETH_PLT_MASK;
+		pi->feth_sel = (uint8_t)((f & DPV_FETH_SEL_MASK) >> DPV_FETH_SEL_SHIFT);
+	}
 	if (oi->mask & DPV_HDR_RETH) { /* IBA 9.3 RETH: VA(64), R_Key, DMALen */
 		pi->reth_va = ld64(bth + oi->off_reth);
 		pi->reth_rkey = ld32(bth + oi->off_reth + 8);
@@ -390,6 +395,11 @@ static void build_ext_hdrs(uint8_t *bth, const struct dpv_pkt_build *b)
 		st32(bth + oi->off_deth, b->deth_qkey);
 		bth[oi->off_deth + 4] = 0;
 		st24(bth + oi->off_deth + 5, b->deth_sqpn);
+	}
+	if (oi->mask & DPV_HDR_FETH) {
+		memset(bth + oi->off_feth, 0, 3);
+		bth[oi->off_feth + 3] = (uint8_t)(((b->feth_sel << DPV_FETH_SEL_SHIFT) & DPV_FETH_SEL_MASK) |
+						  (b->feth_plt & DPV_FETH_PLT_MASK));
 	}
 	if (oi->mask & DPV_HDR_RETH) {
 		st64(bth + oi->off_reth, b->reth_va);

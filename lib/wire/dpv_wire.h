@@ -85,6 +85,7 @@ static inline void dpv_gid_mcast_mac(const uint8_t *gid, uint8_t mac[6])
 #define DPV_ATMETH_LEN 28
 #define DPV_ATMACK_LEN 8
 #define DPV_XRCETH_LEN 4
+#define DPV_FETH_LEN 4     /* FLUSH extended transport header (IBA 1.5 annex A19) */
 
 /* Header presence mask bits (one per header kind). */
 enum dpv_hdr_mask {
@@ -109,6 +110,9 @@ enum dpv_hdr_mask {
 	DPV_OP_READ = 1u << 17,
 	DPV_OP_ATOMIC = 1u << 18,
 	DPV_OP_COMP = 1u << 19, /* generates a receive completion */
+	DPV_OP_ATOMIC_WRITE = 1u << 20, /* RDMA ATOMIC WRITE (IBA 1.5 annex A19) */
+	DPV_OP_FLUSH = 1u << 21,        /* RDMA FLUSH (IBA 1.5 annex A19) */
+	DPV_HDR_FETH = 1u << 22,        /* FLUSH extended transport header */
 };
 
 /* Transport (upper 3 bits of the opcode) and operation (lower 5 bits).
@@ -149,8 +153,22 @@ enum dpv_opcode {
 	DPV_OPC_FETCH_ADD = 0x14,
 	DPV_OPC_SEND_LAST_INV = 0x16,
 	DPV_OPC_SEND_ONLY_INV = 0x17,
+	DPV_OPC_FLUSH = 0x1c,        /* RC only: BTH FETH RETH, no payload */
+	DPV_OPC_ATOMIC_WRITE = 0x1d, /* RC only: BTH RETH, 8 bytes of payload */
 	/* OR with a transport for UC/UD/XRC: e.g. DPV_TR_UD | DPV_OPC_SEND_ONLY */
 };
+
+/* FETH (IBA 1.5 annex A19, as Linux rxe: rxe_hdr.h): 26 reserved bits,
+ * the selectivity level (2 bits), the placement type (4 bits): the last
+ * byte is level << 4 | type. Placement type bits and selectivity levels
+ * have rdma-core's values (IBV_FLUSH_GLOBAL ..., IBV_FLUSH_RANGE ...). */
+#define DPV_FETH_PLT_MASK 0x0fu
+#define DPV_FETH_SEL_SHIFT 4
+#define DPV_FETH_SEL_MASK 0x30u
+#define DPV_FLUSH_PLT_GLOBAL 1u      /* global visibility */
+#define DPV_FLUSH_PLT_PERSISTENT 2u  /* persistence */
+#define DPV_FLUSH_SEL_RANGE 0u       /* the RETH's range */
+#define DPV_FLUSH_SEL_MR 1u          /* the whole memory region of the R_Key */
 
 /* AETH syndrome (IBA 9.7.5.1, table 43): type in bits 7..5, value in 4..0. */
 #define DPV_AETH_TYPE_MASK 0xe0u
@@ -171,7 +189,7 @@ struct dpv_opcode_info {
 	uint8_t hdr_len;      /* BTH + all extension headers, bytes */
 	/* offset of each extension header from the start of BTH, 0 if absent */
 	uint8_t off_deth, off_reth, off_aeth, off_immdt, off_ieth, off_atmeth,
-		off_atmack, off_xrceth, off_payload;
+		off_atmack, off_xrceth, off_feth, off_payload;
 };
 
 extern const struct dpv_opcode_info dpv_opcode_table[256];
@@ -251,6 +269,7 @@ struct dpv_pkt_info {
 	uint64_t atm_swap_add, atm_cmp;
 	uint64_t atmack_orig;
 	uint32_t xrc_srqn;
+	uint8_t feth_plt, feth_sel; /* FETH: placement type, selectivity level */
 	/* payload (after all headers, before pad) */
 	uint32_t payload_off;   /* from frame start */
 	uint32_t payload_len;   /* without pad and ICRC */
@@ -268,7 +287,8 @@ enum dpv_parse_err {
 	DPV_PARSE_BAD_TVER = -6,  /* BTH transport header version != 0 */
 	DPV_PARSE_BAD_PAD = -7,   /* pad count larger than the payload, payload+pad
 	                           * not a multiple of 4, or payload bytes on an
-	                           * opcode without payload (ACK, READ REQ, atomics) */
+	                           * opcode without payload (ACK, READ REQ, atomics,
+	                           * FLUSH) */
 	DPV_PARSE_BAD_ICRC = -8,  /* ICRC mismatch (only from dpv_pkt_parse_check) */
 	DPV_PARSE_NERR = 9,
 };
@@ -323,6 +343,7 @@ struct dpv_pkt_build {
 	uint64_t atm_swap_add, atm_cmp;
 	uint64_t atmack_orig;
 	uint32_t xrc_srqn;
+	uint8_t feth_plt, feth_sel; /* FETH: placement type (4 bits), selectivity level (2 bits) */
 };
 
 /* Bytes of Ethernet+IP+UDP+BTH+ext headers for this opcode/IP version. */

@@ -34,6 +34,8 @@ static const char *const op_names[32] = {
 	[0x14] = "FETCH_ADD",
 	[0x16] = "SEND_LAST_WITH_INVALIDATE",
 	[0x17] = "SEND_ONLY_WITH_INVALIDATE",
+	[0x1c] = "FLUSH",        /* IBA 1.5 annex A19, RC only */
+	[0x1d] = "ATOMIC_WRITE", /* IBA 1.5 annex A19, RC only */
 };
 
 static bool expect_valid(unsigned op)
@@ -42,6 +44,7 @@ static bool expect_valid(unsigned op)
 
 	switch (t) {
 	case DPV_TR_RC:
+		return low <= 0x14 || low == 0x16 || low == 0x17 || low == 0x1c || low == 0x1d;
 	case DPV_TR_XRC:
 		return low <= 0x14 || low == 0x16 || low == 0x17;
 	case DPV_TR_UC:
@@ -85,6 +88,7 @@ static const struct {
 } hdr_order[] = {
 	{ DPV_HDR_XRCETH, DPV_XRCETH_LEN, offsetof(struct dpv_opcode_info, off_xrceth), "XRCETH" },
 	{ DPV_HDR_DETH, DPV_DETH_LEN, offsetof(struct dpv_opcode_info, off_deth), "DETH" },
+	{ DPV_HDR_FETH, DPV_FETH_LEN, offsetof(struct dpv_opcode_info, off_feth), "FETH" },
 	{ DPV_HDR_RETH, DPV_RETH_LEN, offsetof(struct dpv_opcode_info, off_reth), "RETH" },
 	{ DPV_HDR_ATMETH, DPV_ATMETH_LEN, offsetof(struct dpv_opcode_info, off_atmeth), "AtomicETH" },
 	{ DPV_HDR_AETH, DPV_AETH_LEN, offsetof(struct dpv_opcode_info, off_aeth), "AETH" },
@@ -102,7 +106,7 @@ static void check_entry(unsigned op)
 	unsigned run = DPV_BTH_LEN;
 	char want[96];
 	bool xrc = (op & 0xe0) == DPV_TR_XRC, ud = (op & 0xe0) == DPV_TR_UD;
-	bool req, send, write, read, atomic, imm, inv, payload;
+	bool req, send, write, read, atomic, imm, inv, payload, flush, atomic_write;
 
 	snprintf(want, sizeof(want), "%s%s", tr_prefix(op), op_names[low]);
 	CHECK(strcmp(n, want) == 0, "0x%02x name %s, want %s", op, n, want);
@@ -143,11 +147,17 @@ static void check_entry(unsigned op)
 	send = has(n, "_SEND_");
 	write = has(n, "RDMA_WRITE");
 	read = has(n, "RDMA_READ");
-	atomic = has(n, "ATOMIC") || has(n, "COMPARE_SWAP") || has(n, "FETCH_ADD");
+	flush = ends_with(n, "_FLUSH");
+	atomic_write = ends_with(n, "_ATOMIC_WRITE");
+	/* ATOMIC WRITE is no AtomicETH operation: a RETH and 8 bytes of data */
+	atomic = (has(n, "ATOMIC") && !atomic_write) || has(n, "COMPARE_SWAP") || has(n, "FETCH_ADD");
 	CHECK(!!(m & DPV_OP_SEND) == send, "0x%02x SEND bit", op);
 	CHECK(!!(m & DPV_OP_WRITE) == write, "0x%02x WRITE bit", op);
 	CHECK(!!(m & DPV_OP_READ) == read, "0x%02x READ bit", op);
 	CHECK(!!(m & DPV_OP_ATOMIC) == atomic, "0x%02x ATOMIC bit", op);
+	CHECK(!!(m & DPV_OP_FLUSH) == flush, "0x%02x FLUSH bit", op);
+	CHECK(!!(m & DPV_OP_ATOMIC_WRITE) == atomic_write, "0x%02x ATOMIC_WRITE bit", op);
+	CHECK(!!(m & DPV_HDR_FETH) == flush, "0x%02x FETH presence", op);
 
 	imm = has(n, "WITH_IMMEDIATE");
 	inv = has(n, "WITH_INVALIDATE");
@@ -157,7 +167,8 @@ static void check_entry(unsigned op)
 	CHECK(!!(m & DPV_HDR_XRCETH) == (xrc && req), "0x%02x XRCETH on XRC requests only",
 	      op);
 	CHECK(!!(m & DPV_HDR_RETH) ==
-		      (has(n, "WRITE_FIRST") || has(n, "WRITE_ONLY") || has(n, "READ_REQUEST")),
+		      (has(n, "WRITE_FIRST") || has(n, "WRITE_ONLY") || has(n, "READ_REQUEST") || flush ||
+		       atomic_write),
 	      "0x%02x RETH presence", op);
 	CHECK(!!(m & DPV_HDR_AETH) ==
 		      (has(n, "ACKNOWLEDGE") ||
@@ -167,7 +178,7 @@ static void check_entry(unsigned op)
 	      "0x%02x AtomicETH presence", op);
 	CHECK(!!(m & DPV_HDR_ATMACK) == has(n, "ATOMIC_ACKNOWLEDGE"),
 	      "0x%02x AtomicAckETH presence", op);
-	payload = send || write || has(n, "READ_RESPONSE");
+	payload = send || write || has(n, "READ_RESPONSE") || atomic_write;
 	CHECK(!!(m & DPV_HDR_PAYLOAD) == payload, "0x%02x PAYLOAD bit", op);
 	/* receive completion at the responder: last packet of a SEND, or of a
 	 * WRITE with immediate */
@@ -197,8 +208,8 @@ int main(void)
 		nvalid++;
 		check_entry(op);
 	}
-	/* 23 RC + 12 UC + 2 UD + 23 XRC */
-	CHECK(nvalid == 60, "%u valid opcodes, want 60", nvalid);
+	/* 25 RC + 12 UC + 2 UD + 23 XRC */
+	CHECK(nvalid == 62, "%u valid opcodes, want 62", nvalid);
 
 	/* spot checks against hand-computed IBA lengths */
 	CHECK(dpv_opcode_table[0x0b].hdr_len == 12 + 16 + 4, "RC WRITE_ONLY_IMM len");
@@ -211,6 +222,13 @@ int main(void)
 	CHECK(dpv_opcode_table[0xab].off_immdt == 12 + 4 + 16, "XRC WRITE_ONLY_IMM ImmDt");
 	CHECK(dpv_opcode_table[0xb1].hdr_len == 16, "XRC ACK has no XRCETH");
 	CHECK(dpv_opcode_table[0x0e].hdr_len == 12, "READ_RESPONSE_MIDDLE no AETH");
+	/* annex A19, as rxe_opcode.c: FLUSH = BTH FETH RETH, ATOMIC WRITE = BTH RETH + 8 */
+	CHECK(dpv_opcode_table[0x1c].hdr_len == 12 + 4 + 16 && dpv_opcode_table[0x1c].off_feth == 12 &&
+		      dpv_opcode_table[0x1c].off_reth == 16, "RC FLUSH: FETH at 12, RETH at 16");
+	CHECK(dpv_opcode_table[0x1d].hdr_len == 12 + 16 && dpv_opcode_table[0x1d].off_reth == 12,
+	      "RC ATOMIC_WRITE: RETH at 12");
+	CHECK(!dpv_opcode_valid(0xbc) && !dpv_opcode_valid(0xbd) && !dpv_opcode_valid(0x3c) &&
+		      !dpv_opcode_valid(0x3d), "FLUSH and ATOMIC WRITE: RC only");
 	CHECK(!dpv_opcode_valid(0x15) && !dpv_opcode_valid(0x1f) && !dpv_opcode_valid(0x7f) &&
 		      !dpv_opcode_valid(0x81) && !dpv_opcode_valid(0x2c) &&
 		      !dpv_opcode_valid(0x60) && !dpv_opcode_valid(0xb5),
