@@ -2,7 +2,8 @@
 /*
  * Completer (RC, XRC initiator): ACK, NAK, RNR NAK, READ responses and
  * ATOMIC acknowledgements complete send WQEs in order (IBA 9.7.5.2, 9.9.1,
- * as rxe_comp.c). Each response runs through a state machine (enum
+ * as rxe_comp.c); an ATOMIC WRITE or FLUSH completes on a zero-length READ
+ * RESPONSE ONLY (annex A19). Each response runs through a state machine (enum
  * comp_state); every transition can be traced (log level 8 of pmd.dpv.sw).
  * Errors complete the WQE with the matching status, move the QP to ERR and
  * flush everything else (IBA 10.8.3.2).
@@ -69,7 +70,7 @@ static void wqe_done(struct sw_qp *qp, uint32_t i, enum ibv_wc_status st)
 		struct dpv_cqe e = {.wr_id = w->wr_id, .status = (uint8_t)st, .opcode = (uint8_t)dpv_wc_opcode(w->opcode),
 				    .qp_num = qp->qpn, .flags = DPV_CQE_F_SQ, .wqe_index = i};
 		if (st == IBV_WC_SUCCESS)
-			e.byte_len = sw_is_rd_atomic(w->opcode) && w->opcode != IBV_WR_RDMA_READ ? 8 : w->length;
+			e.byte_len = sw_is_atomic(w->opcode) ? 8 : w->length; /* FLUSH: its range's length */
 		sw_cq_push(qp, qp->scq, &e); /* false: the QP goes to ERR after this response (conn_rx) */
 	}
 	if (i == r->sq_head)
@@ -248,6 +249,24 @@ static enum comp_state ack(struct sw_qp *qp, struct comp_ctx *x)
 	return COMPST_DONE;
 }
 
+/* The response of an ATOMIC WRITE or FLUSH (annex A19, as rxe): an RDMA
+ * READ RESPONSE ONLY without data at the request's PSN; anything else at
+ * that PSN is a bad response (IBV_WC_BAD_RESP_ERR). */
+static enum comp_state zero_resp(struct sw_qp *qp, struct comp_ctx *x, uint32_t i, struct sw_wqe *s)
+{
+	struct dpv_pkt_info *pi = x->pi;
+	if (pi->psn != s->first_psn)
+		return COMPST_DUPLICATE;
+	if ((pi->opcode & DPV_OPC_OP_MASK) != DPV_OPC_READ_RESP_ONLY || pi->payload_len) {
+		x->wqe = i;
+		x->status = IBV_WC_BAD_RESP_ERR;
+		return COMPST_ERROR;
+	}
+	qp->comp.psn = dpv_psn_add(s->first_psn, 1);
+	sw_comp_wqe_done(qp, i, IBV_WC_SUCCESS);
+	return COMPST_UPDATE;
+}
+
 static enum comp_state read_resp(struct sw_qp *qp, struct comp_ctx *x)
 {
 	struct dpv_pkt_info *pi = x->pi;
@@ -258,6 +277,8 @@ static enum comp_state read_resp(struct sw_qp *qp, struct comp_ctx *x)
 		return COMPST_DUPLICATE;
 	struct sw_wqe *s = sw_sq_state(qp, i);
 	struct dpv_send_wqe *w = sw_sq_wqe(qp, i);
+	if (s->state == WQE_PENDING && sw_is_zero_resp(w->opcode))
+		return zero_resp(qp, x, i, s);
 	if (s->state != WQE_PENDING || w->opcode != IBV_WR_RDMA_READ)
 		return COMPST_DUPLICATE;
 	uint32_t expect = dpv_psn_add(s->first_psn, s->read_recv / mtu);
@@ -311,8 +332,7 @@ static enum comp_state atomic_ack(struct sw_qp *qp, struct comp_ctx *x)
 		return COMPST_DUPLICATE;
 	struct sw_wqe *s = sw_sq_state(qp, i);
 	struct dpv_send_wqe *w = sw_sq_wqe(qp, i);
-	if (s->state != WQE_PENDING || !sw_is_rd_atomic(w->opcode) || w->opcode == IBV_WR_RDMA_READ ||
-	    x->pi->psn != s->first_psn)
+	if (s->state != WQE_PENDING || !sw_is_atomic(w->opcode) || x->pi->psn != s->first_psn)
 		return COMPST_DUPLICATE;
 	uint64_t orig = x->pi->atmack_orig;
 	const struct dpv_sge *sge;

@@ -125,3 +125,45 @@ int sw_atomic_safe(uint64_t *p, bool cmp_swap, uint64_t cmp, uint64_t val, uint6
 	*orig = o;
 	return 0;
 }
+
+int sw_store_safe(uint64_t *p, uint64_t val)
+{
+	sigjmp_buf jb;
+	if (sigsetjmp(jb, 0)) {
+		fault_seen(p, &val, sizeof(val));
+		return -EFAULT;
+	}
+	t_guard = &jb;
+	__asm__ volatile("" ::: "memory");
+	__atomic_store_n(p, val, __ATOMIC_SEQ_CST);
+	__asm__ volatile("" ::: "memory");
+	t_guard = NULL;
+	return 0;
+}
+
+#define SW_CACHE_LINE 64
+
+int sw_writeback_safe(const void *p, size_t n)
+{
+	sigjmp_buf jb;
+	if (sigsetjmp(jb, 0)) {
+		fault_seen(p, p, n);
+		return -EFAULT;
+	}
+	t_guard = &jb;
+	__asm__ volatile("" ::: "memory");
+#if defined(__x86_64__)
+	/* CLFLUSH (every x86-64 has it) writes each line back and evicts it;
+	 * the fence orders them before what follows (the response) */
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)(SW_CACHE_LINE - 1), end = (uintptr_t)p + n;
+	for (; a < end; a += SW_CACHE_LINE)
+		__asm__ volatile("clflush %0" : "+m"(*(volatile char *)a));
+	__asm__ volatile("mfence" ::: "memory");
+#else
+	(void)n;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+	__asm__ volatile("" ::: "memory");
+	t_guard = NULL;
+	return 0;
+}

@@ -318,6 +318,12 @@ void sw_mem_ra_end(void);
 /* A 64-bit atomic (compare-and-swap, else fetch-and-add) at p of process
  * pid; *orig gets the value before. */
 int sw_mem_atomic(int32_t pid, uint64_t *p, bool cmp_swap, uint64_t cmp, uint64_t val, uint64_t *orig);
+/* An ATOMIC WRITE's 8-byte store at p of process pid, after every write
+ * before it: 0 or -errno. */
+int sw_mem_store64(int32_t pid, uint64_t *p, uint64_t val);
+/* A FLUSH to persistence: the cache lines of [p, p + len) written back
+ * (memory of this process; another's was written by the kernel). */
+void sw_mem_writeback(int32_t pid, const void *p, uint64_t len);
 /* The slow paths of sw_sge_copy_in / sw_sge_copy_out (sw_copy.h). */
 int sw_sge_copy_in_slow(uint32_t pd, const struct dpv_sge *sge, uint32_t n, uint32_t off, const void *src,
 			 uint32_t len);
@@ -331,6 +337,11 @@ void sw_fault_init(void);
 int sw_copy_safe(void *dst, const void *src, size_t n);
 /* a 64-bit compare-and-swap (else fetch-and-add) at p, or -EFAULT */
 int sw_atomic_safe(uint64_t *p, bool cmp_swap, uint64_t cmp, uint64_t val, uint64_t *orig);
+/* a 64-bit store at p (sequentially consistent), or -EFAULT */
+int sw_store_safe(uint64_t *p, uint64_t val);
+/* the cache lines of [p, p + n) written back to memory (x86-64: CLFLUSH,
+ * elsewhere a fence), or -EFAULT */
+int sw_writeback_safe(const void *p, size_t n);
 extern uint64_t sw_mem_faults;
 
 /* sw_stats.c */

@@ -17,7 +17,8 @@
  * Atomics on such memory are a read and a write under one lock: atomic
  * against every other RDMA atomic the engine executes, not against the
  * application's own CPU accesses to that word (an RNIC's PCIe atomics are
- * not either, unless the platform supports them).
+ * not either, unless the platform supports them). An ATOMIC WRITE there is
+ * one process_vm_writev of the 8 aligned bytes under the same lock.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -216,6 +217,29 @@ int sw_mem_atomic(int32_t pid, uint64_t *p, bool cmp_swap, uint64_t cmp, uint64_
 	}
 	rte_spinlock_unlock(&g_atomic_lock);
 	return r;
+}
+
+int sw_mem_store64(int32_t pid, uint64_t *p, uint64_t val)
+{
+	if (!pid)
+		return sw_store_safe(p, val);
+	/* after every write before it, under the lock of the engine's atomics,
+	 * and out at once: one process_vm_writev of the 8 aligned bytes */
+	sw_mem_flush();
+	rte_spinlock_lock(&g_atomic_lock);
+	int r = sw_mem_write(pid, p, &val, sizeof(val));
+	sw_mem_flush();
+	rte_spinlock_unlock(&g_atomic_lock);
+	return r;
+}
+
+void sw_mem_writeback(int32_t pid, const void *p, uint64_t len)
+{
+	/* another process' memory is not mapped here: its bytes were written
+	 * by the kernel (process_vm_writev), nothing of them is in a cache
+	 * line of ours to write back */
+	if (!pid)
+		sw_writeback_safe(p, len);
 }
 
 /* Where the engine finds the bytes [addr, addr + len) an SGE names: its

@@ -148,6 +148,12 @@ uint32_t sw_wqe_payload(const struct sw_qp *qp, struct dpv_send_wqe *w, const st
 			const uint8_t **inl, uint32_t *inl_len)
 {
 	*sge = dpv_wqe_sge(w);
+	if ((w->flags & DPV_WQE_F_INLINE) && w->opcode == IBV_WR_ATOMIC_WRITE) {
+		/* its 8 bytes are in the control part (dpv_queue.h) */
+		*inl = (const uint8_t *)&w->atomic.compare_add;
+		*inl_len = RTE_MIN(w->length, (uint32_t)sizeof(w->atomic.compare_add));
+		return 0;
+	}
 	if (w->flags & DPV_WQE_F_INLINE) {
 		*inl = dpv_wqe_inline(w);
 		*inl_len = RTE_MIN(w->length, qp->sq_stride - (uint32_t)sizeof(*w));

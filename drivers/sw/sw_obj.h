@@ -169,10 +169,11 @@ struct sw_resp_ent {
 	uint64_t orig;            /* RESP_ATOMIC */
 };
 
-/* A responder resource kept for duplicate READ/ATOMIC requests (IBA 9.9.2). */
+/* A responder resource kept for duplicate READ/ATOMIC requests (IBA 9.9.2)
+ * and ATOMIC WRITE/FLUSH ones (annex A19). */
 struct sw_rd_res {
 	bool valid;
-	bool atomic;
+	uint8_t op;               /* the request's opcode without the transport bits */
 	uint32_t first_psn, last_psn;
 	uint64_t orig;            /* ATOMIC: the value returned */
 };

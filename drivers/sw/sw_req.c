@@ -47,6 +47,9 @@ static const uint8_t req_opcodes[][4] = {
 					DPV_OPC_CMP_SWAP },
 	[IBV_WR_ATOMIC_FETCH_AND_ADD] = { DPV_OPC_FETCH_ADD, DPV_OPC_FETCH_ADD, DPV_OPC_FETCH_ADD,
 					  DPV_OPC_FETCH_ADD },
+	[DPV_WR_FLUSH] = { DPV_OPC_FLUSH, DPV_OPC_FLUSH, DPV_OPC_FLUSH, DPV_OPC_FLUSH },
+	[IBV_WR_ATOMIC_WRITE] = { DPV_OPC_ATOMIC_WRITE, DPV_OPC_ATOMIC_WRITE, DPV_OPC_ATOMIC_WRITE,
+				  DPV_OPC_ATOMIC_WRITE },
 };
 
 /* Opcode of the packet at position (first, last) of a message, with the
@@ -66,9 +69,11 @@ static bool window_full(const struct sw_qp *qp)
 	return dpv_psn_cmp(qp->req.psn, dpv_psn_add(qp->comp.psn, qp->req.cwnd)) >= 0;
 }
 
-static bool is_atomic(uint8_t op)
+/* One request packet whatever the WQE's length (a FLUSH's length is the
+ * remote range, an ATOMIC WRITE's 8 bytes always fit). */
+static bool one_packet(uint8_t op)
 {
-	return op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+	return sw_is_atomic(op) || sw_is_zero_resp(op);
 }
 
 /* Start a WQE: check local access (IBA 10.6.3) and give it its PSN range.
@@ -76,7 +81,8 @@ static bool is_atomic(uint8_t op)
 static int wqe_start(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w)
 {
 	uint32_t mtu = sw_qp_mtu(qp);
-	int access = sw_is_rd_atomic(w->opcode) ? IBV_ACCESS_LOCAL_WRITE : 0;
+	/* READ and atomics write their local buffer */
+	int access = w->opcode == IBV_WR_RDMA_READ || sw_is_atomic(w->opcode) ? IBV_ACCESS_LOCAL_WRITE : 0;
 	if (!(w->flags & DPV_WQE_F_INLINE)) {
 		if (w->num_sge > qp->cap.max_send_sge || w->num_sge * sizeof(struct dpv_sge) > qp->sq_stride - sizeof(*w))
 			return IBV_WC_LOC_QP_OP_ERR; /* a malformed WQE: never trusted */
@@ -84,7 +90,9 @@ static int wqe_start(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w)
 		if (st != IBV_WC_SUCCESS)
 			return st;
 	}
-	s->npkts = is_atomic(w->opcode) ? 1 : w->length ? (w->length + mtu - 1) / mtu : 1;
+	if (w->opcode == IBV_WR_ATOMIC_WRITE && w->length != 8)
+		return IBV_WC_LOC_QP_OP_ERR; /* the façade posts 8 bytes: a malformed WQE */
+	s->npkts = one_packet(w->opcode) ? 1 : w->length ? (w->length + mtu - 1) / mtu : 1;
 	s->first_psn = qp->req.psn;
 	s->last_psn = dpv_psn_add(s->first_psn, s->npkts - 1);
 	s->next_psn = s->first_psn;
@@ -166,6 +174,24 @@ static bool atomic_send(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe 
 	return true;
 }
 
+/* RDMA FLUSH (annex A19): FETH (placement type, selectivity level) and
+ * RETH (the range), no payload; answered like an ATOMIC WRITE. */
+static bool flush_send(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w)
+{
+	struct dpv_pkt_build b;
+	sw_build_init(qp, &b, req_opcode(qp, w->opcode, true, true), s->next_psn);
+	b.ackreq = true;
+	b.feth_plt = w->flush.type;
+	b.feth_sel = w->flush.level;
+	b.reth_va = w->remote_addr;
+	b.reth_rkey = w->rkey;
+	b.reth_len = w->length;
+	if (tx_stall(qp, sw_xmit(qp, &b, SW_PD_CHECKED, NULL, 0, 0, 0, NULL)))
+		return false;
+	qp->req.psn = dpv_psn_add(s->first_psn, 1);
+	return true;
+}
+
 /* What sending a WQE's next packets came to. */
 enum { WQE_MORE = 0, WQE_SENT = 1, WQE_FAILED = -1 };
 
@@ -199,7 +225,8 @@ static int msg_send_ra(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *
 		bool win_last = !uc && dpv_psn_cmp(dpv_psn_add(s->next_psn, 1),
 						   dpv_psn_add(qp->comp.psn, qp->req.cwnd)) >= 0;
 		b.ackreq = !uc && (last || win_last || ((pkt_idx + 1) % SW_RC_ACKREQ_EVERY) == 0);
-		if (first && (w->opcode == IBV_WR_RDMA_WRITE || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)) {
+		if (first && (w->opcode == IBV_WR_RDMA_WRITE || w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM ||
+			      w->opcode == IBV_WR_ATOMIC_WRITE)) {
 			b.reth_va = w->remote_addr;
 			b.reth_rkey = w->rkey;
 			b.reth_len = w->length;
@@ -239,9 +266,11 @@ static int wqe_send(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w)
 {
 	if (w->opcode == IBV_WR_RDMA_READ)
 		return read_send(qp, s, w) ? WQE_SENT : WQE_MORE;
-	if (is_atomic(w->opcode))
+	if (sw_is_atomic(w->opcode))
 		return atomic_send(qp, s, w) ? WQE_SENT : WQE_MORE;
-	return msg_send(qp, s, w);
+	if (w->opcode == DPV_WR_FLUSH)
+		return flush_send(qp, s, w) ? WQE_SENT : WQE_MORE;
+	return msg_send(qp, s, w); /* SEND, WRITE, ATOMIC WRITE */
 }
 
 /* Ask for the next part of a READ fetched in parts after a loss (see
@@ -413,7 +442,7 @@ static void rewind_wqe(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *
 		/* re-read what has not arrived */
 		s->next_off = s->read_recv;
 		s->next_psn = dpv_psn_add(s->first_psn, s->read_recv / mtu);
-	} else if (!first || is_atomic(w->opcode)) {
+	} else if (!first || one_packet(w->opcode)) {
 		s->next_off = 0;
 		s->next_psn = s->first_psn;
 	} else {

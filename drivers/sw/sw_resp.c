@@ -2,8 +2,8 @@
 /*
  * Responder (RC, UC, XRC target): request packets -> PSN and sequence
  * checks, duplicate handling, placement of SEND and RDMA WRITE payloads,
- * READ responses, atomics, receive completions, ACK/NAK (IBA 9.7.4, 9.7.5.1,
- * 9.9.2, as rxe_resp.c). Each request runs through a state machine (enum
+ * READ responses, atomics, RDMA ATOMIC WRITE and FLUSH (annex A19), receive
+ * completions, ACK/NAK (IBA 9.7.4, 9.7.5.1, 9.9.2, as rxe_resp.c). Each request runs through a state machine (enum
  * resp_state) whose transitions can be traced (log level 8 of pmd.dpv.sw).
  */
 #include <errno.h>
@@ -26,6 +26,8 @@ enum resp_state {
 	RESPST_EXEC_WRITE,      /* place an RDMA WRITE payload */
 	RESPST_READ_REPLY,      /* execute a READ: queue its responses */
 	RESPST_ATOMIC_REPLY,    /* execute an atomic: queue its acknowledge */
+	RESPST_ATOMIC_WRITE,    /* execute an ATOMIC WRITE: queue its empty READ response */
+	RESPST_FLUSH,           /* execute a FLUSH: queue its empty READ response */
 	RESPST_COMPLETE,        /* receive completion */
 	RESPST_ACKNOWLEDGE,     /* next PSN; coalesced ACK if asked */
 	RESPST_DUPLICATE,       /* re-ACK, replay a READ, return a saved atomic */
@@ -40,6 +42,7 @@ static const char *const resp_state_name[] = {
 	[RESPST_CHK_XRC_SRQ] = "CHK_XRC_SRQ", [RESPST_CHK_RESOURCE] = "CHK_RESOURCE",
 	[RESPST_EXEC_SEND] = "EXEC_SEND", [RESPST_CHK_RKEY] = "CHK_RKEY", [RESPST_EXEC_WRITE] = "EXEC_WRITE",
 	[RESPST_READ_REPLY] = "READ_REPLY", [RESPST_ATOMIC_REPLY] = "ATOMIC_REPLY",
+	[RESPST_ATOMIC_WRITE] = "ATOMIC_WRITE", [RESPST_FLUSH] = "FLUSH",
 	[RESPST_COMPLETE] = "COMPLETE", [RESPST_ACKNOWLEDGE] = "ACKNOWLEDGE", [RESPST_DUPLICATE] = "DUPLICATE",
 	[RESPST_ERR_PSN_SEQ] = "ERR_PSN_SEQ", [RESPST_ERR_RNR] = "ERR_RNR", [RESPST_ERROR] = "ERROR",
 	[RESPST_DONE] = "DONE",
@@ -152,6 +155,14 @@ static bool take_rwqe(struct sw_qp *qp, const struct resp_ctx *x)
 	return true;
 }
 
+/* The requests that take a responder resource (packet opcode without the
+ * transport bits). */
+static bool is_rd_atomic(uint8_t op)
+{
+	return op == DPV_OPC_READ_REQUEST || op == DPV_OPC_CMP_SWAP || op == DPV_OPC_FETCH_ADD ||
+	       op == DPV_OPC_ATOMIC_WRITE || op == DPV_OPC_FLUSH;
+}
+
 static enum resp_state chk_psn(struct sw_qp *qp, struct resp_ctx *x)
 {
 	struct sw_resp *r = &qp->resp;
@@ -225,13 +236,19 @@ static enum resp_state chk_resource(struct sw_qp *qp, struct resp_ctx *x)
 			return RESPST_ERR_RNR; /* WRITE with immediate consumes a receive WQE */
 		return x->starts ? RESPST_CHK_RKEY : RESPST_EXEC_WRITE;
 	}
-	if (x->op != DPV_OPC_READ_REQUEST && x->op != DPV_OPC_CMP_SWAP && x->op != DPV_OPC_FETCH_ADD)
+	if (!is_rd_atomic(x->op))
 		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR);
-	/* IBA 9.7.4.1.7: READ/atomic need responder resources; a QP given
-	 * max_dest_rd_atomic 0 has none */
+	/* IBA 9.7.4.1.7: READ/atomic (and annex A19's ATOMIC WRITE and
+	 * FLUSH) need responder resources; a QP given max_dest_rd_atomic 0
+	 * has none */
 	if (!qp->resp.n_res)
 		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR);
-	return x->op == DPV_OPC_READ_REQUEST ? RESPST_READ_REPLY : RESPST_ATOMIC_REPLY;
+	switch (x->op) {
+	case DPV_OPC_READ_REQUEST: return RESPST_READ_REPLY;
+	case DPV_OPC_ATOMIC_WRITE: return RESPST_ATOMIC_WRITE;
+	case DPV_OPC_FLUSH: return RESPST_FLUSH;
+	default: return RESPST_ATOMIC_REPLY;
+	}
 }
 
 static enum resp_state exec_send(struct sw_qp *qp, struct resp_ctx *x)
@@ -304,11 +321,11 @@ static enum resp_state exec_write(struct sw_qp *qp, struct resp_ctx *x)
 	return RESPST_COMPLETE;
 }
 
-static void save_res(struct sw_qp *qp, bool atomic, uint32_t first, uint32_t last, uint64_t orig)
+static void save_res(struct sw_qp *qp, uint8_t op, uint32_t first, uint32_t last, uint64_t orig)
 {
 	struct sw_resp *r = &qp->resp;
 	struct sw_rd_res *res = &r->res[r->res_next++ % r->n_res];
-	*res = (struct sw_rd_res){.valid = true, .atomic = atomic, .first_psn = first, .last_psn = last, .orig = orig};
+	*res = (struct sw_rd_res){.valid = true, .op = op, .first_psn = first, .last_psn = last, .orig = orig};
 }
 
 static enum resp_state read_reply(struct sw_qp *qp, struct resp_ctx *x)
@@ -323,7 +340,7 @@ static enum resp_state read_reply(struct sw_qp *qp, struct resp_ctx *x)
 		return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR);
 	uint32_t n = pi->reth_len ? (pi->reth_len + mtu - 1) / mtu : 1;
 	r->msn = dpv_psn_add(r->msn, 1);
-	save_res(qp, false, pi->psn, dpv_psn_add(pi->psn, n - 1), 0);
+	save_res(qp, x->op, pi->psn, dpv_psn_add(pi->psn, n - 1), 0);
 	sw_resp_flush_ack(qp);
 	sw_resp_read(qp, src, pi->reth_rkey, pi->reth_len, pi->psn, pi->psn);
 	r->psn = dpv_psn_add(pi->psn, n); /* the responses take the READ's PSN range */
@@ -345,12 +362,80 @@ static enum resp_state atomic_reply(struct sw_qp *qp, struct resp_ctx *x)
 	if (!ok || sw_mem_atomic(mr->pid, p, x->op == DPV_OPC_CMP_SWAP, pi->atm_cmp, pi->atm_swap_add, &orig) != 0)
 		return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR);
 	r->msn = dpv_psn_add(r->msn, 1);
-	save_res(qp, true, pi->psn, pi->psn, orig);
+	save_res(qp, x->op, pi->psn, pi->psn, orig);
 	sw_resp_flush_ack(qp);
 	sw_resp_atomic(qp, pi->psn, orig);
 	r->psn = dpv_psn_add(pi->psn, 1);
 	r->nak_sent = false;
 	return RESPST_DONE;
+}
+
+/* The answer to an ATOMIC WRITE or FLUSH (annex A19, as rxe): an RDMA READ
+ * RESPONSE ONLY without data at the request's PSN. */
+static enum resp_state zero_reply(struct sw_qp *qp, struct resp_ctx *x)
+{
+	struct sw_resp *r = &qp->resp;
+	uint32_t psn = x->pi->psn;
+	r->msn = dpv_psn_add(r->msn, 1);
+	save_res(qp, x->op, psn, psn, 0);
+	sw_resp_flush_ack(qp);
+	sw_resp_read(qp, 0, 0, 0, psn, psn);
+	r->psn = dpv_psn_add(psn, 1);
+	r->nak_sent = false;
+	return RESPST_DONE;
+}
+
+/* RDMA ATOMIC WRITE (annex A19): the 8 bytes of payload stored at an
+ * 8-byte aligned address of an MR (and QP) with remote write access, in one
+ * store, after everything before it (IBA: "executed atomically"). A wrong
+ * length or an unaligned address is an invalid request, as rxe's
+ * RESPST_ERR_LENGTH and RESPST_ERR_MISALIGNED_ATOMIC. */
+static enum resp_state atomic_write(struct sw_qp *qp, struct resp_ctx *x)
+{
+	struct dpv_pkt_info *pi = x->pi;
+	if (pi->reth_len != 8 || x->plen != 8)
+		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR);
+	const struct sw_mr *mr;
+	uint64_t a;
+	if (!rkey_check(qp, pi->reth_rkey, pi->reth_va, 8, IBV_ACCESS_REMOTE_WRITE, &mr, &a))
+		return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR);
+	uint64_t *p = (uint64_t *)(uintptr_t)(a + (uint64_t)mr->delta);
+	if ((pi->reth_va & 7) || ((uintptr_t)p & 7))
+		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR);
+	uint64_t v;
+	memcpy(&v, x->pay, sizeof(v)); /* the requester's bytes as they are */
+	if (sw_mem_store64(mr->pid, p, v) != 0)
+		return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR); /* unmapped under its MR */
+	return zero_reply(qp, x);
+}
+
+/* RDMA FLUSH (annex A19): the placement types asked (FETH) must be granted
+ * by the QP and the MR (IBV_ACCESS_FLUSH_GLOBAL / _PERSISTENT); the range
+ * is the RETH's (selectivity RANGE) or the whole MR (MR). What was placed
+ * before it is then globally visible (a full fence) and, for PERSISTENT,
+ * its cache lines written back (sw_mem_writeback). */
+static enum resp_state flush(struct sw_qp *qp, struct resp_ctx *x)
+{
+	struct dpv_pkt_info *pi = x->pi;
+	uint8_t plt = pi->feth_plt;
+	int access = ((plt & DPV_FLUSH_PLT_GLOBAL) ? DPV_ACCESS_FLUSH_GLOBAL : 0) |
+		     ((plt & DPV_FLUSH_PLT_PERSISTENT) ? DPV_ACCESS_FLUSH_PERSISTENT : 0);
+	if (!access || (plt & ~(DPV_FLUSH_PLT_GLOBAL | DPV_FLUSH_PLT_PERSISTENT)) || pi->feth_sel > DPV_FLUSH_SEL_MR)
+		return fail(x, DPV_AETH_NAK_INV_REQ, IBV_WC_REM_INV_REQ_ERR);
+	const struct sw_mr *mr = sw_mr_lookup(pi->reth_rkey);
+	uint64_t va = pi->reth_va, len = pi->reth_len, a;
+	if (mr && pi->feth_sel == DPV_FLUSH_SEL_MR) {
+		va = mr->iova; /* the whole MR: the RETH's range is not looked at */
+		len = mr->length;
+	}
+	if ((qp->attr.qp_access_flags & (unsigned int)access) != (unsigned int)access ||
+	    !rkey_check(qp, pi->reth_rkey, va, len, access, &mr, &a))
+		return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR);
+	sw_mem_flush(); /* writes batched into another process' memory are done */
+	if ((plt & DPV_FLUSH_PLT_PERSISTENT) && len)
+		sw_mem_writeback(mr->pid, (const void *)(uintptr_t)(a + (uint64_t)mr->delta), len);
+	atomic_thread_fence(memory_order_seq_cst);
+	return zero_reply(qp, x);
 }
 
 /* true when a successful CQE with these flags (DPV_CQE_F_*) pushed now
@@ -425,38 +510,53 @@ static enum resp_state acknowledge(struct sw_qp *qp, struct resp_ctx *x)
 	return RESPST_DONE;
 }
 
+/* The saved resource of a duplicate READ, atomic, ATOMIC WRITE or FLUSH
+ * whose PSN falls in its range, or NULL. */
+static struct sw_rd_res *find_res(struct sw_qp *qp, uint8_t op, uint32_t psn)
+{
+	struct sw_resp *r = &qp->resp;
+	for (unsigned int i = 0; i < r->n_res; i++) {
+		struct sw_rd_res *res = &r->res[i];
+		if (res->valid && res->op == op && dpv_psn_cmp(psn, res->first_psn) >= 0 &&
+		    dpv_psn_cmp(psn, res->last_psn) <= 0)
+			return res;
+	}
+	return NULL;
+}
+
 /* Duplicate request (PSN before the expected one): IBA 9.9.2.1/9.9.2.2. */
 static enum resp_state duplicate(struct sw_qp *qp, struct resp_ctx *x)
 {
 	struct sw_resp *r = &qp->resp;
 	struct dpv_pkt_info *pi = x->pi;
 	sw_cnt(qp, DPV_CNT_DUP_REQ);
-	if (x->op == DPV_OPC_READ_REQUEST || x->op == DPV_OPC_CMP_SWAP || x->op == DPV_OPC_FETCH_ADD) {
-		bool atomic = x->op != DPV_OPC_READ_REQUEST;
-		for (unsigned int i = 0; i < r->n_res; i++) {
-			struct sw_rd_res *res = &r->res[i];
-			if (!res->valid || res->atomic != atomic || dpv_psn_cmp(pi->psn, res->first_psn) < 0 ||
-			    dpv_psn_cmp(pi->psn, res->last_psn) > 0)
-				continue;
-			if (atomic) {
-				/* answered from the saved result, never executed twice */
-				if (pi->psn == res->first_psn)
-					sw_resp_atomic(qp, pi->psn, res->orig);
-				return RESPST_DONE;
-			}
-			/* replay: responses for the (possibly shortened) range asked,
-			 * with the rkey checked again: its MR deregistered since is a
-			 * remote access error (as rxe_recheck_mr) */
-			const struct sw_mr *mr;
-			uint64_t src = 0;
-			if (pi->reth_len && !rkey_check(qp, pi->reth_rkey, pi->reth_va, pi->reth_len,
-							IBV_ACCESS_REMOTE_READ, &mr, &src))
-				return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR);
-			sw_resp_read(qp, src, pi->reth_rkey, pi->reth_len, pi->psn, res->first_psn);
+	if (is_rd_atomic(x->op)) {
+		struct sw_rd_res *res = find_res(qp, x->op, pi->psn);
+		if (!res) {
+			SW_DBG_QP(qp, "duplicate opcode %#x psn %#x: no saved resource (epsn %#x)", x->op, pi->psn,
+				  r->psn);
 			return RESPST_DONE;
 		}
-		SW_DBG_QP(qp, "duplicate %s psn %#x: no saved resource (epsn %#x)", atomic ? "atomic" : "READ",
-			  pi->psn, r->psn);
+		if (x->op != DPV_OPC_READ_REQUEST) {
+			/* answered from the saved result, never executed twice
+			 * (an ATOMIC WRITE or FLUSH: its empty READ response) */
+			if (pi->psn != res->first_psn)
+				return RESPST_DONE;
+			if (x->op == DPV_OPC_CMP_SWAP || x->op == DPV_OPC_FETCH_ADD)
+				sw_resp_atomic(qp, pi->psn, res->orig);
+			else
+				sw_resp_read(qp, 0, 0, 0, pi->psn, pi->psn);
+			return RESPST_DONE;
+		}
+		/* replay: responses for the (possibly shortened) range asked,
+		 * with the rkey checked again: its MR deregistered since is a
+		 * remote access error (as rxe_recheck_mr) */
+		const struct sw_mr *mr;
+		uint64_t src = 0;
+		if (pi->reth_len && !rkey_check(qp, pi->reth_rkey, pi->reth_va, pi->reth_len, IBV_ACCESS_REMOTE_READ,
+						&mr, &src))
+			return fail(x, DPV_AETH_NAK_REM_ACC, IBV_WC_REM_ACCESS_ERR);
+		sw_resp_read(qp, src, pi->reth_rkey, pi->reth_len, pi->psn, res->first_psn);
 		return RESPST_DONE;
 	}
 	/* SEND/WRITE: re-acknowledge what we have, but only for duplicates that
@@ -539,6 +639,8 @@ static enum resp_state resp_step(struct sw_qp *qp, enum resp_state st, struct re
 	case RESPST_EXEC_WRITE: return exec_write(qp, x);
 	case RESPST_READ_REPLY: return read_reply(qp, x);
 	case RESPST_ATOMIC_REPLY: return atomic_reply(qp, x);
+	case RESPST_ATOMIC_WRITE: return atomic_write(qp, x);
+	case RESPST_FLUSH: return flush(qp, x);
 	case RESPST_COMPLETE: return complete(qp, x);
 	case RESPST_ACKNOWLEDGE: return acknowledge(qp, x);
 	case RESPST_DUPLICATE: return duplicate(qp, x);

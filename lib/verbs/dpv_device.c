@@ -172,7 +172,10 @@ static int vctx_query_device_ex(struct ibv_context *c, const struct ibv_query_de
 	fill_device_attr(to_dctx(c)->dev, &full.orig_attr);
 	full.completion_timestamp_mask = UINT64_MAX; /* 64-bit TSC */
 	full.hca_core_clock = dpv_tsc_hz() / 1000; /* kHz */
-	full.device_cap_flags_ex = full.orig_attr.device_cap_flags;
+	/* RDMA FLUSH (both placement types) and ATOMIC WRITE, as rxe: bits
+	 * rdma-core 45 names IB_UVERBS_DEVICE_FLUSH_GLOBAL ... (dpverbs.h) */
+	full.device_cap_flags_ex = full.orig_attr.device_cap_flags | DPV_DEVICE_FLUSH_GLOBAL |
+				   DPV_DEVICE_FLUSH_PERSISTENT | DPV_DEVICE_ATOMIC_WRITE;
 	full.phys_port_cnt_ex = DPV_PHYS_PORT_CNT;
 	fill_odp_caps(&full);
 	dpv_tm_caps(&full.tm_caps);

@@ -481,6 +481,10 @@ static inline enum ibv_wc_opcode dpv_wc_opcode(uint8_t wr_opcode)
 		return IBV_WC_BIND_MW;
 	case IBV_WR_LOCAL_INV:
 		return IBV_WC_LOCAL_INV;
+	case IBV_WR_ATOMIC_WRITE:
+		return IBV_WC_ATOMIC_WRITE;
+	case DPV_WR_FLUSH:
+		return (enum ibv_wc_opcode)DPV_WC_FLUSH;
 	default:
 		return IBV_WC_SEND;
 	}

@@ -28,7 +28,8 @@
 #define DPV_ACCESS_SUPPORTED                                                                     \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |             \
 	 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED |                  \
-	 IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB)
+	 IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB | DPV_ACCESS_FLUSH_GLOBAL |                    \
+	 DPV_ACCESS_FLUSH_PERSISTENT)
 
 /* Serialises rereg/dereg of one MR against each other. */
 static rte_spinlock_t g_mr_lock = RTE_SPINLOCK_INITIALIZER;

@@ -24,6 +24,7 @@
 #include <rte_spinlock.h>
 
 #include "dpv_queue.h"
+#include "dpverbs.h"
 
 #define DPV_EXPORT __attribute__((visibility("default")))
 
@@ -241,6 +242,7 @@ struct dpv_wr_batch;
 
 struct dpv_qp {
 	struct ibv_qp_ex ibqp;       /* begins with struct ibv_qp */
+	dpv_wr_flush_fn wr_flush;    /* rdma-core 45's ibv_qp_ex.wr_flush: right after ibqp */
 	struct dpv_bufs bufs;
 	struct dpv_context *ctx;
 	void *drv;
@@ -272,6 +274,8 @@ struct dpv_qp {
 	uint32_t rq_pi;
 	struct dpv_wr_batch *wrb;    /* ibv_wr_* batch, NULL unless SEND_OPS_FLAGS */
 };
+_Static_assert(offsetof(struct dpv_qp, wr_flush) == sizeof(struct ibv_qp_ex),
+	       "wr_flush where rdma-core 45's struct ibv_qp_ex has it");
 
 static inline struct dpv_context *to_dctx(struct ibv_context *c)
 {

@@ -35,10 +35,15 @@ static bool is_local(enum ibv_wr_opcode op)
 	return op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
 }
 
-/* Is the opcode valid for the QP type (IBA 10.7.2.1)? */
-static bool opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
+/* How a WR list is posted: ibv_bind_mw's own bind (a type 1 window
+ * allowed), ibv_wr_complete's batch (DPV_WR_FLUSH allowed). */
+enum { POST_TYPE1 = 1, POST_EXT = 2 };
+
+/* Is the opcode valid for the QP type (IBA 10.7.2.1)? RDMA FLUSH only
+ * through ibv_wr_flush (ext): struct ibv_send_wr has no fields for it. */
+static bool opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op, bool ext)
 {
-	switch (op) {
+	switch ((int)op) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
 		return true;
@@ -53,9 +58,25 @@ static bool opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 	case IBV_WR_BIND_MW:
 	case IBV_WR_LOCAL_INV:
 		return (t == IBV_QPT_RC || t == IBV_QPT_UC || t == IBV_QPT_XRC_SEND) && dpv_core_has_mw();
+	case IBV_WR_ATOMIC_WRITE: /* IBA 1.5 annex A19: RC only (as Linux) */
+		return t == IBV_QPT_RC;
+	case DPV_WR_FLUSH:
+		return t == IBV_QPT_RC && ext;
 	default:
 		return false;
 	}
+}
+
+/* A FLUSH from ibv_wr_flush (dpv_qpex.c) carries its length, placement
+ * type and selectivity level in wr.atomic (compare_add: length; swap: type
+ * | level << 8): 0 or EINVAL. */
+static int check_flush(const struct ibv_send_wr *wr)
+{
+	uint64_t type = wr->wr.atomic.swap & 0xff, level = wr->wr.atomic.swap >> 8;
+	if (wr->num_sge || !type || (type & ~(uint64_t)(DPV_FLUSH_GLOBAL | DPV_FLUSH_PERSISTENT)) ||
+	    level > DPV_FLUSH_MR || wr->wr.atomic.compare_add > DPV_MAX_MSG_SZ)
+		return EINVAL;
+	return 0;
 }
 
 /* A memory window operation: no SGEs (the list is ignored), a window of
@@ -73,13 +94,17 @@ static int check_local_wr(struct dpv_qp *qp, const struct ibv_send_wr *wr, bool 
 }
 
 /* 0 or EINVAL: what can be checked before the WR is queued. */
-static int check_send_wr(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t *len, bool type1)
+static int check_send_wr(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t *len, unsigned int how)
 {
-	if (!opcode_ok(qp->type, wr->opcode))
+	if (!opcode_ok(qp->type, wr->opcode, how & POST_EXT))
 		return EINVAL;
 	if (is_local(wr->opcode)) {
 		*len = 0;
-		return check_local_wr(qp, wr, type1);
+		return check_local_wr(qp, wr, how & POST_TYPE1);
+	}
+	if ((int)wr->opcode == DPV_WR_FLUSH) {
+		*len = (uint32_t)wr->wr.atomic.compare_add;
+		return check_flush(wr);
 	}
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge || (wr->num_sge && !wr->sg_list))
 		return EINVAL;
@@ -92,8 +117,14 @@ static int check_send_wr(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32
 	if (is_atomic(wr->opcode) &&
 	    (wr->num_sge != 1 || wr->sg_list[0].length != 8 || (wr->wr.atomic.remote_addr & 7)))
 		return EINVAL;
+	/* annex A19: an ATOMIC WRITE writes 8 bytes (inline: in the WQE's
+	 * control part, whatever max_inline_data is); the remote address is
+	 * checked by the responder (an unaligned one: IBV_WC_REM_INV_REQ_ERR) */
+	bool aw = wr->opcode == IBV_WR_ATOMIC_WRITE;
+	if (aw && total != 8)
+		return EINVAL;
 	if ((wr->send_flags & IBV_SEND_INLINE) &&
-	    (total > qp->cap.max_inline_data || is_atomic(wr->opcode) || wr->opcode == IBV_WR_RDMA_READ))
+	    ((total > qp->cap.max_inline_data && !aw) || is_atomic(wr->opcode) || wr->opcode == IBV_WR_RDMA_READ))
 		return EINVAL;
 	if (qp->type == IBV_QPT_UD &&
 	    (!wr->wr.ud.ah || wr->wr.ud.ah->context != dqp_ib(qp)->context ||
@@ -156,12 +187,18 @@ static void wqe_write(struct dpv_qp *qp, const struct ibv_send_wr *wr, uint32_t 
 		w->rkey = wr->wr.atomic.rkey;
 		w->atomic.compare_add = wr->wr.atomic.compare_add;
 		w->atomic.swap = wr->wr.atomic.swap;
+	} else if ((int)wr->opcode == DPV_WR_FLUSH) {
+		w->remote_addr = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		memset(&w->flush, 0, sizeof(w->flush));
+		w->flush.type = (uint8_t)wr->wr.atomic.swap;
+		w->flush.level = (uint8_t)(wr->wr.atomic.swap >> 8);
 	} else {
 		w->remote_addr = wr->wr.rdma.remote_addr;
 		w->rkey = wr->wr.rdma.rkey;
 	}
 	if (wr->send_flags & IBV_SEND_INLINE) {
-		uint8_t *d = dpv_wqe_inline(w);
+		uint8_t *d = wr->opcode == IBV_WR_ATOMIC_WRITE ? (uint8_t *)&w->atomic.compare_add : dpv_wqe_inline(w);
 		for (int i = 0; i < wr->num_sge; i++) {
 			memcpy(d, (const void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length);
 			d += wr->sg_list[i].length;
@@ -197,7 +234,8 @@ static bool send_state_ok(const struct dpv_qp *qp)
  * error state, an XRC target QP, more SGEs than max_send_sge, inline data
  * above max_inline_data or with READ/atomics, opcode not valid for the QP
  * type, an atomic that is not one 8-byte SGE with an 8-byte aligned remote
- * address, a message above 2 GiB, NULL or foreign AH, NULL wr; BIND_MW
+ * address, an ATOMIC WRITE (RC only) of other than 8 bytes, a FLUSH (only
+ * through ibv_wr_flush), a message above 2 GiB, NULL or foreign AH, NULL wr; BIND_MW
  * with a NULL window, a type 1 window or a window or MR of another
  * context), ENOMEM (send queue full: max_send_wr WRs whose completions, or
  * a later WR's completion, were not polled yet). WRs posted in ERR or SQE
@@ -207,7 +245,7 @@ static bool send_state_ok(const struct dpv_qp *qp)
  * drivers/sw/sw_mw.c) complete it with an error status; an RC QP then
  * moves to ERR, a UD QP to SQE.
  */
-static int post_send(struct ibv_qp *ib, struct ibv_send_wr *wr, struct ibv_send_wr **bad, bool type1)
+static int post_send(struct ibv_qp *ib, struct ibv_send_wr *wr, struct ibv_send_wr **bad, unsigned int how)
 {
 	struct dpv_qp *qp = to_dqp(ib);
 	int ret = 0;
@@ -222,7 +260,7 @@ static int post_send(struct ibv_qp *ib, struct ibv_send_wr *wr, struct ibv_send_
 	uint32_t retired = atomic_load_explicit(&qp->sq_retired, memory_order_acquire);
 	for (; wr; wr = wr->next) {
 		uint32_t len;
-		if (!send_state_ok(qp) || (ret = check_send_wr(qp, wr, &len, type1)) != 0) {
+		if (!send_state_ok(qp) || (ret = check_send_wr(qp, wr, &len, how)) != 0) {
 			ret = EINVAL;
 			break;
 		}
@@ -247,14 +285,19 @@ static int post_send(struct ibv_qp *ib, struct ibv_send_wr *wr, struct ibv_send_
 
 int dpv_post_send(struct ibv_qp *ib, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
-	return post_send(ib, wr, bad, false);
+	return post_send(ib, wr, bad, 0);
+}
+
+int dpv_post_send_ext(struct ibv_qp *ib, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	return post_send(ib, wr, bad, POST_EXT);
 }
 
 int dpv_post_bind_mw(struct ibv_qp *ib, struct ibv_send_wr *wr)
 {
 	struct ibv_send_wr *bad = NULL;
 	wr->next = NULL;
-	return post_send(ib, wr, &bad, true);
+	return post_send(ib, wr, &bad, POST_TYPE1);
 }
 
 /* Write one receive WR at *pi of ring. 0, EINVAL or ENOMEM. */

@@ -150,7 +150,8 @@ static int check_attr_values(struct dpv_device *dev, const struct ibv_qp_attr *a
 	    (a->qp_access_flags & ~(unsigned int)(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 						  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
 						  IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED |
-						  IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB)))
+						  IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB |
+						  DPV_ACCESS_FLUSH_GLOBAL | DPV_ACCESS_FLUSH_PERSISTENT)))
 		return EINVAL;
 	return 0;
 }

@@ -6,6 +6,9 @@
  * inline bytes), ibv_wr_complete posts the chain with dpv_post_send and
  * returns its result, ibv_wr_abort drops it. An error found while building
  * (batch full, too many SGEs or inline bytes) is returned by ibv_wr_complete.
+ * ibv_wr_atomic_write keeps its 8 bytes in the batch (one word per WR) and
+ * posts them inline; dpv_wr_flush (rdma-core 45's ibv_wr_flush, in the slot
+ * after struct ibv_qp_ex) posts a DPV_WR_FLUSH through dpv_post_send_ext.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,6 +21,7 @@ struct dpv_wr_batch {
 	struct ibv_send_wr *wrs;
 	struct ibv_sge *sges;     /* max_send_sge per WR */
 	uint8_t *inl;             /* max_inline_data per WR */
+	uint64_t *aw;             /* ATOMIC WRITE data, one word per WR */
 	uint32_t cap, n, max_sge, max_inl;
 	int err;
 };
@@ -62,7 +66,7 @@ static int wr_complete(struct ibv_qp_ex *q)
 		for (uint32_t i = 0; i + 1 < b->n; i++)
 			b->wrs[i].next = &b->wrs[i + 1];
 		b->wrs[b->n - 1].next = NULL;
-		r = dpv_post_send(&q->qp_base, b->wrs, &bad);
+		r = dpv_post_send_ext(&q->qp_base, b->wrs, &bad);
 	}
 	b->n = 0;
 	b->err = 0;
@@ -243,9 +247,35 @@ static void wr_set_xrc_srqn(struct ibv_qp_ex *q, uint32_t srqn)
 	if (w)
 		w->qp_type.xrc.remote_srqn = srqn;
 }
+/* annex A19: the 8 bytes at p are written at (rkey, addr) as one atomic
+ * store; they are copied now, as rdma-core's providers do */
 static void wr_atomic_write(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, const void *p)
 {
-	wr_unsupported(q);
+	struct dpv_wr_batch *b = qpx_to(q)->wrb;
+	add_wr(q, IBV_WR_ATOMIC_WRITE);
+	struct ibv_send_wr *w = cur(b);
+	if (!w || w->opcode != IBV_WR_ATOMIC_WRITE)
+		return;
+	uint64_t *d = &b->aw[w - b->wrs];
+	memcpy(d, p, sizeof(*d));
+	w->wr.rdma.rkey = rkey;
+	w->wr.rdma.remote_addr = addr;
+	w->sg_list[0] = (struct ibv_sge){.addr = (uintptr_t)d, .length = sizeof(*d), .lkey = 0};
+	w->num_sge = 1;
+	w->send_flags |= IBV_SEND_INLINE;
+}
+
+static void wr_flush(struct ibv_qp_ex *q, uint32_t rkey, uint64_t addr, size_t len, uint8_t type, uint8_t level)
+{
+	add_wr(q, (enum ibv_wr_opcode)DPV_WR_FLUSH);
+	struct ibv_send_wr *w = cur(qpx_to(q)->wrb);
+	if (!w || (int)w->opcode != DPV_WR_FLUSH)
+		return;
+	w->wr.atomic.rkey = rkey;
+	w->wr.atomic.remote_addr = addr;
+	/* above 2 GiB: refused by ibv_wr_complete (EINVAL) */
+	w->wr.atomic.compare_add = len > DPV_MAX_MSG_SZ ? UINT64_MAX : len;
+	w->wr.atomic.swap = (uint64_t)type | (uint64_t)level << 8;
 }
 
 uint64_t dpv_qpex_supported_ops(enum ibv_qp_type t)
@@ -258,7 +288,10 @@ uint64_t dpv_qpex_supported_ops(enum ibv_qp_type t)
 		return send;
 	case IBV_QPT_UC:
 		return send | write | mw;
-	case IBV_QPT_RC:
+	case IBV_QPT_RC: /* RDMA ATOMIC WRITE and FLUSH (annex A19): RC only, as Linux */
+		return send | write | mw | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV |
+		       IBV_QP_EX_WITH_ATOMIC_WRITE | DPV_QP_EX_WITH_FLUSH;
 	case IBV_QPT_XRC_SEND:
 		return send | write | mw | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV;
@@ -274,7 +307,8 @@ int dpv_qpex_init(struct dpv_qp *qp, uint64_t ops, struct dpv_bufs *bs)
 	uint32_t max_inl = qp->cap.max_inline_data;
 	size_t off_wrs = RTE_ALIGN_CEIL(sizeof(struct dpv_wr_batch), 64);
 	size_t off_sges = off_wrs + (size_t)cap * sizeof(struct ibv_send_wr);
-	size_t off_inl = off_sges + (size_t)cap * max_sge * sizeof(struct ibv_sge);
+	size_t off_aw = off_sges + (size_t)cap * max_sge * sizeof(struct ibv_sge);
+	size_t off_inl = off_aw + (size_t)cap * sizeof(uint64_t);
 	size_t total = off_inl + (size_t)cap * RTE_MAX(max_inl, 1u);
 	uint8_t *m = dpv_buf_alloc(qp->upd, bs, total, 64, DPV_RES_QP_WRB);
 	if (!m)
@@ -286,6 +320,7 @@ int dpv_qpex_init(struct dpv_qp *qp, uint64_t ops, struct dpv_bufs *bs)
 	b->wrs = (struct ibv_send_wr *)(m + off_wrs);
 	b->sges = (struct ibv_sge *)(m + off_sges);
 	b->inl = m + off_inl;
+	b->aw = (uint64_t *)(m + off_aw);
 	qp->wrb = b;
 	struct ibv_qp_ex *x = &qp->ibqp;
 	x->comp_mask = 0;
@@ -310,6 +345,7 @@ int dpv_qpex_init(struct dpv_qp *qp, uint64_t ops, struct dpv_bufs *bs)
 	x->wr_send_tso = wr_send_tso;
 	x->wr_set_xrc_srqn = wr_set_xrc_srqn;
 	x->wr_atomic_write = wr_atomic_write;
+	qp->wr_flush = wr_flush;
 	return 0;
 }
 

@@ -139,7 +139,11 @@ struct dpv_sge {
 /* ------------------------------------------------------------------------
  * Send WQE (SQ entry). A 64-byte control part, then either num_sge SGEs or
  * (DPV_WQE_F_INLINE) `length` bytes of inline data. The stride is a power of
- * two >= 64 + max(max_send_sge * 16, max_inline_data).
+ * two >= 64 + max(max_send_sge * 16, max_inline_data). An ATOMIC WRITE
+ * (IBV_WR_ATOMIC_WRITE) has its 8 bytes in SGEs or, inline, in
+ * atomic.compare_add (whatever max_inline_data is); a FLUSH (DPV_WR_FLUSH)
+ * has no local data: length, remote_addr and rkey are its RETH, `flush`
+ * its FETH.
  */
 struct dpv_send_wqe {
 	uint64_t wr_id;
@@ -151,11 +155,11 @@ struct dpv_send_wqe {
 	uint32_t inv_rkey;        /**< SEND_WITH_INV, LOCAL_INV: rkey to invalidate;
 				       BIND_MW: the window (its index << 8 names it) */
 	uint32_t remote_srqn;     /**< XRC initiator: XRC SRQ number */
-	uint32_t rkey;            /**< RDMA/atomic: remote key; BIND_MW: the window's new rkey */
-	uint64_t remote_addr;     /**< RDMA/atomic: remote address; BIND_MW: window start */
+	uint32_t rkey;            /**< RDMA/atomic/FLUSH: remote key; BIND_MW: the window's new rkey */
+	uint64_t remote_addr;     /**< RDMA/atomic/FLUSH: remote address; BIND_MW: window start */
 	union {
 		struct {
-			uint64_t compare_add;
+			uint64_t compare_add; /**< ATOMIC_WRITE with DPV_WQE_F_INLINE: its 8 bytes */
 			uint64_t swap;
 		} atomic;
 		struct {
@@ -163,6 +167,11 @@ struct dpv_send_wqe {
 			uint32_t mr_lkey; /**< BIND_MW: the MR it opens onto (0: none) */
 			uint32_t access;  /**< BIND_MW: IBV_ACCESS_* of the window */
 		} bind;
+		struct {
+			uint8_t type;     /**< placement type (DPV_FLUSH_GLOBAL|PERSISTENT) */
+			uint8_t level;    /**< selectivity level (DPV_FLUSH_RANGE, _MR) */
+			uint8_t rsvd[14];
+		} flush;              /**< DPV_WR_FLUSH: length is the FLUSH's length */
 		struct {
 			uint32_t ah;      /**< AH handle (dpverbs object pool index) */
 			uint32_t remote_qpn;

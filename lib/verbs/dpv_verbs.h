@@ -144,6 +144,9 @@ int dpv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr 
 /* ibv_bind_mw's work request: dpv_post_send of one IBV_WR_BIND_MW, which
  * may name a type 1 window (ibv_post_send refuses those). */
 int dpv_post_bind_mw(struct ibv_qp *qp, struct ibv_send_wr *wr);
+/* dpv_post_send for the WRs ibv_wr_complete posts: also DPV_WR_FLUSH, its
+ * length, type and level in wr.atomic (compare_add; swap: type | level << 8). */
+int dpv_post_send_ext(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int dpv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int dpv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 uint32_t dpv_sge_total(const struct ibv_sge *sge, uint32_t n);

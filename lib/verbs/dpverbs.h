@@ -206,6 +206,47 @@ int dpv_gsi_listen(struct ibv_qp *qp, uint64_t service_id, int on);
  */
 int dpv_gsi_comm_ids(struct ibv_qp *qp, uint32_t *prefix, uint32_t *mask);
 
+/* ---- RDMA FLUSH (IBA 1.5 annex A19) on rdma-core 44's headers ----
+ *
+ * rdma-core 44 (the ABI dpverbs provides) has RDMA ATOMIC WRITE
+ * (IBV_WR_ATOMIC_WRITE, ibv_wr_atomic_write) but not yet RDMA FLUSH, which
+ * rdma-core 45 added. These are its names with a DPV_ prefix and the same
+ * values, and the same slot: struct ibv_qp_ex of rdma-core 45 has
+ * wr_flush right after wr_atomic_write, and a dpverbs QP made with
+ * IBV_QP_INIT_ATTR_SEND_OPS_FLAGS has it there, so a program built with
+ * rdma-core 45's ibv_wr_flush() runs on dpverbs unchanged.
+ * ibv_wr_flush(3) (dpverbs' man page) tells the rest. */
+#define DPV_WR_FLUSH 14                       /**< IBV_WR_FLUSH (enum ibv_wr_opcode) */
+#define DPV_WC_FLUSH 8                        /**< IBV_WC_FLUSH (enum ibv_wc_opcode) */
+#define DPV_QP_EX_WITH_FLUSH (1u << 11)        /**< IBV_QP_EX_WITH_FLUSH (send_ops_flags) */
+#define DPV_ACCESS_FLUSH_GLOBAL (1u << 8)      /**< IBV_ACCESS_FLUSH_GLOBAL (MR and QP access) */
+#define DPV_ACCESS_FLUSH_PERSISTENT (1u << 9)  /**< IBV_ACCESS_FLUSH_PERSISTENT */
+#define DPV_FLUSH_GLOBAL 1u                    /**< IBV_FLUSH_GLOBAL (placement type) */
+#define DPV_FLUSH_PERSISTENT 2u                /**< IBV_FLUSH_PERSISTENT (placement type) */
+#define DPV_FLUSH_RANGE 0u                     /**< IBV_FLUSH_RANGE (selectivity level) */
+#define DPV_FLUSH_MR 1u                        /**< IBV_FLUSH_MR (selectivity level) */
+/** device_cap_flags_ex bits (IB_UVERBS_DEVICE_FLUSH_GLOBAL ...). */
+#define DPV_DEVICE_FLUSH_GLOBAL (1ULL << 38)
+#define DPV_DEVICE_FLUSH_PERSISTENT (1ULL << 39)
+#define DPV_DEVICE_ATOMIC_WRITE (1ULL << 40)
+
+/** The signature of rdma-core 45's ibv_qp_ex.wr_flush. */
+typedef void (*dpv_wr_flush_fn)(struct ibv_qp_ex *qp, uint32_t rkey, uint64_t remote_addr, size_t len,
+				uint8_t type, uint8_t level);
+
+/**
+ * ibv_wr_flush() of rdma-core 45 for a QP of dpverbs: a FLUSH of len bytes
+ * at remote_addr (rkey) with placement type `type` (DPV_FLUSH_GLOBAL and/or
+ * DPV_FLUSH_PERSISTENT) and selectivity `level` (DPV_FLUSH_RANGE,
+ * DPV_FLUSH_MR), between ibv_wr_start() and ibv_wr_complete(). The QP must
+ * have been created with DPV_QP_EX_WITH_FLUSH in its send_ops_flags.
+ */
+static inline void dpv_wr_flush(struct ibv_qp_ex *qp, uint32_t rkey, uint64_t remote_addr, size_t len,
+				uint8_t type, uint8_t level)
+{
+	(*(dpv_wr_flush_fn *)(qp + 1))(qp, rkey, remote_addr, len, type, level);
+}
+
 #ifdef __cplusplus
 }
 #endif
