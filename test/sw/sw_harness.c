@@ -387,12 +387,26 @@ static struct ibv_context *open_dpv0(void)
 	return ctx;
 }
 
+int sw_h_access;
+uint64_t sw_h_send_ops;
+
+/* ibv_create_qp, or ibv_create_qp_ex with sw_h_send_ops */
+static struct ibv_qp *qp_new(struct sw_h_qp *h, struct ibv_qp_init_attr *ia)
+{
+	if (!sw_h_send_ops)
+		return ibv_create_qp(h->pd, ia);
+	struct ibv_qp_init_attr_ex x = { .qp_type = ia->qp_type, .send_cq = ia->send_cq, .recv_cq = ia->recv_cq,
+					 .cap = ia->cap, .pd = h->pd, .send_ops_flags = sw_h_send_ops,
+					 .comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS };
+	return ibv_create_qp_ex(h->ctx, &x);
+}
+
 int sw_h_qp_create(struct sw_h_qp *h, enum ibv_qp_type type, uint32_t rq_psn, uint32_t sq_psn,
 		   uint8_t max_dest_rd_atomic, uint8_t min_rnr_timer, uint8_t retry_cnt,
 		   uint8_t rnr_retry)
 {
-	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			   IBV_ACCESS_REMOTE_ATOMIC;
+	const int access = sw_h_access ? sw_h_access : IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+						       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 	struct ibv_qp_init_attr ia = { .qp_type = type,
 				       .cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 4,
 						.max_recv_sge = 4, .max_inline_data = 64 } };
@@ -411,7 +425,7 @@ int sw_h_qp_create(struct sw_h_qp *h, enum ibv_qp_type type, uint32_t rq_psn, ui
 	if (!h->mr)
 		return -1;
 	ia.send_cq = ia.recv_cq = h->cq;
-	h->qp = ibv_create_qp(h->pd, &ia);
+	h->qp = qp_new(h, &ia);
 	if (!h->qp)
 		return -1;
 	memset(&a, 0, sizeof(a));

@@ -70,6 +70,11 @@ struct sw_h_qp {
 int sw_h_qp_create(struct sw_h_qp *h, enum ibv_qp_type type, uint32_t rq_psn, uint32_t sq_psn,
 		   uint8_t max_dest_rd_atomic, uint8_t min_rnr_timer, uint8_t retry_cnt,
 		   uint8_t rnr_retry);
+/** What the next sw_h_qp_create() uses when not 0: the MR's and the QP's
+ *  access flags (default: local write, remote write, read, atomic), and
+ *  send_ops_flags (the QP is then made with ibv_create_qp_ex). */
+extern int sw_h_access;
+extern uint64_t sw_h_send_ops;
 void sw_h_qp_destroy(struct sw_h_qp *h);
 /** A packet builder aimed at h's QP from the peer (opcode, psn). */
 void sw_h_req(struct dpv_pkt_build *b, const struct sw_h_qp *h, uint8_t opcode, uint32_t psn);
