@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
@@ -227,6 +228,27 @@ uint64_t dpv_tsc_hz(void)
 {
 	uint64_t hz = rte_get_tsc_hz();
 	return hz ? hz : g_tsc_hz;
+}
+
+static __thread uint64_t t_cal_tsc, t_cal_ns;
+
+uint64_t dpv_tsc_realtime_ns(uint64_t tsc)
+{
+	uint64_t hz = dpv_tsc_hz();
+	if (!hz)
+		return 0;
+	uint64_t now = rte_get_tsc_cycles();
+	if (!t_cal_tsc || now - t_cal_tsc > hz) {
+		/* the TSC in the middle of the clock read */
+		struct timespec ts;
+		uint64_t a = rte_get_tsc_cycles();
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t b = rte_get_tsc_cycles();
+		t_cal_tsc = a + (b - a) / 2;
+		t_cal_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	}
+	__int128 d = (__int128)(int64_t)(tsc - t_cal_tsc) * 1000000000 / (__int128)hz;
+	return t_cal_ns + (uint64_t)(int64_t)d;
 }
 
 const struct dpv_conf *dpv_core_conf(void)

@@ -348,21 +348,8 @@ static void cqx_tm_info(struct ibv_cq_ex *c, struct ibv_wc_tm_info *tm)
 	tm->priv = cqx(c)->cur->tm_priv;
 }
 
-static uint64_t cqx_completion_wallclock_ns(struct ibv_cq_ex *c)
-{
-	/* TSC -> wall clock through one calibration point taken at first use */
-	static uint64_t tsc0, ns0;
-	static double ns_per_tick;
-	if (!ns_per_tick) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		tsc0 = rte_get_tsc_cycles();
-		ns0 = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-		ns_per_tick = 1e9 / (double)dpv_tsc_hz();
-	}
-	int64_t d = (int64_t)(cqx(c)->cur->ts - tsc0);
-	return ns0 + (uint64_t)((double)d * ns_per_tick);
-}
+/* the TSC of the completion as CLOCK_REALTIME nanoseconds */
+static uint64_t cqx_completion_wallclock_ns(struct ibv_cq_ex *c) { return dpv_tsc_realtime_ns(cqx(c)->cur->ts); }
 
 #define DPV_CQ_SUP_WC_FLAGS                                                                      \
 	(IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |                           \
@@ -371,8 +358,12 @@ static uint64_t cqx_completion_wallclock_ns(struct ibv_cq_ex *c)
 /**
  * create_cq_ex (ibv_create_cq_ex): an extended CQ read with ibv_start_poll
  * and the ibv_wc_read_* accessors. wc_flags may hold the standard fields,
- * both completion timestamps (TSC ticks; hca_core_clock gives their rate)
- * and the tag matching information (ibv_wc_read_tm_info).
+ * the tag matching information (ibv_wc_read_tm_info) and both completion
+ * timestamps: IBV_WC_EX_WITH_COMPLETION_TIMESTAMP in TSC ticks taken by the
+ * engine when it writes the CQE (hca_core_clock gives their rate,
+ * completion_timestamp_mask their width, ibv_query_rt_values_ex the clock
+ * now), IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK the same instant as
+ * CLOCK_REALTIME nanoseconds (dpv_tsc_realtime_ns).
  * RETURN VALUE: the CQ, or NULL with errno: EINVAL (as ibv_create_cq, unknown
  * comp_mask or flags, IBV_CQ_INIT_ATTR_MASK_PD with something else than a
  * parent domain of this context), EOPNOTSUPP (wc_flags dpverbs cannot

@@ -184,6 +184,28 @@ static int vctx_query_device_ex(struct ibv_context *c, const struct ibv_query_de
 	return 0;
 }
 
+/**
+ * query_rt_values (ibv_query_rt_values_ex): IBV_VALUES_MASK_RAW_CLOCK is the
+ * device's clock now in the units of IBV_WC_EX_WITH_COMPLETION_TIMESTAMP
+ * (TSC ticks, hca_core_clock kHz), as mlx5 reports it: raw_clock.tv_sec 0,
+ * raw_clock.tv_nsec the whole 64-bit count. values->comp_mask says on
+ * return what was filled. RETURN VALUE: 0, or EINVAL (NULL argument, a
+ * comp_mask bit other than IBV_VALUES_MASK_RAW_CLOCK).
+ */
+static int vctx_query_rt_values(struct ibv_context *c, struct ibv_values_ex *v)
+{
+	if (!c || !v || (v->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK))
+		return EINVAL;
+	uint32_t done = 0;
+	if (v->comp_mask & IBV_VALUES_MASK_RAW_CLOCK) {
+		v->raw_clock.tv_sec = 0;
+		v->raw_clock.tv_nsec = (long)rte_get_tsc_cycles();
+		done |= IBV_VALUES_MASK_RAW_CLOCK;
+	}
+	v->comp_mask = done;
+	return 0;
+}
+
 _Static_assert(DPV_PORT_CAP_FLAGS == (IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS),
 	       "the sysfs view's cap_mask is ibv_query_port's port_cap_flags");
 
@@ -407,6 +429,7 @@ static struct ibv_context *context_new(struct dpv_core *core, struct dpv_device 
 	dpv_context_ops_init(ctx);
 	ctx->vctx.query_port = vctx_query_port;
 	ctx->vctx.query_device_ex = vctx_query_device_ex;
+	ctx->vctx.query_rt_values = vctx_query_rt_values;
 	rte_spinlock_lock(&d->ctx_lock);
 	LIST_INSERT_HEAD(&d->ctxs, ctx, next);
 	rte_spinlock_unlock(&d->ctx_lock);

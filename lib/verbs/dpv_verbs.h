@@ -54,6 +54,12 @@ void dpv_core_set_role(enum dpv_role role);
 struct dpv_core *dpv_core_get(void);
 /* The core if it is up, else NULL (no initialisation). */
 struct dpv_core *dpv_core_peek(void);
+/* A completion timestamp (TSC ticks, the engine's clock: in shared mode
+ * the daemon's, the same counter, at the rate its HELLO answer gave) as
+ * CLOCK_REALTIME nanoseconds, through a calibration point of the calling
+ * thread taken again every second (the wall clock may be stepped or
+ * slewed; the TSC runs on). */
+uint64_t dpv_tsc_realtime_ns(uint64_t tsc);
 /* The device of index i of core c, or NULL when c (NULL: not up) has none
  * of that index: the one check of a device index, the façade's and an
  * engine host's (dpv_host.c). */
