@@ -285,11 +285,18 @@ int dpv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 
 static inline struct dpv_cq *cqx(struct ibv_cq_ex *c) { return container_of(c, struct dpv_cq, ibcq); }
 
+/* The CQE at poll_ci becomes the current one. A send CQE frees its SQ slot
+ * (and the earlier ones) now, not at ibv_end_poll, as mlx5 frees them when
+ * it parses the CQE: a program may post between ibv_start_poll and
+ * ibv_end_poll into a send queue this CQE makes room in (ibv_rc_pingpong -t
+ * posts its next SEND from inside the poll, with one send WR). */
 static void cqx_load(struct dpv_cq *cq)
 {
 	cq->cur = cqe_at(cq, cq->poll_ci);
 	cq->ibcq.status = (enum ibv_wc_status)cq->cur->status;
 	cq->ibcq.wr_id = cq->cur->wr_id;
+	if ((cq->cur->flags & (DPV_CQE_F_SQ | DPV_CQE_F_TM_FREE)) == DPV_CQE_F_SQ)
+		dpv_cqe_retire(cq->cur);
 }
 
 static int cqx_start_poll(struct ibv_cq_ex *c, struct ibv_poll_cq_attr *attr)
@@ -321,8 +328,10 @@ static int cqx_next_poll(struct ibv_cq_ex *c)
 static void cqx_end_poll(struct ibv_cq_ex *c)
 {
 	struct dpv_cq *cq = cqx(c);
+	/* send CQEs freed their SQ slots in cqx_load; a tag's last
+	 * completion frees its handle once polled */
 	for (uint32_t i = cq->ci; i != cq->poll_ci + 1; i++)
-		if (cqe_at(cq, i)->flags & (DPV_CQE_F_SQ | DPV_CQE_F_TM_FREE))
+		if (cqe_at(cq, i)->flags & DPV_CQE_F_TM_FREE)
 			dpv_cqe_retire(cqe_at(cq, i));
 	cq->ci = cq->poll_ci + 1;
 	cq->cur = NULL;
