@@ -5,6 +5,9 @@
 #   ibv_rc_pingpong, ibv_uc_pingpong, ibv_srq_pingpong  -d dpv0 -g 1 -c
 #       with -s 1 and -s 4096 (-n 1000) and -s 1048576 (-n 50)
 #   ibv_xsrq_pingpong -d dpv0 -g 1     (opens /tmp/xrc_domain)
+#   ibv_rc_pingpong -d dpv0 -g 1 -t    (completion timestamps: an extended
+#       CQ with IBV_WC_EX_WITH_COMPLETION_TIMESTAMP, its next SEND posted
+#       between ibv_start_poll and ibv_end_poll)
 # over one transport:
 #   memif  config/pair-a.json (memif server, TCP server) and pair-b.json
 #          (client, connects to 127.0.0.1), same lock as ud_pingpong_memif.sh
@@ -211,6 +214,8 @@ for tp in rc uc srq; do
 done
 # xsrq: -n is per client (default 5); -c would be the number of clients
 run_case xsrq '^success$' "$(command -v ibv_xsrq_pingpong)" -d dpv0 -g 1
+run_case rc-ts '^Average receive completion clock cycles = [0-9.]+$' "$(command -v ibv_rc_pingpong)" \
+	-d dpv0 -g 1 -t -n "$ITERS"
 # shared mode: UD too (the other transports have test/multi/ud_pingpong_*.sh)
 if [ "$TRANSPORT" = shared ] && command -v ibv_ud_pingpong >/dev/null; then
 	run_case ud-s512 "^$ITERS iters in [0-9.]+ seconds = [0-9.]+ usec/iter" \
