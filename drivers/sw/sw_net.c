@@ -53,6 +53,8 @@ static int frame_alloc(struct dpv_port *p, const struct dpv_pkt_build *b, uint32
 		       uint8_t **f, uint32_t *flen, uint32_t *poff)
 {
 	*flen = dpv_pkt_frame_len(b->opcode, b->ip_ver, len);
+	if (!*flen)
+		return -EINVAL; /* no such opcode for this transport: never built */
 	struct rte_mbuf *m = dpv_port_alloc_mbuf(p);
 	if (!m) {
 		DPV_STAT_ADD(p, drop[DPV_DROP_NOMEM], 1);

@@ -90,8 +90,11 @@ static int wqe_start(struct sw_qp *qp, struct sw_wqe *s, struct dpv_send_wqe *w)
 		if (st != IBV_WC_SUCCESS)
 			return st;
 	}
-	if (w->opcode == IBV_WR_ATOMIC_WRITE && w->length != 8)
-		return IBV_WC_LOC_QP_OP_ERR; /* the façade posts 8 bytes: a malformed WQE */
+	/* the façade posts 8-byte ATOMIC WRITEs and opcodes of the QP's type
+	 * only (a ring another process writes may hold anything) */
+	if ((w->opcode == IBV_WR_ATOMIC_WRITE && w->length != 8) ||
+	    !dpv_opcode_valid(req_opcode(qp, w->opcode, true, true)))
+		return IBV_WC_LOC_QP_OP_ERR;
 	s->npkts = one_packet(w->opcode) ? 1 : w->length ? (w->length + mtu - 1) / mtu : 1;
 	s->first_psn = qp->req.psn;
 	s->last_psn = dpv_psn_add(s->first_psn, s->npkts - 1);
