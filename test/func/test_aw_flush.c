@@ -12,6 +12,10 @@
  *             written after data sees the data there
  *   flush     dpv_wr_flush (rdma-core 45's ibv_wr_flush) of each placement
  *             type and selectivity level: IBV_WC_FLUSH, byte_len the length
+ *   stream    16 rounds of 16 ATOMIC WRITEs (all outstanding at once) to
+ *             words that B's own CPU overwrites once they completed: every
+ *             word ends with B's value (a retransmitted or duplicated
+ *             request is never executed again), then a FLUSH
  *   post      what ibv_post_send / ibv_wr_complete refuse (EINVAL): an
  *             ATOMIC WRITE of 4 bytes, on UC; a FLUSH through ibv_post_send,
  *             of no placement type, of an unknown level, above 2 GiB
@@ -176,6 +180,58 @@ static void t_flush(void)
 	unpair(qa, qb);
 }
 
+static void t_stream(void)
+{
+	struct ibv_qp *qa, *qb;
+	if (pair(&qa, &qb, DPVT_ACCESS_ALL | FLUSH_ALL, 16)) {
+		CHECK(0, "stream: set-up");
+		return;
+	}
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(qa);
+	volatile uint64_t *word = (volatile uint64_t *)(B.buf + BUFSZ / 2);
+	int bad_wc = 0, bad_mem = 0;
+	for (int round = 0; round < 16; round++) {
+		uint64_t v[16];
+		ibv_wr_start(x);
+		x->wr_flags = IBV_SEND_SIGNALED;
+		for (int i = 0; i < 16; i++) {
+			v[i] = dpvt_mix64((uint64_t)round << 8 | (uint64_t)i) | 1;
+			x->wr_id = (uint64_t)i;
+			ibv_wr_atomic_write(x, B.mr->rkey, (uintptr_t)&word[round * 16 + i], &v[i]);
+		}
+		if (ibv_wr_complete(x)) {
+			bad_wc++;
+			break;
+		}
+		struct ibv_wc wc[16];
+		int got = dpvt_poll_n(A.scq, wc, 16, 5000);
+		for (int i = 0; i < got; i++)
+			bad_wc += wc[i].status != IBV_WC_SUCCESS || wc[i].wr_id != (uint64_t)i;
+		if (got != 16) {
+			bad_wc += 16 - got;
+			break;
+		}
+		for (int i = 0; i < 16; i++) {
+			bad_mem += word[round * 16 + i] != v[i];
+			word[round * 16 + i] = ~v[i]; /* B's CPU writes over it */
+		}
+	}
+	CHECK_EQ(bad_wc, 0, "256 ATOMIC WRITEs completed in order");
+	CHECK_EQ(bad_mem, 0, "each landed");
+	ibv_wr_start(x);
+	x->wr_id = 99;
+	dpv_wr_flush(x, B.mr->rkey, (uintptr_t)word, 256 * 8, DPV_FLUSH_GLOBAL, DPV_FLUSH_RANGE);
+	CHECK_EQ(ibv_wr_complete(x), 0, "FLUSH after them");
+	struct ibv_wc wc;
+	CHECK(dpvt_poll_n(A.scq, &wc, 1, 5000) == 1 && wc.status == IBV_WC_SUCCESS && wc.wr_id == 99, "FLUSH completes");
+	int kept = 0;
+	for (int round = 0; round < 16; round++)
+		for (int i = 0; i < 16; i++)
+			kept += word[round * 16 + i] == ~(dpvt_mix64((uint64_t)round << 8 | (uint64_t)i) | 1);
+	CHECK_EQ(kept, 256, "no ATOMIC WRITE executed again over B's own writes");
+	unpair(qa, qb);
+}
+
 static void t_post(void)
 {
 	struct ibv_qp *qa, *qb;
@@ -291,7 +347,16 @@ int main(int argc, char **argv)
 		return dpvt_finish();
 	t_caps();
 	t_atomic_write();
+	uint64_t dup0 = lossy ? dpvt_stat(false, "duplicate_request") : 0;
 	t_flush();
+	t_stream();
+	if (lossy) {
+		/* the faults did make requests come twice (the snapshot covers
+		 * dpverbsd's engine in shared mode) */
+		uint64_t dup = dpvt_stat_wait(false, "duplicate_request", dup0 + 1);
+		printf("aw_flush lossy: %llu duplicate requests\n", (unsigned long long)(dup - dup0));
+		CHECK(dup != UINT64_MAX && dup > dup0, "duplicate requests under faults");
+	}
 	t_post();
 	if (!lossy)
 		t_errors();
