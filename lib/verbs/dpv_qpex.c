@@ -3,7 +3,7 @@
  * The extended post API (ibv_wr_start ... ibv_wr_complete) on top of the
  * classic one: each ibv_wr_<op> appends a struct ibv_send_wr to a batch
  * preallocated at QP creation (max_send_wr entries with their SGEs and
- * inline bytes), ibv_wr_complete posts the chain with dpv_post_send and
+ * inline bytes), ibv_wr_complete posts the chain with dpv_post_send_ext and
  * returns its result, ibv_wr_abort drops it. An error found while building
  * (batch full, too many SGEs or inline bytes) is returned by ibv_wr_complete.
  * ibv_wr_atomic_write keeps its 8 bytes in the batch (one word per WR) and
