@@ -224,11 +224,11 @@ int sw_mem_store64(int32_t pid, uint64_t *p, uint64_t val)
 	if (!pid)
 		return sw_store_safe(p, val);
 	/* after every write before it, under the lock of the engine's atomics,
-	 * and out at once: one process_vm_writev of the 8 aligned bytes */
+	 * and not batched: one process_vm_writev of the 8 aligned bytes, whose
+	 * failure (a read-only page, an ODP page gone) fails the ATOMIC WRITE */
 	sw_mem_flush();
 	rte_spinlock_lock(&g_atomic_lock);
-	int r = sw_mem_write(pid, p, &val, sizeof(val));
-	sw_mem_flush();
+	int r = vm_write(pid, &val, p, sizeof(val));
 	rte_spinlock_unlock(&g_atomic_lock);
 	return r;
 }
