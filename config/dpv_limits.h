@@ -58,6 +58,7 @@
 
 #define DPV_NEIGH_MAX 256
 #define DPV_NEIGH_PENDING_MAX 256 /* packets held while resolving */
+#define DPV_RAW_RULES_MAX 256 /* raw packet steering rules (ibv_create_flow) per port */
 #define DPV_BURST 32
 #define DPV_MEMIF_WAIT_MS 10000 /* a memif client waits this long for its server */
 #define DPV_LINK_START_WAIT_MS 5000 /* bring-up waits this long for a tap's or NIC's link */

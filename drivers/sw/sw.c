@@ -55,6 +55,7 @@ static int sw_probe(const struct dpv_conf *conf, struct dpv_dev_info *devs, unsi
 		devs[i].dm_size = sw_dm_init(&g_devs[i], rt->ports[i].conf ? rt->ports[i].conf->dm_size : 0);
 	}
 	dpv_port_set_rx_handler(sw_rx);
+	dpv_port_set_raw_handler(sw_raw_rx);
 	dpv_port_set_poll_handler(sw_poll);
 	dpv_port_set_link_handler(sw_link_changed);
 	dpv_port_set_gid_handler(sw_gid_changed);
@@ -211,6 +212,8 @@ static const struct dpv_verbs_ops sw_verbs_ops = {
 	.destroy_qp = sw_destroy_qp,
 	.destroy_srq = sw_destroy_srq,
 	.destroy_td = sw_destroy_td,
+	.flow_create = sw_flow_create,
+	.flow_destroy = sw_flow_destroy,
 	.free_dm = sw_free_dm,
 	.mcast_attach = sw_mcast_attach,
 	.mcast_detach = sw_mcast_detach,

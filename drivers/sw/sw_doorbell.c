@@ -24,7 +24,7 @@ void sw_qp_send(struct sw_qp *qp)
 	/* the packets of what is posted leave in bursts where a burst is a
 	 * system call (af_xdp, af_packet) */
 	dpv_port_tx_begin(qp->qc);
-	if (qp->type == IBV_QPT_UD) {
+	if (qp->type == IBV_QPT_UD || qp->type == IBV_QPT_RAW_PACKET) {
 		sw_ud_send(qp);
 	} else if (qp->sq) {
 		/* an ACK this QP deferred (to coalesce it, till the end of the

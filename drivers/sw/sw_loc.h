@@ -255,6 +255,16 @@ int sw_mcast_detach(void *qp, const uint8_t *mgid);
 void sw_mcast_qp_gone(struct sw_qp *qp);
 void sw_mcast_rx(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi);
 
+/* sw_raw.c */
+/* Send one raw packet QP WQE: IBV_WC_SUCCESS, an IBV_WC_* error status, or
+ * -ENOBUFS (nothing sent: try again later). */
+int sw_raw_send_one(struct sw_qp *qp, struct dpv_send_wqe *w);
+void sw_raw_rx(struct dpv_qctx *qc, const uint8_t *frame, uint32_t len, const struct dpv_raw_rule *r);
+int sw_flow_create(void *qp, const struct dpv_raw_rule *rule, uint32_t *handle);
+int sw_flow_destroy(void *qp, uint32_t handle);
+/* The QP's rules leave its port: the old table, to free after sw_quiesce. */
+struct dpv_raw_tab *sw_raw_qp_gone(struct sw_qp *qp);
+
 /* sw_gsi_fb.c */
 /* A MAD to QP 1 of a port without a GSI QP; m stays the caller's. */
 void sw_gsi_fallback(struct dpv_qctx *qc, struct rte_mbuf *m, const struct dpv_pkt_info *pi);

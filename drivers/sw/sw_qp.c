@@ -246,6 +246,7 @@ void sw_destroy_qp(void *p)
 	struct sw_qp *qp = p;
 	sw_tab_qp_set(qp->qpn, NULL);
 	sw_mcast_qp_gone(qp);
+	struct dpv_raw_tab *raw_old = sw_raw_qp_gone(qp);
 	if (qp->gsi)
 		sw_tab_gsi_set(qp->port, qp, NULL);
 	sw_timer_del(qp);
@@ -256,6 +257,7 @@ void sw_destroy_qp(void *p)
 	sw_qp_unlock(qp);
 	sw_sect_exit();
 	sw_quiesce();
+	free(raw_old);
 }
 
 enum ibv_qp_state sw_query_qp_state(void *p)
@@ -291,7 +293,7 @@ static void qp_reset(struct sw_qp *qp)
  * QP lock. Returns true when IBV_EVENT_SQ_DRAINED is due now. */
 static bool transition(struct sw_qp *qp, int mask, enum ibv_qp_state cur, enum ibv_qp_state to)
 {
-	bool connected = qp->type != IBV_QPT_UD;
+	bool connected = qp->type != IBV_QPT_UD && qp->type != IBV_QPT_RAW_PACKET;
 	if (to == IBV_QPS_RESET)
 		qp_reset(qp);
 	else if (cur == IBV_QPS_RESET) /* a CQ in error from before does not stop it (sw_qp_cq_due) */
@@ -373,7 +375,7 @@ void sw_qp_to_error(struct sw_qp *qp)
 		if (cq)
 			sw_cq_push(qp, cq, &e); /* in ERR: a CQ in error just takes nothing */
 	}
-	if (qp->type == IBV_QPT_UD)
+	if (qp->type == IBV_QPT_UD || qp->type == IBV_QPT_RAW_PACKET)
 		sw_ud_send(qp);
 	else if (qp->sq)
 		sw_comp_flush_sq(qp);

@@ -106,8 +106,8 @@ void sw_rx(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi)
 		rte_pktmbuf_free(m);
 		return;
 	}
-	if (!qp || qp->port != qc->port) {
-		drop(qc, DPV_DROP_NO_QP); /* IBA 9.6: no such QP on this port */
+	if (!qp || qp->port != qc->port || qp->type == IBV_QPT_RAW_PACKET) {
+		drop(qc, DPV_DROP_NO_QP); /* IBA 9.6: no such QP on this port (a raw QP has no QPN on the wire) */
 		rte_pktmbuf_free(m);
 		return;
 	}

@@ -41,7 +41,7 @@ struct qp_snap {
 static const char *type_name(unsigned int t)
 {
 	static const char *const n[] = {
-		[IBV_QPT_RC] = "RC", [IBV_QPT_UC] = "UC", [IBV_QPT_UD] = "UD",
+		[IBV_QPT_RC] = "RC", [IBV_QPT_UC] = "UC", [IBV_QPT_UD] = "UD", [IBV_QPT_RAW_PACKET] = "RAW_PACKET",
 		[IBV_QPT_XRC_SEND] = "XRC_SEND", [IBV_QPT_XRC_RECV] = "XRC_RECV",
 	};
 	return t < RTE_DIM(n) && n[t] ? n[t] : "?";

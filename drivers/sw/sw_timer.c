@@ -203,7 +203,8 @@ static void qp_timers(struct sw_qp *qp, uint64_t now, bool local_trouble)
 		qp->req.neigh_wait = false;
 		sw_qp_send(qp); /* sets them again if still blocked */
 	}
-	if (qp->type == IBV_QPT_UD || qp->type == IBV_QPT_UC || qp->type == IBV_QPT_XRC_RECV)
+	if (qp->type == IBV_QPT_UD || qp->type == IBV_QPT_UC || qp->type == IBV_QPT_XRC_RECV ||
+	    qp->type == IBV_QPT_RAW_PACKET)
 		return; /* no acknowledgements, no retransmission */
 	uint32_t missed = __atomic_exchange_n(&c->lock_miss, 0, __ATOMIC_RELAXED);
 	if (c->rnr_deadline && now >= c->rnr_deadline) {

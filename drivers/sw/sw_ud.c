@@ -97,7 +97,7 @@ void sw_ud_send(struct sw_qp *qp)
 			wc = IBV_WC_WR_FLUSH_ERR; /* IBA 10.8.3.3 */
 		else if (st != IBV_QPS_RTS)
 			break; /* SQD: nothing new starts */
-		else if ((wc = send_one(qp, w)) == -ENOBUFS) {
+		else if ((wc = qp->type == IBV_QPT_RAW_PACKET ? sw_raw_send_one(qp, w) : send_one(qp, w)) == -ENOBUFS) {
 			qp->req.tx_stalled = true; /* the context's next turn sends it */
 			sw_qp_kick(qp);
 			break;
@@ -106,7 +106,7 @@ void sw_ud_send(struct sw_qp *qp)
 		qp->req.sq_head++;
 		qp->req.sq_cur = qp->req.sq_head;
 		if (wc != IBV_WC_SUCCESS && wc != IBV_WC_WR_FLUSH_ERR)
-			sw_qp_set_state(qp, IBV_QPS_SQE); /* IBA 10.3.1: UD send errors move to SQE */
+			sw_qp_set_state(qp, IBV_QPS_SQE); /* IBA 10.3.1: UD (and raw) send errors move to SQE */
 		if (unlikely(qp->cq_fatal) && wc != IBV_WC_WR_FLUSH_ERR)
 			break; /* the send CQ overran: nothing more is sent (sw_qp_send: to ERR) */
 	}

@@ -256,6 +256,9 @@ int dpv_engine_start(struct dpv_runtime *rt)
 		int bit = rte_mbuf_dynflag_register(&lo_flag);
 		dpv_lo_trusted_flag = bit >= 0 ? RTE_BIT64(bit) : 0;
 	}
+	static const struct rte_mbuf_dynflag raw_flag = {.name = "dpv_lo_raw"};
+	int raw_bit = rte_mbuf_dynflag_register(&raw_flag);
+	dpv_lo_raw_flag = raw_bit >= 0 ? RTE_BIT64(raw_bit) : 0;
 	if (rt->conf.progress == DPV_PROGRESS_LCORE) {
 		/* the EAL lcores were made one per distinct CPU, in the order the
 		 * configuration names the CPUs (dpv_port.c eal_up) */

@@ -541,6 +541,7 @@ static int port_start(struct dpv_runtime *rt, struct dpv_port *p)
 	p->path_mtu_bytes = 128u << p->active_mtu;
 	build_gid_table(p);
 	rte_spinlock_init(&p->neigh_lock);
+	rte_spinlock_init(&p->raw_lock);
 	/* an AF_XDP port: the interface's addresses, link and MTU, then the
 	 * program's address map and the link that holds it */
 	if (p->kif.ifindex && dpv_kif_sync(p, true) != 0) {

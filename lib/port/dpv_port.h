@@ -24,6 +24,7 @@
 #include "dpv_limits.h"
 #include "dpv_counters.h"
 #include "dpv_wire.h"
+#include "dpv_rawkey.h"
 #include "dpv_flow.h"
 #include "dpv_kif.h"
 
@@ -123,6 +124,9 @@ struct dpv_port {
 	uint16_t n_qctx;
 	struct dpv_qctx qctx[DPV_MAX_QUEUES];
 	struct dpv_flow_state flow; /* rte_flow steering (dpv_flow.c) */
+	struct dpv_raw_tab *_Atomic raw; /* raw packet QPs' steering rules, NULL: none (dpv_rawflow.c) */
+	rte_spinlock_t raw_lock;  /* writers of raw */
+	uint32_t raw_next;        /* the next rule handle */
 	rte_spinlock_t neigh_lock;
 	_Atomic unsigned int neigh_incomplete; /* entries being resolved */
 	uint64_t neigh_next_tsc;  /* next neighbour timer run */
@@ -224,6 +228,36 @@ static inline struct dpv_qctx *dpv_port_qctx_of(struct dpv_port *p, uint32_t qpn
  */
 typedef void (*dpv_roce_rx_fn)(struct dpv_qctx *qc, struct rte_mbuf *m, struct dpv_pkt_info *pi);
 void dpv_port_set_rx_handler(dpv_roce_rx_fn fn);
+
+/*
+ * Raw Ethernet steering (dpv_rawflow.c, ibv_create_flow): a port's rules
+ * are an immutable table replaced whole by each change; the receive path
+ * reads it without a lock (an engine context's poll turn), so the caller of
+ * dpv_raw_rule_add / _del frees the table they give back in *old only after
+ * every context has left its poll turn (the engine's quiesce).
+ */
+struct dpv_raw_tab {
+	unsigned int n;                 /* rules, in match order: */
+	unsigned int n_sniff;           /* [0, n_sniff): SNIFFER */
+	unsigned int n_normal;          /* then NORMAL by priority, oldest first */
+	struct dpv_raw_rule r[];        /* then MC_DEFAULT, then ALL_DEFAULT */
+};
+/* The driver's delivery of a frame to rule r's QP (a copy: the frame
+ * stays the caller's). Runs in the context's poll turn. */
+typedef void (*dpv_raw_rx_fn)(struct dpv_qctx *qc, const uint8_t *frame, uint32_t len, const struct dpv_raw_rule *r);
+void dpv_port_set_raw_handler(dpv_raw_rx_fn fn);
+/* Add rule r (r->handle set): 0, -ENOMEM (DPV_RAW_RULES_MAX rules). */
+int dpv_raw_rule_add(struct dpv_port *p, struct dpv_raw_rule *r, struct dpv_raw_tab **old);
+/* Remove rule handle of QP qpn (every rule of qpn: handle 0): 0, -ENOENT. */
+int dpv_raw_rule_del(struct dpv_port *p, uint32_t handle, uint32_t qpn, struct dpv_raw_tab **old);
+/* The classifier, for a frame the port received (or a raw QP of the port
+ * sent, raw_lo): true when a rule consumed it (the caller frees it). */
+bool dpv_raw_rx(struct dpv_qctx *qc, const struct dpv_raw_tab *t, const uint8_t *frame, uint32_t len, bool raw_lo);
+/* A raw packet QP's frame: a copy for the port's own rules (when it has
+ * any: as a NIC's loopback), then the frame to the wire. 0, -ENOBUFS. */
+int dpv_port_xmit_raw(struct dpv_qctx *qc, struct rte_mbuf *m);
+/* the mbuf flag of raw frames looped back to the classifier */
+extern uint64_t dpv_lo_raw_flag;
 
 /* Per-poll hook run by each engine context after RX (timers, doorbells);
  * now is the TSC read once for the poll turn. Returns the work it did

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Receive: one frame an engine context took from its RX queue or its
- * loopback ring. Classified (the kernel's frames on a port with an
+ * loopback ring. Classified (raw packet QPs' steering rules, the kernel's frames on a port with an
  * exception path, ARP/ND to the neighbour table), checked as far as no QP
  * is needed (parse, ICRC unless looped back trusted, destination MAC and
  * GID), counted, and handed to the transport's receive handler
@@ -60,6 +60,16 @@ void dpv_port_rx_frame(struct dpv_qctx *qc, struct rte_mbuf *m, bool from_lo)
 		}
 		frame = rte_pktmbuf_mtod(m, const uint8_t *);
 		len = rte_pktmbuf_data_len(m);
+	}
+	/* raw packet QPs' steering rules first (dpv_rawflow.c); a port
+	 * without any pays this one load */
+	const struct dpv_raw_tab *rt = atomic_load_explicit(&p->raw, memory_order_acquire);
+	if (unlikely(rt != NULL) || unlikely(from_lo && (m->ol_flags & dpv_lo_raw_flag))) {
+		bool raw_lo = from_lo && (m->ol_flags & dpv_lo_raw_flag);
+		if ((rt && dpv_raw_rx(qc, rt, frame, len, raw_lo)) || (raw_lo && !dpv_pkt_is_roce(frame, len))) {
+			rte_pktmbuf_free(m); /* taken by a rule, or a raw QP's copy nobody wanted */
+			return;
+		}
 	}
 	/* a port with an exception path: what is not RoCEv2 is the kernel's */
 	if (p->exc.on && !from_lo && !dpv_pkt_is_roce(frame, len)) {

@@ -68,6 +68,8 @@ void dpv_context_ops_init(struct dpv_context *ctx)
 	v->alloc_parent_domain = dpv_alloc_parent_domain;
 	v->advise_mr = dpv_advise_mr;
 	dpv_dm_ops_init(v);
+	v->ibv_create_flow = dpv_create_flow;
+	v->ibv_destroy_flow = dpv_destroy_flow;
 }
 
 /* ---- asynchronous events ---- */

@@ -56,6 +56,11 @@ bool dpv_core_has_mw(void)
 	return g_verbs.alloc_mw != dpv_verbs_defaults.alloc_mw;
 }
 
+bool dpv_core_has_raw(void)
+{
+	return g_verbs.flow_create != dpv_verbs_defaults.flow_create;
+}
+
 /* ---- bring-up ---- */
 
 static struct dpv_core g_core;

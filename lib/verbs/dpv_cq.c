@@ -350,6 +350,7 @@ static uint32_t cqx_slid(struct ibv_cq_ex *c) { return cqx(c)->cur->slid; }
 static uint8_t cqx_sl(struct ibv_cq_ex *c) { return cqx(c)->cur->sl; }
 static uint8_t cqx_dlid_path_bits(struct ibv_cq_ex *c) { return cqx(c)->cur->dlid_path_bits; }
 static uint64_t cqx_completion_ts(struct ibv_cq_ex *c) { return cqx(c)->cur->ts; }
+static uint32_t cqx_flow_tag(struct ibv_cq_ex *c) { return cqx(c)->cur->flow_tag; }
 
 static void cqx_tm_info(struct ibv_cq_ex *c, struct ibv_wc_tm_info *tm)
 {
@@ -362,12 +363,14 @@ static uint64_t cqx_completion_wallclock_ns(struct ibv_cq_ex *c) { return dpv_ts
 
 #define DPV_CQ_SUP_WC_FLAGS                                                                      \
 	(IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |                           \
-	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK | IBV_WC_EX_WITH_TM_INFO)
+	 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK | IBV_WC_EX_WITH_TM_INFO | IBV_WC_EX_WITH_FLOW_TAG)
 
 /**
  * create_cq_ex (ibv_create_cq_ex): an extended CQ read with ibv_start_poll
  * and the ibv_wc_read_* accessors. wc_flags may hold the standard fields,
- * the tag matching information (ibv_wc_read_tm_info) and both completion
+ * the tag matching information (ibv_wc_read_tm_info), the flow tag of a raw
+ * packet QP's steering rule (ibv_wc_read_flow_tag, ibv_create_flow) and both
+ * completion
  * timestamps: IBV_WC_EX_WITH_COMPLETION_TIMESTAMP in TSC ticks taken by the
  * engine when it writes the CQE (hca_core_clock gives their rate,
  * completion_timestamp_mask their width, ibv_query_rt_values_ex the clock
@@ -376,7 +379,7 @@ static uint64_t cqx_completion_wallclock_ns(struct ibv_cq_ex *c) { return dpv_ts
  * RETURN VALUE: the CQ, or NULL with errno: EINVAL (as ibv_create_cq, unknown
  * comp_mask or flags, IBV_CQ_INIT_ATTR_MASK_PD with something else than a
  * parent domain of this context), EOPNOTSUPP (wc_flags dpverbs cannot
- * provide: CVLAN, flow tag), ENOMEM.
+ * provide: CVLAN), ENOMEM.
  */
 struct ibv_cq_ex *dpv_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_attr_ex *a)
 {
@@ -425,5 +428,6 @@ struct ibv_cq_ex *dpv_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_att
 	x->read_completion_ts = cqx_completion_ts;
 	x->read_completion_wallclock_ns = cqx_completion_wallclock_ns;
 	x->read_tm_info = cqx_tm_info;
+	x->read_flow_tag = cqx_flow_tag;
 	return x;
 }

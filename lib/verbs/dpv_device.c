@@ -124,6 +124,8 @@ static void fill_device_attr(struct dpv_device *d, struct ibv_device_attr *a)
 		a->max_mcast_qp_attach = DPV_MAX_MCAST_QP_ATTACH;
 		a->max_total_mcast_qp_attach = DPV_MAX_MCAST_GRP * DPV_MAX_MCAST_QP_ATTACH;
 	}
+	if (dpv_core_has_raw()) /* raw packet QPs: the driver has ports */
+		a->max_raw_ethy_qp = (int)p->max_qp;
 	a->local_ca_ack_delay = DPV_LOCAL_CA_ACK_DELAY;
 	a->phys_port_cnt = DPV_PHYS_PORT_CNT;
 }
@@ -180,6 +182,9 @@ static int vctx_query_device_ex(struct ibv_context *c, const struct ibv_query_de
 	fill_odp_caps(&full);
 	dpv_tm_caps(&full.tm_caps);
 	full.max_dm_size = to_dctx(c)->dev->dm_size; /* the port's "dm_size" (ibv_alloc_dm) */
+	/* raw packet QPs send frames as they are and deliver them whole: no
+	 * checksum offload (IBV_DEVICE_RAW_IP_CSUM), VLAN stripping, FCS or
+	 * delay drop, so raw_packet_caps stays 0; no TSO, no RSS */
 	memcpy(attr, &full, attr_size < sizeof(full) ? attr_size : sizeof(full));
 	return 0;
 }

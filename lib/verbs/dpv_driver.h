@@ -35,6 +35,7 @@
 #include "dpv_pool.h"
 #include "dpv_counters.h"
 #include "dpv_queue.h"
+#include "dpv_rawkey.h"
 #include "dpverbs.h"
 
 /** A GID table entry as a driver reports it. */
@@ -275,6 +276,14 @@ struct dpv_verbs_ops {
 	void (*destroy_srq)(void *srq);
 	/** The TD is gone: 0 or -errno. */
 	int (*destroy_td)(void *td);
+	/** ibv_create_flow on a raw packet QP (rule compiled and checked by the
+	 *  façade; its qpn is the QP's): *handle names it for flow_destroy.
+	 *  -EINVAL (not a raw packet QP), -ENOMEM (too many rules on the port).
+	 *  Default: -EOPNOTSUPP, and the device has no raw packet QPs. */
+	int (*flow_create)(void *qp, const struct dpv_raw_rule *rule, uint32_t *handle);
+	/** ibv_destroy_flow: no frame reaches the QP through the rule once this
+	 *  returns. -ENOENT (no such rule of this QP). Default: -EOPNOTSUPP. */
+	int (*flow_destroy)(void *qp, uint32_t handle);
 	/** May a child of fork() use the driver (objects of its own)? remote:
 	 *  it attaches again; null: nothing to share. Default (sw): false, the
 	 *  child has its parent's EAL, ports and engine and must not run them. */

@@ -261,6 +261,7 @@ struct dpv_qp {
 	struct dpv_qp *open_next;    /* handle: the next on the real QP's list */
 	bool gsi;                    /* QP 1 of its port on the wire (dpv_create_gsi_qp) */
 	_Atomic int open_refs;       /* handles opened on this QP */
+	_Atomic int flows;           /* raw packet QP: its steering rules (ibv_create_flow) */
 	bool lockless;               /* parent domain with a thread domain */
 	bool sq_sig_all;
 	struct ibv_qp_cap cap;

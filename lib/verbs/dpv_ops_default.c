@@ -40,6 +40,8 @@ static int dereg_mr(void *dev, uint32_t key, bool force) { return 0; }
 static void destroy_ah(void *dev, uint32_t handle) {}
 static void destroy_obj(void *o) {}
 static int destroy_td(void *td) { return 0; }
+static int flow_create(void *qp, const struct dpv_raw_rule *rule, uint32_t *handle) { return -EOPNOTSUPP; }
+static int flow_destroy(void *qp, uint32_t handle) { return -EOPNOTSUPP; }
 static bool no(void) { return false; }
 static int free_dm(void *dev, const struct dpv_dm_desc *dm) { return 0; }
 static int import_dm(void *dev, uint32_t ctx, uint32_t handle, struct dpv_dm_desc *dm) { return -EOPNOTSUPP; }
@@ -103,6 +105,8 @@ const struct dpv_verbs_ops dpv_verbs_defaults = {
 	destroy_obj,            /* destroy_qp */
 	destroy_obj,            /* destroy_srq */
 	destroy_td,
+	flow_create,
+	flow_destroy,
 	no,                     /* fork_safe */
 	free_dm,
 	import_dm,

@@ -43,6 +43,8 @@ enum { POST_TYPE1 = 1, POST_EXT = 2 };
  * through ibv_wr_flush (ext): struct ibv_send_wr has no fields for it. */
 static bool opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op, bool ext)
 {
+	if (t == IBV_QPT_RAW_PACKET)
+		return op == IBV_WR_SEND; /* a whole frame: nothing else to say */
 	switch ((int)op) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
@@ -222,7 +224,7 @@ static bool send_state_ok(const struct dpv_qp *qp)
 	case IBV_QPS_SQE:
 		return true;
 	case IBV_QPS_SQD:
-		return qp->type != IBV_QPT_UD;
+		return qp->type != IBV_QPT_UD && qp->type != IBV_QPT_RAW_PACKET;
 	default:
 		return false;
 	}

@@ -37,7 +37,7 @@ bool dpv_qp_cap_ok(const struct dpv_params *p, const struct ibv_qp_cap *cap, boo
 static bool qp_type_supported(enum ibv_qp_type t)
 {
 	return t == IBV_QPT_UD || t == IBV_QPT_RC || t == IBV_QPT_UC || t == IBV_QPT_XRC_SEND ||
-	       t == IBV_QPT_XRC_RECV;
+	       t == IBV_QPT_XRC_RECV || (t == IBV_QPT_RAW_PACKET && dpv_core_has_raw());
 }
 
 /* The TD a CQ belongs to (NULL if none). */
@@ -56,7 +56,7 @@ static int check_create(struct ibv_context *context, struct ibv_qp_init_attr_ex 
 		return EOPNOTSUPP; /* no creation flags are supported */
 	enum ibv_qp_type t = a->qp_type;
 	if (!qp_type_supported(t))
-		return EOPNOTSUPP; /* no RAW_PACKET, no RD */
+		return EOPNOTSUPP; /* no RD; RAW_PACKET only where the driver has ports */
 	if (t == IBV_QPT_XRC_RECV) {
 		/* the target lives in an XRC domain: no PD, CQs or queues */
 		if (!(a->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !a->xrcd || a->xrcd->context != context)
@@ -73,6 +73,8 @@ static int check_create(struct ibv_context *context, struct ibv_qp_init_attr_ex 
 		return EINVAL;
 	/* a thread domain's QP and its CQs go together (one thread uses them) */
 	struct dpv_td *want = t != IBV_QPT_XRC_RECV ? to_dpd(a->pd)->td : NULL;
+	if (want && t == IBV_QPT_RAW_PACKET)
+		return EOPNOTSUPP; /* frames reach a raw QP from any context's thread */
 	if ((has_sq && cq_td(to_dcq(a->send_cq)) != want) || (has_rq && cq_td(to_dcq(a->recv_cq)) != want))
 		return EINVAL;
 	if (!has_rq) {
@@ -284,7 +286,8 @@ static struct ibv_qp *qp_create(struct ibv_context *context, struct ibv_qp_init_
  * ibv_create_qp: RETURN VALUE: the QP, or NULL with errno: EINVAL (NULL
  * pd/attr/CQs, objects of another context, capabilities above the device
  * limits, CQs of another thread domain), EOPNOTSUPP (QP types other than RC,
- * UC, UD, XRC_SEND/XRC_RECV; creation flags), ENOMEM (limits.max_qp QPs
+ * UC, UD, XRC_SEND/XRC_RECV and RAW_PACKET (RAW_PACKET: not on the null
+ * driver, nor in a thread domain); creation flags), ENOMEM (limits.max_qp QPs
  * exist, no memory).
  */
 DPV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
@@ -298,7 +301,8 @@ DPV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_at
 
 /**
  * ibv_destroy_qp: 0, EINVAL for NULL, EBUSY for an XRC target QP that
- * handles from ibv_open_qp still use (in shared mode: of any process).
+ * handles from ibv_open_qp still use (in shared mode: of any process), or a raw
+ * packet QP with flows.
  * Outstanding WRs are discarded and the QP's completions not polled yet are
  * removed from its CQs. On a handle from ibv_open_qp: drops the handle.
  */
@@ -312,9 +316,9 @@ DPV_EXPORT int ibv_destroy_qp(struct ibv_qp *ib)
 		return 0;
 	}
 	uint32_t handles = 0;
-	if (atomic_load(&qp->open_refs) > 0 ||
+	if (atomic_load(&qp->open_refs) > 0 || atomic_load(&qp->flows) > 0 ||
 	    (qp->type == IBV_QPT_XRC_RECV && dpv_xrc_attr_refresh(qp, &handles) && handles))
-		return EBUSY;
+		return EBUSY; /* flows hold their QP, as in Linux uverbs */
 	dpv_pool_del(DPV_OBJ_QP, qp->qpn, qp);
 	ctx_ops(ib->context)->destroy_qp(qp->drv); /* no CQE for it after this */
 	if (qp->scq)

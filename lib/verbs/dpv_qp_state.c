@@ -67,6 +67,20 @@ static const struct qp_trans tr_uc[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 	[IBV_QPS_SQD][IBV_QPS_SQD] = T(0, IBV_QP_AV | RC_PATH | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX),
 	[IBV_QPS_SQE][IBV_QPS_RTS] = T(0, IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS),
 };
+/* Linux's RAW_PACKET column (ib_modify_qp_is_ok): the port at INIT, nothing
+ * else; the rate limit (RTR->RTS, RTS->RTS) is not supported. */
+static const struct qp_trans tr_raw[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
+	[IBV_QPS_RESET][IBV_QPS_INIT] = T(IBV_QP_PORT, 0),
+	[IBV_QPS_INIT][IBV_QPS_INIT] = T(0, IBV_QP_PORT),
+	[IBV_QPS_INIT][IBV_QPS_RTR] = T(0, 0),
+	[IBV_QPS_RTR][IBV_QPS_RTS] = T(0, 0),
+	[IBV_QPS_RTS][IBV_QPS_RTS] = T(0, 0),
+	[IBV_QPS_RTS][IBV_QPS_SQD] = T(0, IBV_QP_EN_SQD_ASYNC_NOTIFY),
+	[IBV_QPS_SQD][IBV_QPS_RTS] = T(0, 0),
+	[IBV_QPS_SQD][IBV_QPS_SQD] = T(0, 0),
+	[IBV_QPS_SQE][IBV_QPS_RTS] = T(0, 0),
+};
+
 /* Linux's XRC_INI / XRC_TGT columns, with the RC attributes the other side
  * of each pair needs accepted as optional. */
 static const struct qp_trans tr_xrc_ini[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
@@ -112,7 +126,8 @@ static const struct qp_trans *trans_for(enum ibv_qp_type t, enum ibv_qp_state fr
 				  : t == IBV_QPT_RC ? &tr_rc[from][to]
 				  : t == IBV_QPT_UC ? &tr_uc[from][to]
 				  : t == IBV_QPT_XRC_SEND ? &tr_xrc_ini[from][to]
-				  : t == IBV_QPT_XRC_RECV ? &tr_xrc_tgt[from][to] : NULL;
+				  : t == IBV_QPT_XRC_RECV ? &tr_xrc_tgt[from][to]
+				  : t == IBV_QPT_RAW_PACKET ? &tr_raw[from][to] : NULL;
 	return tr && tr->ok ? tr : NULL;
 }
 

@@ -286,6 +286,8 @@ uint64_t dpv_qpex_supported_ops(enum ibv_qp_type t)
 	switch (t) {
 	case IBV_QPT_UD:
 		return send;
+	case IBV_QPT_RAW_PACKET:
+		return IBV_QP_EX_WITH_SEND; /* a whole frame, as ibv_post_send */
 	case IBV_QPT_UC:
 		return send | write | mw;
 	case IBV_QPT_RC: /* RDMA ATOMIC WRITE and FLUSH (annex A19): RC only, as Linux */

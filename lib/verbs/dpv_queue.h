@@ -233,7 +233,7 @@ struct dpv_cqe {
 	uint16_t vendor_err;
 	uint64_t tm_tag;          /**< tag matching: the TMH's tag (IBV_WC_TM_MATCH), else 0 */
 	uint32_t tm_priv;         /**< tag matching: the TMH's app_ctx (host order) */
-	uint32_t rsvd;
+	uint32_t flow_tag;        /**< raw packet QP: the tag of the steering rule (ibv_wc_read_flow_tag) */
 };
 _Static_assert(sizeof(struct dpv_cqe) == 64, "CQE is 64 bytes");
 

@@ -73,6 +73,8 @@ bool dpv_core_has_mcast(void);
 bool dpv_core_has_tm(void);
 /* Does the driver have memory windows (max_mw > 0, ibv_alloc_mw)? */
 bool dpv_core_has_mw(void);
+/* Does the driver have raw packet QPs and steering rules (flow_create)? */
+bool dpv_core_has_raw(void);
 /* The verbs operations of the driver of a device (defaults filled in). */
 static inline const struct dpv_verbs_ops *dpv_ops(const struct dpv_device *d)
 {
@@ -128,6 +130,9 @@ int dpv_cq_progress(struct dpv_cq *cq);
 
 /* dpv_qp.c (and dpv_qp_cap_ok, dpv_host.h) */
 struct ibv_qp *dpv_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *attr);
+/* dpv_ibflow.c: ibv_create_flow / ibv_destroy_flow (verbs_context slots) */
+struct ibv_flow *dpv_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
+int dpv_destroy_flow(struct ibv_flow *flow);
 enum ibv_qp_state dpv_qp_state(struct dpv_qp *qp);
 
 /* dpv_qp_state.c: is the modify (attr, mask) legal for a QP of type in

@@ -75,6 +75,26 @@ void dpv_port_set_poll_handler(dpv_poll_fn fn)
 	g_poll = fn;
 }
 
+/* raw packet QPs: the fake port has no steering rules */
+void dpv_port_set_raw_handler(dpv_raw_rx_fn fn)
+{
+	(void)fn;
+}
+
+int dpv_raw_rule_add(struct dpv_port *p, struct dpv_raw_rule *r, struct dpv_raw_tab **old)
+{
+	(void)p, (void)r;
+	*old = NULL;
+	return -EOPNOTSUPP;
+}
+
+int dpv_raw_rule_del(struct dpv_port *p, uint32_t handle, uint32_t qpn, struct dpv_raw_tab **old)
+{
+	(void)p, (void)handle, (void)qpn;
+	*old = NULL;
+	return -ENOENT;
+}
+
 uint64_t dpv_lo_trusted_flag; /* the harness checks every frame in full */
 
 __thread unsigned int dpv_stat_tslot __attribute__((tls_model("initial-exec")));
@@ -176,6 +196,13 @@ int dpv_port_xmit_remote(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t 
 int dpv_port_xmit_mcast(struct dpv_qctx *qc, struct rte_mbuf *m, const uint8_t dgid[16])
 {
 	return h_xmit(qc, m, dgid);
+}
+
+int dpv_port_xmit_raw(struct dpv_qctx *qc, struct rte_mbuf *m)
+{
+	(void)qc; /* no raw packet QP sends on the harness' port */
+	rte_pktmbuf_free(m);
+	return 0;
 }
 
 int dpv_port_xmit_local(struct dpv_qctx *qc, struct dpv_port *lp, struct rte_mbuf *m)
