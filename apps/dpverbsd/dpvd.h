@@ -336,6 +336,7 @@ void dpvd_gsi_log_stats(void);
 /* ibv_attach_mcast / ibv_detach_mcast of a UD QP the client created (a
  * destroyed QP leaves its groups in the engine). */
 int dpvd_qp_mcast(struct dpvd_client *c, struct dpv_shm_mcast *m);
+int dpvd_qp_flow(struct dpvd_client *c, struct dpv_shm_flow *f);
 
 /* dpvd_cm.c: the daemon's own CM endpoint on QP 1 of every port (the
  * fallback of the demultiplexer). start: before any application attaches

@@ -47,6 +47,7 @@ const char *dpvd_op_name(uint16_t op)
 		[DPV_SHM_GSI_LISTEN] = "GSI_LISTEN", [DPV_SHM_MCAST] = "MCAST",
 		[DPV_SHM_NEIGH] = "NEIGH", [DPV_SHM_MW_ALLOC] = "MW_ALLOC", [DPV_SHM_MW_DEALLOC] = "MW_DEALLOC",
 		[DPV_SHM_DM_ALLOC] = "DM_ALLOC", [DPV_SHM_DM_FREE] = "DM_FREE", [DPV_SHM_DM_IMPORT] = "DM_IMPORT",
+		[DPV_SHM_FLOW] = "FLOW",
 	};
 	return op < DPV_SHM_OP_NR && n[op] ? n[op] : "?";
 }

@@ -688,6 +688,7 @@ int dpvd_dispatch(struct dpvd_client *c, struct dpv_shm_msg *m, int fds[DPV_SHM_
 	case DPV_SHM_DM_ALLOC: return dpvd_dm_alloc(c, &m->u.dm, out_fd);
 	case DPV_SHM_DM_FREE: return dpvd_dm_free(c, &m->u.dm);
 	case DPV_SHM_DM_IMPORT: return dpvd_dm_import(c, &m->u.dm, out_fd);
+	case DPV_SHM_FLOW: return dpvd_qp_flow(c, &m->u.flow);
 	default: return -EOPNOTSUPP;
 	}
 }

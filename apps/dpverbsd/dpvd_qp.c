@@ -158,7 +158,8 @@ int dpvd_qp_create(struct dpvd_client *c, struct dpv_shm_qp *q)
 	if (!dpv_host_dev_ok(q->dev) || !o || o->created || !dpvd_ctx_ok(c, q->ctx, q->dev) ||
 	    !dpv_qp_cap_ok(dpvd_global.params, &q->cap, false))
 		return -EINVAL;
-	if (t != IBV_QPT_RC && t != IBV_QPT_UC && t != IBV_QPT_UD && t != IBV_QPT_XRC_SEND && t != IBV_QPT_XRC_RECV)
+	if (t != IBV_QPT_RC && t != IBV_QPT_UC && t != IBV_QPT_UD && t != IBV_QPT_XRC_SEND && t != IBV_QPT_XRC_RECV &&
+	    t != IBV_QPT_RAW_PACKET)
 		return -EOPNOTSUPP;
 	if (q->gsi > 1 || (q->gsi && t != IBV_QPT_UD))
 		return -EINVAL;
@@ -297,6 +298,27 @@ int dpvd_qp_mcast(struct dpvd_client *c, struct dpv_shm_mcast *m)
 	    !dpv_gid_is_mcast(m->gid))
 		return -EINVAL;
 	return dpv_host_mcast(o->dev, o->drv, m->gid, m->attach != 0);
+}
+
+/* ibv_create_flow / ibv_destroy_flow on a raw packet QP of the caller: the
+ * rule is re-checked where the engine relies on it (its QP, type, flags);
+ * a handle names a rule of that QP only (the driver compares both). */
+int dpvd_qp_flow(struct dpvd_client *c, struct dpv_shm_flow *f)
+{
+	struct dpvd_obj *o = dpvd_obj_get(c, DPV_OBJ_QP, f->qpn, true);
+	if (!o || !dpv_host_dev_ok(o->dev) || f->create > 1)
+		return -EINVAL;
+	if (o->qp_type != IBV_QPT_RAW_PACKET)
+		return -EINVAL;
+	if (!f->create)
+		return dpv_host_flow(o->dev, o->drv, NULL, &f->handle);
+	struct dpv_raw_rule *r = &f->rule;
+	if (r->type > DPV_RAW_SNIFFER || (r->flags & ~(DPV_RAW_F_DROP | DPV_RAW_F_TAG | DPV_RAW_F_DONT_TRAP)))
+		return -EINVAL;
+	for (unsigned int i = 0; i < DPV_RAW_KEY_WORDS; i++)
+		r->val.w[i] &= r->mask.w[i];
+	r->qpn = f->qpn;
+	return dpv_host_flow(o->dev, o->drv, r, &f->handle);
 }
 
 int dpvd_qp_query(struct dpvd_client *c, struct dpv_shm_qp_query *q)

@@ -399,6 +399,23 @@ static int rm_mcast_detach(void *p, const uint8_t *gid)
 	return rm_mcast(p, gid, false);
 }
 
+static int rm_flow_create(void *p, const struct dpv_raw_rule *rule, uint32_t *handle)
+{
+	struct rm_qp *qp = p;
+	struct dpv_shm_flow m = {.qpn = qp->qpn, .create = 1, .rule = *rule};
+	int e = rm_call(DPV_SHM_FLOW, &m, NULL, 0, NULL);
+	if (!e)
+		*handle = m.handle;
+	return e;
+}
+
+static int rm_flow_destroy(void *p, uint32_t handle)
+{
+	struct rm_qp *qp = p;
+	struct dpv_shm_flow m = {.qpn = qp->qpn, .create = 0, .handle = handle};
+	return rm_call(DPV_SHM_FLOW, &m, NULL, 0, NULL);
+}
+
 static int rm_gsi_listen(void *p, uint64_t service_id, bool on)
 {
 	struct rm_qp *qp = p;
@@ -572,6 +589,8 @@ static const struct dpv_verbs_ops rm_verbs_ops = {
 	.destroy_cq = rm_destroy_cq,
 	.destroy_qp = rm_destroy_qp,
 	.destroy_srq = rm_destroy_srq,
+	.flow_create = rm_flow_create,
+	.flow_destroy = rm_flow_destroy,
 	.fork_safe = rm_fork_safe,
 	.free_dm = rm_free_dm,
 	.import_dm = rm_import_dm,

@@ -59,6 +59,7 @@ size_t dpv_shm_body_len(uint16_t op)
 		[DPV_SHM_DM_ALLOC] = BODY(dm),
 		[DPV_SHM_DM_FREE] = BODY(dm),
 		[DPV_SHM_DM_IMPORT] = BODY(dm),
+		[DPV_SHM_FLOW] = BODY(flow),
 	};
 	return op < DPV_SHM_OP_NR ? len[op] : 0;
 }

@@ -24,6 +24,7 @@
 #include <infiniband/verbs.h>
 
 #include "dpv_param.h"
+#include "dpv_rawkey.h"
 
 #define DPV_SHM_VERSION 9
 #define DPV_SHM_MAGIC 0x64707673u /* "dpvs" */
@@ -75,6 +76,7 @@ enum dpv_shm_op {
 	DPV_SHM_DM_ALLOC,         /* ibv_alloc_dm; answer fd: the device memory (memfd) */
 	DPV_SHM_DM_FREE,          /* ibv_free_dm, ibv_unimport_dm */
 	DPV_SHM_DM_IMPORT,        /* ibv_import_dm; answer fd: the device memory (memfd) */
+	DPV_SHM_FLOW,             /* ibv_create_flow / ibv_destroy_flow */
 	DPV_SHM_OP_NR,
 };
 
@@ -244,6 +246,16 @@ struct dpv_shm_mcast {
 	uint8_t gid[16];          /**< the group (a multicast GID) */
 };
 
+/** DPV_SHM_FLOW: a steering rule of a raw packet QP of the process
+ *  (create: rule in, handle out; destroy: handle in). */
+struct dpv_shm_flow {
+	uint32_t qpn;             /**< a raw packet QP of the process */
+	uint32_t create;          /**< 1: ibv_create_flow, 0: ibv_destroy_flow */
+	uint32_t handle;          /**< the rule (answer of create) */
+	uint32_t rsvd;
+	struct dpv_raw_rule rule; /**< create: compiled by the façade; qpn and handle are the daemon's */
+};
+
 /** dpv_query_neigh through the daemon: status 0 with mac, -EAGAIN while
  *  the port resolves ip (a request goes out if none is outstanding). */
 struct dpv_shm_neigh {
@@ -346,6 +358,7 @@ struct dpv_shm_msg {
 		struct dpv_shm_mcast mcast;
 		struct dpv_shm_neigh neigh;
 		struct dpv_shm_dm dm;
+		struct dpv_shm_flow flow;
 		uint8_t raw[DPV_SHM_MAX_MSG - sizeof(struct dpv_shm_hdr)];
 	} u;
 };

@@ -241,6 +241,14 @@ int dpv_host_mcast(uint32_t dev, void *qp, const uint8_t gid[16], bool attach)
 	return attach ? dpv_ops(d)->mcast_attach(qp, gid) : dpv_ops(d)->mcast_detach(qp, gid);
 }
 
+int dpv_host_flow(uint32_t dev, void *qp, const struct dpv_raw_rule *rule, uint32_t *handle)
+{
+	struct dpv_device *d = dev_of(dev);
+	if (!d)
+		return -ENODEV;
+	return rule ? dpv_ops(d)->flow_create(qp, rule, handle) : dpv_ops(d)->flow_destroy(qp, *handle);
+}
+
 void dpv_host_sq_doorbell(uint32_t dev, void *qp)
 {
 	struct dpv_device *d = dev_of(dev);

@@ -195,6 +195,11 @@ void dpv_host_qp_counters(uint32_t dev, void *qp, uint64_t *cnt, unsigned int n)
  *  QPs in the group), -EINVAL (leaving a group it is not in), -EOPNOTSUPP
  *  (no multicast), -ENODEV. */
 int dpv_host_mcast(uint32_t dev, void *qp, const uint8_t gid[16], bool attach);
+/** ibv_create_flow (rule non-NULL: *handle gets the rule's) or
+ *  ibv_destroy_flow (rule NULL: *handle names it) on raw packet QP qp of
+ *  device dev. @return 0, -EINVAL (not a raw packet QP), -ENOMEM (too many
+ *  rules on the port), -ENOENT (no such rule of qp), -EOPNOTSUPP, -ENODEV. */
+int dpv_host_flow(uint32_t dev, void *qp, const struct dpv_raw_rule *rule, uint32_t *handle);
 /** qp's SQ producer index moved (a host that posts work itself). */
 void dpv_host_sq_doorbell(uint32_t dev, void *qp);
 
