@@ -262,8 +262,18 @@ static void test_qp_create(struct ibv_context *ctx, struct ibv_context *ctx1)
 		}
 	}
 	IA_RESET();
-	ia.qp_type = IBV_QPT_RAW_PACKET; /* no raw packet QPs in dpverbs */
-	CHECK_NULL_ERRNO(ibv_create_qp(pd, &ia), EOPNOTSUPP);
+	ia.qp_type = IBV_QPT_RAW_PACKET; /* the sw driver has them (test_raw_flow), the null driver not */
+	{
+		struct ibv_device_attr rda;
+		errno = 0;
+		struct ibv_qp *raw = ibv_create_qp(pd, &ia);
+		CHECK(ibv_query_device(pd->context, &rda) == 0 &&
+			      (rda.max_raw_ethy_qp ? raw != NULL : (raw == NULL && errno == EOPNOTSUPP)),
+		      "RAW_PACKET QP: created where max_raw_ethy_qp (%d), else EOPNOTSUPP (errno %d)",
+		      rda.max_raw_ethy_qp, errno);
+		if (raw)
+			CHECK_EQ(ibv_destroy_qp(raw), 0, "destroy the raw QP");
+	}
 
 	/* limits exactly at the maximum are accepted; caps reported >= asked */
 	IA_RESET();
