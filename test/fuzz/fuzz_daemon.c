@@ -1748,6 +1748,12 @@ static const struct field f_oqp[] = {FLD(dpv_shm_open_qp, dev, K_DEV, 0), FLD(dp
 static const struct field f_mcast[] = {FLD(dpv_shm_mcast, qpn, K_NUM, DPV_OBJ_QP),
 				       FLD(dpv_shm_mcast, attach, K_BOOL, 0)};
 static const struct field f_neigh[] = {FLD(dpv_shm_neigh, dev, K_DEV, 0)};
+static const struct field f_flow[] = {FLD(dpv_shm_flow, qpn, K_NUM, DPV_OBJ_QP), FLD(dpv_shm_flow, create, K_BOOL, 0),
+				      FLD(dpv_shm_flow, handle, K_ANY32, 0), FLD(dpv_shm_flow, rule.type, K_ANY8, 0),
+				      FLD(dpv_shm_flow, rule.flags, K_ANY8, 0),
+				      FLD(dpv_shm_flow, rule.priority, K_ANY16, 0),
+				      FLD(dpv_shm_flow, rule.mask.w[0], K_ANY64, 0),
+				      FLD(dpv_shm_flow, rule.val.w[0], K_ANY64, 0)};
 static const struct field f_gsil[] = {FLD(dpv_shm_gsi_listen, qpn, K_NUM, DPV_OBJ_QP),
 				      FLD(dpv_shm_gsi_listen, on, K_BOOL, 0),
 				      FLD(dpv_shm_gsi_listen, service_id, K_ANY64, 0)};
@@ -1799,6 +1805,7 @@ static const struct field *op_fields(uint16_t op, unsigned int *n)
 	case DPV_SHM_DM_ALLOC:
 	case DPV_SHM_DM_FREE:
 	case DPV_SHM_DM_IMPORT: R(f_dm);
+	case DPV_SHM_FLOW: R(f_flow);
 	default:
 		*n = 0;
 		return NULL;

@@ -180,6 +180,7 @@ static size_t body_len(uint16_t op)
 	case DPV_SHM_DM_ALLOC:
 	case DPV_SHM_DM_FREE:
 	case DPV_SHM_DM_IMPORT: return BODY(dm);
+	case DPV_SHM_FLOW: return BODY(flow);
 	default: return 0;
 	}
 }
