@@ -25,7 +25,8 @@ void sw_qp_send(struct sw_qp *qp)
 	 * system call (af_xdp, af_packet) */
 	dpv_port_tx_begin(qp->qc);
 	if (qp->type == IBV_QPT_UD || qp->type == IBV_QPT_RAW_PACKET) {
-		sw_ud_send(qp);
+		if (qp->sq) /* an RSS QP has none */
+			sw_ud_send(qp);
 	} else if (qp->sq) {
 		/* an ACK this QP deferred (to coalesce it, till the end of the
 		 * poll turn) leaves before the requests posted after it: an

@@ -241,6 +241,7 @@ struct sw_qp {
 	enum ibv_qp_type type;
 	bool gsi;                 /* QP 1 of its port on the wire (its qpn is a pool number) */
 	bool gsi_shared;          /* one of dpverbsd's applications' GSI QPs (send filter) */
+	const struct dpv_rss_cfg *rss; /* a raw packet QP that spreads its frames over receive WQs, or NULL */
 	_Atomic int state;        /* enum ibv_qp_state */
 	struct sw_dev *dev;
 	struct dpv_port *port;

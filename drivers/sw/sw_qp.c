@@ -48,7 +48,8 @@ void *sw_create_qp(const struct dpv_qp_cfg *cfg)
 	}
 	size_t off_wqe = RTE_ALIGN_CEIL(sizeof(struct sw_qp), 64);
 	size_t off_res = off_wqe + RTE_ALIGN_CEIL((size_t)sq_size * sizeof(struct sw_wqe), 64);
-	size_t total = off_res + (size_t)DPV_MAX_QP_RD_ATOM * sizeof(struct sw_rd_res);
+	size_t off_rss = off_res + RTE_ALIGN_CEIL((size_t)DPV_MAX_QP_RD_ATOM * sizeof(struct sw_rd_res), 64);
+	size_t total = off_rss + (cfg->rss ? sizeof(*cfg->rss) : 0);
 	uint8_t *mem = dpv_buf_alloc(cfg->alloc_pd, cfg->bufs, total, 64, DPV_RES_QP_RC);
 	if (!mem)
 		return NULL;
@@ -81,6 +82,13 @@ void *sw_create_qp(const struct dpv_qp_cfg *cfg)
 	qp->cap = cfg->cap;
 	qp->wqe = sq_size ? (struct sw_wqe *)(mem + off_wqe) : NULL;
 	qp->resp.res = (struct sw_rd_res *)(mem + off_res);
+	if (cfg->rss) {
+		struct dpv_rss_cfg *rss = (struct dpv_rss_cfg *)(mem + off_rss);
+		*rss = *cfg->rss;
+		qp->rss = rss;
+	} else {
+		qp->rss = NULL;
+	}
 	qp->attr.path_mtu = (enum ibv_mtu)qp->port->active_mtu;
 	if (sw_timer_add(qp) != 0) {
 		errno = ENOMEM; /* the façade frees the memory */
@@ -375,7 +383,7 @@ void sw_qp_to_error(struct sw_qp *qp)
 		if (cq)
 			sw_cq_push(qp, cq, &e); /* in ERR: a CQ in error just takes nothing */
 	}
-	if (qp->type == IBV_QPT_UD || qp->type == IBV_QPT_RAW_PACKET)
+	if ((qp->type == IBV_QPT_UD || qp->type == IBV_QPT_RAW_PACKET) && qp->sq)
 		sw_ud_send(qp);
 	else if (qp->sq)
 		sw_comp_flush_sq(qp);

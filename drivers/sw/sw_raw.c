@@ -74,6 +74,16 @@ void sw_raw_rx(struct dpv_qctx *qc, const uint8_t *frame, uint32_t len, const st
 	struct sw_qp *qp = sw_qp_lookup(r->qpn);
 	if (!qp || qp->type != IBV_QPT_RAW_PACKET || qp->port != qc->port)
 		return; /* being destroyed: its rules go with it */
+	if (qp->rss) {
+		/* receive-side scaling: the hash picks the receive WQ (a raw
+		 * QP of its own, ibv_create_wq) */
+		union dpv_raw_keyw key;
+		dpv_raw_key_extract(frame, len, &key);
+		uint32_t h = dpv_raw_rss_hash(qp->rss, &key);
+		qp = sw_qp_lookup(qp->rss->wqn[h & (qp->rss->n - 1)]);
+		if (!qp || qp->type != IBV_QPT_RAW_PACKET || qp->port != qc->port || qp->rss)
+			return;
+	}
 	struct sw_rwqe rw;
 	sw_qp_lock(qp);
 	enum ibv_qp_state st = sw_qp_state(qp);

@@ -70,6 +70,11 @@ void dpv_context_ops_init(struct dpv_context *ctx)
 	dpv_dm_ops_init(v);
 	v->ibv_create_flow = dpv_create_flow;
 	v->ibv_destroy_flow = dpv_destroy_flow;
+	v->create_wq = dpv_create_wq;
+	v->modify_wq = dpv_modify_wq;
+	v->destroy_wq = dpv_destroy_wq;
+	v->create_rwq_ind_table = dpv_create_rwq_ind_table;
+	v->destroy_rwq_ind_table = dpv_destroy_rwq_ind_table;
 }
 
 /* ---- asynchronous events ---- */

@@ -159,6 +159,8 @@ struct dpv_qp_cfg {
 	uint64_t cookie;               /**< the application's struct ibv_qp * */
 	bool gsi;                      /**< UD QP serving QP 1 of the device's port (IBA 13.5:
 					    the GSI); -EEXIST when the port has one */
+	const struct dpv_rss_cfg *rss; /**< raw packet QP with receive-side scaling (no rings):
+					    the receive WQs its frames go to (copied) */
 	bool gsi_shared;               /**< dpverbsd: one of several UD QPs that send with
 					    source QP 1 and receive what the GSI demultiplexer
 					    (gsi_demux) hands them; the port keeps no single one */

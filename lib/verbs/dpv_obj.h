@@ -262,6 +262,8 @@ struct dpv_qp {
 	bool gsi;                    /* QP 1 of its port on the wire (dpv_create_gsi_qp) */
 	_Atomic int open_refs;       /* handles opened on this QP */
 	_Atomic int flows;           /* raw packet QP: its steering rules (ibv_create_flow) */
+	struct dpv_rss_cfg *rss;     /* raw packet QP with receive-side scaling (no queues), or NULL */
+	struct ibv_rwq_ind_table *ind_tbl; /* its indirection table */
 	bool lockless;               /* parent domain with a thread domain */
 	bool sq_sig_all;
 	struct ibv_qp_cap cap;

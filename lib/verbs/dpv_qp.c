@@ -46,10 +46,16 @@ static struct dpv_td *cq_td(const struct dpv_cq *cq)
 	return cq && cq->lockless ? cq->upd->td : NULL;
 }
 
+/* A raw packet QP that spreads what it receives over receive WQs (no queues of its own). */
+static bool is_rss(const struct ibv_qp_init_attr_ex *a)
+{
+	return a->comp_mask & (IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH);
+}
+
 static int check_create(struct ibv_context *context, struct ibv_qp_init_attr_ex *a)
 {
 	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
-			 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+			 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS | IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH;
 	if (a->comp_mask & ~known)
 		return EOPNOTSUPP;
 	if ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags)
@@ -57,6 +63,9 @@ static int check_create(struct ibv_context *context, struct ibv_qp_init_attr_ex 
 	enum ibv_qp_type t = a->qp_type;
 	if (!qp_type_supported(t))
 		return EOPNOTSUPP; /* no RD; RAW_PACKET only where the driver has ports */
+	bool rss = is_rss(a);
+	if (rss && t != IBV_QPT_RAW_PACKET)
+		return EINVAL; /* receive-side scaling is a raw packet QP's */
 	if (t == IBV_QPT_XRC_RECV) {
 		/* the target lives in an XRC domain: no PD, CQs or queues */
 		if (!(a->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !a->xrcd || a->xrcd->context != context)
@@ -66,7 +75,7 @@ static int check_create(struct ibv_context *context, struct ibv_qp_init_attr_ex 
 	}
 	if ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && (a->send_ops_flags & ~dpv_qpex_supported_ops(t)))
 		return EOPNOTSUPP;
-	bool has_sq = t != IBV_QPT_XRC_RECV, has_rq = t != IBV_QPT_XRC_RECV && t != IBV_QPT_XRC_SEND;
+	bool has_sq = t != IBV_QPT_XRC_RECV && !rss, has_rq = t != IBV_QPT_XRC_RECV && t != IBV_QPT_XRC_SEND && !rss;
 	if ((has_sq && (!a->send_cq || a->send_cq->context != context)) ||
 	    (has_rq && (!a->recv_cq || a->recv_cq->context != context)) ||
 	    (has_rq && a->srq && a->srq->context != context))
@@ -90,7 +99,7 @@ static int check_create(struct ibv_context *context, struct ibv_qp_init_attr_ex 
 static struct ibv_qp_cap final_cap(const struct ibv_qp_init_attr_ex *a, const struct dpv_params *p)
 {
 	struct ibv_qp_cap cap = a->cap;
-	bool has_sq = a->qp_type != IBV_QPT_XRC_RECV;
+	bool has_sq = a->qp_type != IBV_QPT_XRC_RECV && !is_rss(a);
 	bool has_rq = has_sq && a->qp_type != IBV_QPT_XRC_SEND && !a->srq;
 	if (has_rq) {
 		cap.max_recv_sge = RTE_MAX(cap.max_recv_sge, 1u);
@@ -109,7 +118,7 @@ static struct ibv_qp_cap final_cap(const struct ibv_qp_init_attr_ex *a, const st
 /* The SQ and RQ rings. 0 or ENOMEM. */
 static int rings_new(struct dpv_qp *qp, struct dpv_bufs *bs)
 {
-	if (qp->type != IBV_QPT_XRC_RECV) {
+	if (qp->type != IBV_QPT_XRC_RECV && qp->cap.max_send_wr) {
 		uint32_t size = rte_align32pow2(qp->cap.max_send_wr), stride = sq_stride(&qp->cap);
 		qp->sq = dpv_buf_alloc(qp->upd, bs, dpv_ring_bytes(size, stride), 64, DPV_RES_QP_SQ);
 		if (!qp->sq)
@@ -138,6 +147,8 @@ static void refs(struct dpv_qp *qp, int d)
 		atomic_fetch_add(&qp->srq->users, d);
 	if (qp->xrcd)
 		atomic_fetch_add(&qp->xrcd->users, d);
+	if (qp->ind_tbl)
+		dpv_rss_table_ref(qp->ind_tbl, d);
 }
 
 static void qp_fill(struct dpv_qp *qp, struct ibv_context *context, const struct ibv_qp_init_attr_ex *a)
@@ -148,8 +159,8 @@ static void qp_fill(struct dpv_qp *qp, struct ibv_context *context, const struct
 	qp->state = IBV_QPS_RESET;
 	qp->lockless = qp->upd && qp->upd->td;
 	qp->pd = qp->upd ? qp->upd->base : NULL;
-	qp->scq = t != IBV_QPT_XRC_RECV ? to_dcq(a->send_cq) : NULL;
-	qp->rcq = t != IBV_QPT_XRC_RECV && t != IBV_QPT_XRC_SEND ? to_dcq(a->recv_cq) : NULL;
+	qp->scq = t != IBV_QPT_XRC_RECV && !is_rss(a) ? to_dcq(a->send_cq) : NULL;
+	qp->rcq = t != IBV_QPT_XRC_RECV && t != IBV_QPT_XRC_SEND && !is_rss(a) ? to_dcq(a->recv_cq) : NULL;
 	qp->srq = a->srq ? to_dsrq(a->srq) : NULL;
 	qp->xrcd = t == IBV_QPT_XRC_RECV ? to_dxrcd(a->xrcd) : NULL;
 	qp->sq_sig_all = a->sq_sig_all != 0;
@@ -183,7 +194,7 @@ static void *engine_qp(struct dpv_qp *qp, struct dpv_bufs *bs)
 		.srq = qp->srq ? qp->srq->drv : NULL, .td = qp->lockless ? qp->upd->td->drv : NULL,
 		.pd = qp->pd ? qp->pd->handle : 0, .xrcd = qp->xrcd ? qp->xrcd->dom->num : 0,
 		.cap = qp->cap, .sq_sig_all = qp->sq_sig_all, .alloc_pd = qp->upd, .bufs = bs,
-		.ctx = qp->ctx->drv_ctx, .cookie = (uintptr_t)dqp_ib(qp), .gsi = qp->gsi,
+		.ctx = qp->ctx->drv_ctx, .cookie = (uintptr_t)dqp_ib(qp), .gsi = qp->gsi, .rss = qp->rss,
 	};
 	return dpv_ops(d)->create_qp(&cfg);
 }
@@ -252,6 +263,15 @@ static struct ibv_qp *qp_create(struct ibv_context *context, struct ibv_qp_init_
 	qp->gsi = gsi;
 	qp->cap = final_cap(a, &core->params);
 	qp_fill(qp, context, a);
+	if (is_rss(a)) {
+		qp->rss = dpv_buf_alloc(NULL, &bs, sizeof(*qp->rss), 64, DPV_RES_QP);
+		if (!qp->rss || (err = dpv_rss_cfg_fill(context, a, qp->rss)) != 0) {
+			dpv_bufs_free_all(&bs);
+			errno = err ? err : ENOMEM;
+			return NULL;
+		}
+		qp->ind_tbl = a->rwq_ind_tbl;
+	}
 	if (rings_new(qp, &bs) ||
 	    ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && dpv_qpex_init(qp, a->send_ops_flags, &bs))) {
 		int e = errno == EIO ? EIO : ENOMEM; /* EIO: shared mode's daemon is gone */

@@ -133,6 +133,17 @@ struct ibv_qp *dpv_create_qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_e
 /* dpv_ibflow.c: ibv_create_flow / ibv_destroy_flow (verbs_context slots) */
 struct ibv_flow *dpv_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr);
 int dpv_destroy_flow(struct ibv_flow *flow);
+/* dpv_wq.c: receive WQs and indirection tables (verbs_context slots), and
+ * the receive-side scaling of a raw packet QP created with them */
+struct ibv_wq *dpv_create_wq(struct ibv_context *c, struct ibv_wq_init_attr *attr);
+int dpv_modify_wq(struct ibv_wq *wq, struct ibv_wq_attr *attr);
+int dpv_destroy_wq(struct ibv_wq *wq);
+struct ibv_rwq_ind_table *dpv_create_rwq_ind_table(struct ibv_context *c, struct ibv_rwq_ind_table_init_attr *attr);
+int dpv_destroy_rwq_ind_table(struct ibv_rwq_ind_table *t);
+/* An RSS QP's configuration from its creation attributes: 0, EINVAL, EOPNOTSUPP. */
+int dpv_rss_cfg_fill(struct ibv_context *c, const struct ibv_qp_init_attr_ex *a, struct dpv_rss_cfg *cfg);
+/* An RSS QP holds (d 1) or lets go of (d -1) its indirection table. */
+void dpv_rss_table_ref(struct ibv_rwq_ind_table *t, int d);
 enum ibv_qp_state dpv_qp_state(struct dpv_qp *qp);
 
 /* dpv_qp_state.c: is the modify (attr, mask) legal for a QP of type in

@@ -59,3 +59,45 @@ void dpv_raw_key_extract(const uint8_t *frame, uint32_t len, union dpv_raw_keyw 
 		l4(key, frame, len, off + 40);
 	}
 }
+
+/* Toeplitz: for every input bit set, the 32 key bits starting at that bit
+ * position are XORed into the result. */
+static uint32_t toeplitz(const uint8_t key[DPV_RSS_KEY_LEN], const uint8_t *in, unsigned int n)
+{
+	uint32_t h = 0, v = (uint32_t)key[0] << 24 | (uint32_t)key[1] << 16 | (uint32_t)key[2] << 8 | key[3];
+	for (unsigned int i = 0; i < n; i++) {
+		uint8_t next = i + 4 < DPV_RSS_KEY_LEN ? key[i + 4] : 0;
+		for (int b = 7; b >= 0; b--) {
+			if (in[i] & (1u << b))
+				h ^= v;
+			v = v << 1 | ((next >> b) & 1u);
+		}
+	}
+	return h;
+}
+
+uint32_t dpv_raw_rss_hash(const struct dpv_rss_cfg *cfg, const union dpv_raw_keyw *key)
+{
+	uint8_t in[36];
+	unsigned int n = 0, alen = key->k.ip_ver == 4 ? 4 : 16;
+	uint64_t f = cfg->fields;
+	bool v4 = key->k.ip_ver == 4, v6 = key->k.ip_ver == 6;
+	if ((v4 && (f & (1u << 0))) || (v6 && (f & (1u << 2)))) {
+		memcpy(in + n, key->k.sip, alen);
+		n += alen;
+	}
+	if ((v4 && (f & (1u << 1))) || (v6 && (f & (1u << 3)))) {
+		memcpy(in + n, key->k.dip, alen);
+		n += alen;
+	}
+	bool tcp = key->k.l4 && key->k.proto == 6, udp = key->k.l4 && key->k.proto == 17;
+	if ((tcp && (f & (1u << 4))) || (udp && (f & (1u << 6)))) {
+		memcpy(in + n, &key->k.sport, 2);
+		n += 2;
+	}
+	if ((tcp && (f & (1u << 5))) || (udp && (f & (1u << 7)))) {
+		memcpy(in + n, &key->k.dport, 2);
+		n += 2;
+	}
+	return n ? toeplitz(cfg->key, in, n) : 0;
+}

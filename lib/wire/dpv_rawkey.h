@@ -64,6 +64,24 @@ struct dpv_raw_rule {
 	uint8_t flags;            /**< DPV_RAW_F_* */
 };
 
+/** Receive-side scaling of a raw packet QP (IBV_QP_INIT_ATTR_RX_HASH):
+ *  the Toeplitz hash of the fields selected (IBV_RX_HASH_* bits: IPv4 and
+ *  IPv6 addresses, TCP and UDP ports) picks the receive WQ at hash modulo
+ *  the table's size. */
+#define DPV_RSS_KEY_LEN 40
+#define DPV_RSS_TABLE_MAX 256
+struct dpv_rss_cfg {
+	uint8_t key[DPV_RSS_KEY_LEN];
+	uint32_t n;               /**< table entries, a power of two (0: no RSS) */
+	uint64_t fields;          /**< IBV_RX_HASH_* */
+	uint32_t wqn[DPV_RSS_TABLE_MAX]; /**< the receive WQs (their QP numbers) */
+};
+
+/** The Toeplitz hash of a key's fields as cfg selects them (Microsoft's
+ *  RSS order: source and destination address, source and destination
+ *  port); 0 when the frame has none of them. */
+uint32_t dpv_raw_rss_hash(const struct dpv_rss_cfg *cfg, const union dpv_raw_keyw *key);
+
 /** Extract the key of a frame of len bytes (fields a short frame lacks
  *  stay 0). */
 void dpv_raw_key_extract(const uint8_t *frame, uint32_t len, union dpv_raw_keyw *key);
