@@ -106,8 +106,30 @@ struct qp_parts {
 	struct dpvd_xrcd *x;
 };
 
+/* A raw packet QP with receive-side scaling: a PD, no rings or CQs, and
+ * receive WQs that are raw packet QPs of the caller on the same device. */
+static int rss_parts(struct dpvd_client *c, struct dpv_shm_qp *q, enum ibv_qp_type t, struct qp_parts *p)
+{
+	struct dpv_rss_cfg *r = &q->rss;
+	struct dpvd_obj *pd = dpvd_pd_usable(c, q->pd) ? dpv_pool_get(DPV_OBJ_PD, q->pd) : NULL;
+	if (t != IBV_QPT_RAW_PACKET || q->has_rss != 1 || !pd || pd->dev != q->dev || !r->n ||
+	    r->n > DPV_RSS_TABLE_MAX || (r->n & (r->n - 1)) || q->sq || q->rq || q->srq)
+		return -EINVAL;
+	for (uint32_t i = 0; i < r->n; i++) {
+		struct dpvd_obj *w = dpvd_obj_get(c, DPV_OBJ_QP, r->wqn[i], true);
+		if (!w || w->dev != q->dev || w->qp_type != IBV_QPT_RAW_PACKET)
+			return -EINVAL;
+	}
+	q->cap = (struct ibv_qp_cap){0};
+	q->sq_size = q->rq_size = 0;
+	*p = (struct qp_parts){.pd = pd};
+	return 0;
+}
+
 static int qp_parts(struct dpvd_client *c, struct dpv_shm_qp *q, enum ibv_qp_type t, struct qp_parts *p)
 {
+	if (q->has_rss)
+		return rss_parts(c, q, t, p);
 	bool has_sq = t != IBV_QPT_XRC_RECV;
 	bool has_rq = has_sq && t != IBV_QPT_XRC_SEND && !q->srq;
 	struct dpvd_obj *scq = NULL, *rcq = NULL, *srq = NULL, *pd = NULL;
@@ -182,6 +204,7 @@ int dpvd_qp_create(struct dpvd_client *c, struct dpv_shm_qp *q)
 		.scq = scq ? scq->drv : NULL, .rcq = rcq ? rcq->drv : NULL, .srq = srq ? srq->drv : NULL,
 		.pd = pd ? pd->num : 0, .xrcd = x ? x->num : 0, .cap = q->cap, .sq_sig_all = q->sq_sig_all != 0,
 		.ctx = q->ctx, .cookie = q->cookie, .gsi_shared = q->gsi != 0,
+		.rss = q->has_rss ? &q->rss : NULL,
 	};
 	void *drv = dpv_host_create_qp(q->dev, &cfg, &o->bufs);
 	if (!drv)

@@ -363,7 +363,10 @@ static void *rm_create_qp(const struct dpv_qp_cfg *cfg)
 		.rcq = cfg->rcq ? ((struct rm_cq *)cfg->rcq)->handle : 0,
 		.srq = cfg->srq ? ((struct rm_srq *)cfg->srq)->srqn : 0, .pd = cfg->pd, .xrcd = cfg->xrcd,
 		.sq_sig_all = cfg->sq_sig_all, .cap = cfg->cap, .cookie = cfg->cookie, .gsi = cfg->gsi,
+		.has_rss = cfg->rss != NULL,
 	};
+	if (cfg->rss)
+		m.rss = *cfg->rss;
 	int e = rm_call(DPV_SHM_QP_CREATE, &m, NULL, 0, NULL);
 	if (!e && (m.db >= d->n_db || !d->db[m.db]))
 		e = -EPROTO;

@@ -229,7 +229,8 @@ struct dpv_shm_qp {
 	uint64_t cookie;          /**< the client's struct ibv_qp * */
 	uint32_t gsi;             /**< a GSI QP (dpv_create_gsi_qp) */
 	uint32_t gsi_prefix, gsi_mask; /**< answer, GSI QP: the process' comm-ID range */
-	uint32_t rsvd;
+	uint32_t has_rss;         /**< a raw packet QP with receive-side scaling (no rings, no CQs) */
+	struct dpv_rss_cfg rss;   /**< with has_rss: hash and receive WQs (raw QPs of the process) */
 };
 
 /** DPV_SHM_GSI_LISTEN. */
