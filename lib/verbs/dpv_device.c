@@ -184,7 +184,19 @@ static int vctx_query_device_ex(struct ibv_context *c, const struct ibv_query_de
 	full.max_dm_size = to_dctx(c)->dev->dm_size; /* the port's "dm_size" (ibv_alloc_dm) */
 	/* raw packet QPs send frames as they are and deliver them whole: no
 	 * checksum offload (IBV_DEVICE_RAW_IP_CSUM), VLAN stripping, FCS or
-	 * delay drop, so raw_packet_caps stays 0; no TSO, no RSS */
+	 * delay drop, so raw_packet_caps stays 0; no TSO. Receive-side
+	 * scaling: Toeplitz over IP addresses and TCP/UDP ports (dpv_wq.c) */
+	if (dpv_core_has_raw()) {
+		full.rss_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
+		full.rss_caps.max_rwq_indirection_tables = (uint32_t)full.orig_attr.max_qp;
+		full.rss_caps.max_rwq_indirection_table_size = DPV_RSS_TABLE_MAX;
+		full.rss_caps.rx_hash_fields_mask = IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_IPV6 |
+						    IBV_RX_HASH_DST_IPV6 | IBV_RX_HASH_SRC_PORT_TCP |
+						    IBV_RX_HASH_DST_PORT_TCP | IBV_RX_HASH_SRC_PORT_UDP |
+						    IBV_RX_HASH_DST_PORT_UDP;
+		full.rss_caps.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
+		full.max_wq_type_rq = (uint32_t)full.orig_attr.max_qp;
+	}
 	memcpy(attr, &full, attr_size < sizeof(full) ? attr_size : sizeof(full));
 	return 0;
 }
