@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 
@@ -174,9 +175,87 @@ void dpv_flow_describe(const struct dpv_flow_rule *r, char *buf, size_t len)
 		snprintf(buf, len, "eth / ipv6 dst %s / icmp6 type %u -> queue %u", a,
 			 r->kind == DPV_FLOW_ND_NS ? ICMP6_NS : ICMP6_NA, q);
 		break;
+	case DPV_FLOW_RAW:
+		snprintf(buf, len, "raw QP rule, priority %u: eth%s%s%s%s -> queue %u", r->attr.priority,
+			 r->eth_spec.has_vlan ? " / vlan" : "", r->ip_ver == 4 ? " / ipv4" : r->ip_ver == 6 ? " / ipv6" : "",
+			 r->udp_mask.hdr.src_port || r->udp_mask.hdr.dst_port ? " / udp" : "",
+			 r->tcp_mask.hdr.src_port || r->tcp_mask.hdr.dst_port ? " / tcp" : "", q);
+		break;
 	default:
 		snprintf(buf, len, "?");
 	}
+}
+
+static void raw_ip4(struct dpv_flow_rule *r, const struct dpv_raw_key *v, const struct dpv_raw_key *m)
+{
+	memcpy(&r->ip4_spec.hdr.src_addr, v->sip, 4);
+	memcpy(&r->ip4_mask.hdr.src_addr, m->sip, 4);
+	memcpy(&r->ip4_spec.hdr.dst_addr, v->dip, 4);
+	memcpy(&r->ip4_mask.hdr.dst_addr, m->dip, 4);
+	r->ip4_spec.hdr.next_proto_id = v->proto, r->ip4_mask.hdr.next_proto_id = m->proto;
+	r->ip4_spec.hdr.type_of_service = v->tos, r->ip4_mask.hdr.type_of_service = m->tos;
+	r->ip4_spec.hdr.time_to_live = v->ttl, r->ip4_mask.hdr.time_to_live = m->ttl;
+	r->ip_ver = 4;
+	memcpy(r->addr, v->dip, 4);
+}
+
+static void raw_ip6(struct dpv_flow_rule *r, const struct dpv_raw_key *v, const struct dpv_raw_key *m)
+{
+	memcpy(r->ip6_spec.hdr.src_addr, v->sip, 16);
+	memcpy(r->ip6_mask.hdr.src_addr, m->sip, 16);
+	memcpy(r->ip6_spec.hdr.dst_addr, v->dip, 16);
+	memcpy(r->ip6_mask.hdr.dst_addr, m->dip, 16);
+	r->ip6_spec.hdr.proto = v->proto, r->ip6_mask.hdr.proto = m->proto;
+	r->ip6_spec.hdr.hop_limits = v->ttl, r->ip6_mask.hdr.hop_limits = m->ttl;
+	uint32_t vtc = (uint32_t)v->tos << 20 | rte_be_to_cpu_32(v->flow_label);
+	uint32_t mtc = (uint32_t)m->tos << 20 | rte_be_to_cpu_32(m->flow_label);
+	r->ip6_spec.hdr.vtc_flow = rte_cpu_to_be_32(vtc);
+	r->ip6_mask.hdr.vtc_flow = rte_cpu_to_be_32(mtc);
+	r->ip_ver = 6;
+	memcpy(r->addr, v->dip, 16);
+}
+
+int dpv_flow_rule_raw(struct dpv_flow_rule *r, const struct dpv_raw_rule *raw, uint16_t queue)
+{
+	const struct dpv_raw_key *v = &raw->val.k, *m = &raw->mask.k;
+	if (raw->type != DPV_RAW_NORMAL || (raw->flags & DPV_RAW_F_DONT_TRAP) || m->ipv4_flags)
+		return -EOPNOTSUPP;
+	rule_init(r, DPV_FLOW_RAW, queue);
+	r->attr.priority = raw->priority;
+	memcpy(r->eth_spec.dst.addr_bytes, v->dmac, 6);
+	memcpy(r->eth_mask.dst.addr_bytes, m->dmac, 6);
+	memcpy(r->eth_spec.src.addr_bytes, v->smac, 6);
+	memcpy(r->eth_mask.src.addr_bytes, m->smac, 6);
+	unsigned int i = 0;
+	if (m->vlan) { /* the EtherType after the tag is the VLAN item's */
+		r->eth_spec.has_vlan = r->eth_mask.has_vlan = 1;
+		item(r, i++, RTE_FLOW_ITEM_TYPE_ETH, &r->eth_spec, &r->eth_mask);
+		r->vlan_spec.tci = v->vlan_tci, r->vlan_mask.tci = m->vlan_tci;
+		r->vlan_spec.inner_type = v->ethertype, r->vlan_mask.inner_type = m->ethertype;
+		item(r, i++, RTE_FLOW_ITEM_TYPE_VLAN, &r->vlan_spec, &r->vlan_mask);
+	} else {
+		r->eth_spec.type = v->ethertype, r->eth_mask.type = m->ethertype;
+		item(r, i++, RTE_FLOW_ITEM_TYPE_ETH, &r->eth_spec, &r->eth_mask);
+	}
+	if (m->ip_ver && v->ip_ver == 4) {
+		raw_ip4(r, v, m);
+		item(r, i++, RTE_FLOW_ITEM_TYPE_IPV4, &r->ip4_spec, &r->ip4_mask);
+	} else if (m->ip_ver && v->ip_ver == 6) {
+		raw_ip6(r, v, m);
+		item(r, i++, RTE_FLOW_ITEM_TYPE_IPV6, &r->ip6_spec, &r->ip6_mask);
+	} else if (m->proto || m->tos || m->ttl || m->flow_label) {
+		return -EOPNOTSUPP; /* IP fields without the IP version */
+	}
+	if (m->l4 && v->proto == 17) {
+		r->udp_spec.hdr.src_port = v->sport, r->udp_mask.hdr.src_port = m->sport;
+		r->udp_spec.hdr.dst_port = v->dport, r->udp_mask.hdr.dst_port = m->dport;
+		item(r, i, RTE_FLOW_ITEM_TYPE_UDP, &r->udp_spec, &r->udp_mask);
+	} else if (m->l4 && v->proto == 6) {
+		r->tcp_spec.hdr.src_port = v->sport, r->tcp_mask.hdr.src_port = m->sport;
+		r->tcp_spec.hdr.dst_port = v->dport, r->tcp_mask.hdr.dst_port = m->dport;
+		item(r, i, RTE_FLOW_ITEM_TYPE_TCP, &r->tcp_spec, &r->tcp_mask);
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -256,6 +335,41 @@ static int try_rule(struct dpv_port *p, struct dpv_flow_rule *r, struct dpv_flow
 	res->create = 0;
 	p->flow.flows[p->flow.n_flows++] = f;
 	return 0;
+}
+
+int dpv_flow_raw_add(struct dpv_port *p, const struct dpv_raw_rule *raw, struct rte_flow **flow)
+{
+	*flow = NULL;
+	if (!p->flow.isolated || (raw->flags & DPV_RAW_F_DROP))
+		return 0; /* the port sees every frame; a DROP rule brings none */
+	struct dpv_flow_rule *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	int e = dpv_flow_rule_raw(r, raw, DPV_FLOW_QUEUE);
+	if (e) {
+		free(r);
+		return e;
+	}
+	struct rte_flow_error err;
+	memset(&err, 0, sizeof(err));
+	char desc[DPV_FLOW_DESC_LEN], msg[DPV_FLOW_MSG_LEN];
+	dpv_flow_describe(r, desc, sizeof(desc));
+	rte_errno = 0;
+	*flow = g_ops->create(p->eth_port, &r->attr, r->pattern, r->actions, &err);
+	if (!*flow) {
+		err_text(&err, rte_errno > 0 ? -rte_errno : -EIO, msg, sizeof(msg));
+		DPV_PORT_LOG(NOTICE, "port %s: PMD %s refused \"%s\": %s", p->name, p->pmd_name, desc, msg);
+	}
+	free(r);
+	return *flow ? 0 : -EOPNOTSUPP;
+}
+
+void dpv_flow_raw_del(struct dpv_port *p, struct rte_flow *flow)
+{
+	struct rte_flow_error e;
+	memset(&e, 0, sizeof(e));
+	if (flow)
+		g_ops->destroy(p->eth_port, flow, &e);
 }
 
 void dpv_flow_port_teardown(struct dpv_port *p)

@@ -29,6 +29,7 @@
 #include <rte_flow.h>
 
 #include "dpv_conf.h"
+#include "dpv_rawkey.h"
 
 struct dpv_port;
 
@@ -45,6 +46,7 @@ enum dpv_flow_kind {
 	DPV_FLOW_ARP_ANY,   /* every ARP frame (EtherType only): if DPV_FLOW_ARP is refused */
 	DPV_FLOW_ND_NS,     /* ICMPv6 neighbour solicitation to a GID's solicited-node group */
 	DPV_FLOW_ND_NA,     /* ICMPv6 neighbour advertisement to a GID */
+	DPV_FLOW_RAW,       /* a raw packet QP's steering rule (ibv_create_flow) */
 };
 
 /* One rule and the storage its items and action point into: build it in
@@ -61,6 +63,8 @@ struct dpv_flow_rule {
 	struct rte_flow_item_ipv4 ip4_spec, ip4_mask;
 	struct rte_flow_item_ipv6 ip6_spec, ip6_mask;
 	struct rte_flow_item_udp udp_spec, udp_mask;
+	struct rte_flow_item_tcp tcp_spec, tcp_mask;
+	struct rte_flow_item_vlan vlan_spec, vlan_mask;
 	struct rte_flow_item_icmp6 icmp6_spec, icmp6_mask;
 	struct rte_flow_item_arp_eth_ipv4 arp_spec, arp_mask;
 };
@@ -96,6 +100,11 @@ void dpv_flow_rule_nd(struct dpv_flow_rule *r, bool ns, const uint8_t gid[16], u
  * number built. */
 unsigned int dpv_flow_build(const struct dpv_port *p, bool isolated, struct dpv_flow_rule *rules,
 			    unsigned int max);
+/* A raw packet QP's rule to queue: ETH [/ VLAN] [/ IPV4 | IPV6] [/ UDP | TCP]
+ * with its values and masks, at its priority. 0, or -EOPNOTSUPP for what
+ * the items cannot say (IPv4 flags, an IPv6 flow label with the traffic
+ * class, default, sniffer and DONT_TRAP rules). */
+int dpv_flow_rule_raw(struct dpv_flow_rule *r, const struct dpv_raw_rule *raw, uint16_t queue);
 /* testpmd-like text of a rule: "eth / ipv4 dst 192.0.2.1 / udp dst 4791 -> queue 0". */
 void dpv_flow_describe(const struct dpv_flow_rule *r, char *buf, size_t len);
 
@@ -120,6 +129,13 @@ int dpv_flow_port_isolate(struct dpv_port *p, char *msg, size_t len);
  * falls back to software dispatch (NOTICE log, 0); "isolate" fails (a
  * negative errno, the reason in msg) when a RoCEv2 rule is refused. */
 int dpv_flow_port_setup(struct dpv_port *p, char *msg, size_t len);
+/* A raw packet QP's rule on an isolated port (which receives only what its
+ * rules ask for): ask the PMD to bring its frames to queue 0 (*flow: the
+ * rte_flow, NULL when nothing was asked: a port that is not isolated sees
+ * every frame anyway; DROP rules). 0, or -EOPNOTSUPP: the PMD refused (the
+ * reason logged) or rte_flow cannot say it. */
+int dpv_flow_raw_add(struct dpv_port *p, const struct dpv_raw_rule *raw, struct rte_flow **flow);
+void dpv_flow_raw_del(struct dpv_port *p, struct rte_flow *flow);
 /* Destroy the port's rules (before it is stopped). */
 void dpv_flow_port_teardown(struct dpv_port *p);
 

@@ -267,6 +267,7 @@ void dpv_runtime_shutdown(void)
 				unlink(sock);
 			continue;
 		}
+		dpv_raw_port_teardown(&rt->ports[i]);
 		dpv_flow_port_teardown(&rt->ports[i]);
 		port_close(&rt->ports[i]);
 	}

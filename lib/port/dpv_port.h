@@ -246,8 +246,12 @@ struct dpv_raw_tab {
  * stays the caller's). Runs in the context's poll turn. */
 typedef void (*dpv_raw_rx_fn)(struct dpv_qctx *qc, const uint8_t *frame, uint32_t len, const struct dpv_raw_rule *r);
 void dpv_port_set_raw_handler(dpv_raw_rx_fn fn);
-/* Add rule r (r->handle set): 0, -ENOMEM (DPV_RAW_RULES_MAX rules). */
+/* Add rule r (r->handle set; on a port in "isolate" mode a PMD rule to
+ * queue 0 first, r->hw): 0, -ENOMEM (DPV_RAW_RULES_MAX rules), -EOPNOTSUPP
+ * (the isolated port's PMD refused it, or rte_flow cannot say it). */
 int dpv_raw_rule_add(struct dpv_port *p, struct dpv_raw_rule *r, struct dpv_raw_tab **old);
+/* The PMD rules of the port's raw rules go (the port stops). */
+void dpv_raw_port_teardown(struct dpv_port *p);
 /* Remove rule handle of QP qpn (every rule of qpn: handle 0): 0, -ENOENT. */
 int dpv_raw_rule_del(struct dpv_port *p, uint32_t handle, uint32_t qpn, struct dpv_raw_tab **old);
 /* The classifier, for a frame the port received (or a raw QP of the port

@@ -59,12 +59,18 @@ static void tab_publish(struct dpv_port *p, struct dpv_raw_tab *t, struct dpv_ra
 int dpv_raw_rule_add(struct dpv_port *p, struct dpv_raw_rule *r, struct dpv_raw_tab **old)
 {
 	*old = NULL;
+	struct rte_flow *hw = NULL;
+	int e = dpv_flow_raw_add(p, r, &hw); /* an isolated port: the PMD must bring the frames */
+	if (e)
+		return e;
+	r->hw = (uintptr_t)hw;
 	rte_spinlock_lock(&p->raw_lock);
 	struct dpv_raw_tab *cur = atomic_load_explicit(&p->raw, memory_order_relaxed);
 	unsigned int n = cur ? cur->n : 0;
 	struct dpv_raw_tab *t = n < DPV_RAW_RULES_MAX ? malloc(sizeof(*t) + (n + 1) * sizeof(t->r[0])) : NULL;
 	if (!t) {
 		rte_spinlock_unlock(&p->raw_lock);
+		dpv_flow_raw_del(p, hw);
 		return -ENOMEM;
 	}
 	if (n)
@@ -92,6 +98,11 @@ int dpv_raw_rule_del(struct dpv_port *p, uint32_t handle, uint32_t qpn, struct d
 		return -ENOENT;
 	}
 	struct dpv_raw_tab *t = NULL;
+	unsigned int n_hw = 0;
+	uint64_t *hw = malloc((n - keep) * sizeof(*hw));
+	for (unsigned int i = 0; hw && i < n; i++)
+		if (cur->r[i].qpn == qpn && (!handle || cur->r[i].handle == handle) && cur->r[i].hw)
+			hw[n_hw++] = cur->r[i].hw;
 	if (keep) {
 		t = malloc(sizeof(*t) + keep * sizeof(t->r[0]));
 		if (!t) { /* disabled in place: it matches nothing and names no QP */
@@ -102,6 +113,7 @@ int dpv_raw_rule_del(struct dpv_port *p, uint32_t handle, uint32_t qpn, struct d
 					cur->r[i].qpn = 0;
 				}
 			rte_spinlock_unlock(&p->raw_lock);
+			free(hw); /* the PMD's rules stay: frames for no QP */
 			return 0;
 		}
 		t->n = 0;
@@ -111,7 +123,17 @@ int dpv_raw_rule_del(struct dpv_port *p, uint32_t handle, uint32_t qpn, struct d
 	}
 	tab_publish(p, t, old);
 	rte_spinlock_unlock(&p->raw_lock);
+	for (unsigned int i = 0; i < n_hw; i++)
+		dpv_flow_raw_del(p, (struct rte_flow *)(uintptr_t)hw[i]);
+	free(hw);
 	return 0;
+}
+
+void dpv_raw_port_teardown(struct dpv_port *p)
+{
+	const struct dpv_raw_tab *t = atomic_load(&p->raw);
+	for (unsigned int i = 0; t && i < t->n; i++)
+		dpv_flow_raw_del(p, (struct rte_flow *)(uintptr_t)t->r[i].hw);
 }
 
 static void deliver(struct dpv_qctx *qc, const uint8_t *frame, uint32_t len, const struct dpv_raw_rule *r)

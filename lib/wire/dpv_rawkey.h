@@ -62,6 +62,9 @@ struct dpv_raw_rule {
 	uint16_t priority;        /**< lower first */
 	uint8_t type;             /**< enum dpv_raw_type */
 	uint8_t flags;            /**< DPV_RAW_F_* */
+	uint32_t rsvd;
+	uint64_t hw;              /**< the port layer's: its PMD rule (an rte_flow), 0 for none;
+				       what a caller passes is overwritten */
 };
 
 /** Receive-side scaling of a raw packet QP (IBV_QP_INIT_ATTR_RX_HASH):

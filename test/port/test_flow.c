@@ -9,6 +9,7 @@
  * ARP falls back to every ARP frame, "off" asks the PMD nothing.
  */
 #include <arpa/inet.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_byteorder.h>
@@ -366,6 +367,86 @@ static void test_off_isolate(void)
 	      "nothing left, no neighbour rule tried (results %u)", port.flow.n_results);
 }
 
+/* ------------------------------------------------------------------ */
+/* raw packet QPs' rules (dpv_raw_rule_add on an isolated port)        */
+
+static void raw_rule(struct dpv_raw_rule *r, uint32_t qpn)
+{
+	static const uint8_t mac[6] = {0x01, 0x50, 0x56, 0x19, 0x20, 0xa7};
+	memset(r, 0, sizeof(*r));
+	memcpy(r->val.k.dmac, mac, 6);
+	memset(r->mask.k.dmac, 0xff, 6);
+	r->val.k.ip_ver = 4, r->mask.k.ip_ver = 0xff;
+	inet_pton(AF_INET, "2.2.2.2", r->val.k.dip);
+	memset(r->mask.k.dip, 0xff, 4);
+	r->val.k.proto = 17, r->mask.k.proto = 0xff;
+	r->val.k.l4 = 1, r->mask.k.l4 = 0xff;
+	r->val.k.dport = htons(5678), r->mask.k.dport = 0xffff;
+	r->qpn = qpn;
+	r->hw = 0x1234; /* a caller's value is never used */
+}
+
+static void test_raw_rules(void)
+{
+	struct dpv_flow_rule fr;
+	struct dpv_raw_rule r;
+	struct dpv_raw_tab *old;
+	raw_rule(&r, 0x20);
+	CHECK_EQ(dpv_flow_rule_raw(&fr, &r, 0), 0, "builder: eth / ipv4 / udp");
+	CHECK(fr.pattern[0].type == RTE_FLOW_ITEM_TYPE_ETH && fr.pattern[1].type == RTE_FLOW_ITEM_TYPE_IPV4 &&
+		      fr.pattern[2].type == RTE_FLOW_ITEM_TYPE_UDP && fr.pattern[3].type == RTE_FLOW_ITEM_TYPE_END &&
+		      fr.udp_spec.hdr.dst_port == htons(5678) && fr.ip4_mask.hdr.dst_addr == 0xffffffff &&
+		      fr.eth_spec.dst.addr_bytes[0] == 0x01 && fr.act_queue.index == 0,
+	      "builder: items, values and masks");
+	r.mask.k.vlan = 0xff, r.val.k.vlan = 1, r.mask.k.vlan_tci = htons(0x0fff), r.val.k.vlan_tci = htons(5);
+	CHECK(dpv_flow_rule_raw(&fr, &r, 0) == 0 && fr.pattern[1].type == RTE_FLOW_ITEM_TYPE_VLAN &&
+		      fr.vlan_spec.tci == htons(5) && fr.pattern[2].type == RTE_FLOW_ITEM_TYPE_IPV4,
+	      "builder: a tagged frame: eth / vlan / ipv4 / udp");
+	r.mask.k.ipv4_flags = 7;
+	CHECK_EQ(dpv_flow_rule_raw(&fr, &r, 0), -EOPNOTSUPP, "builder: IPv4 flags: EOPNOTSUPP");
+	raw_rule(&r, 0x20);
+	r.type = DPV_RAW_SNIFFER;
+	CHECK_EQ(dpv_flow_rule_raw(&fr, &r, 0), -EOPNOTSUPP, "builder: a sniffer: EOPNOTSUPP");
+
+	port_init(DPV_FLOW_ISOLATE, 1, true);
+	port.flow.isolated = true;
+	raw_rule(&r, 0x20);
+	CHECK_EQ(dpv_raw_rule_add(&port, &r, &old), 0, "isolated: the rule added");
+	CHECK(pmd.creates == 1 && pmd.live == 1 && !pmd.bad_rule && r.hw == (uintptr_t)FLOW && !old &&
+		      port.raw && port.raw->n == 1 && port.raw->n_normal == 1,
+	      "isolated: one PMD rule to queue 0, in the table (creates %u)", pmd.creates);
+	raw_rule(&r, 0x21);
+	r.flags = DPV_RAW_F_DROP;
+	CHECK(dpv_raw_rule_add(&port, &r, &old) == 0 && pmd.creates == 1 && r.hw == 0,
+	      "isolated: a DROP rule asks the PMD for nothing");
+	free(old);
+	raw_rule(&r, 0x22);
+	r.type = DPV_RAW_ALL_DEFAULT;
+	CHECK_EQ(dpv_raw_rule_add(&port, &r, &old), -EOPNOTSUPP, "isolated: ALL_DEFAULT: EOPNOTSUPP");
+	raw_rule(&r, 0x22);
+	pmd.refuse_item = RTE_FLOW_ITEM_TYPE_UDP;
+	CHECK_EQ(dpv_raw_rule_add(&port, &r, &old), -EOPNOTSUPP, "isolated: a rule the PMD refuses: EOPNOTSUPP");
+	CHECK(port.raw->n == 2, "the refused rules are not in the table");
+	pmd.refuse_item = RTE_FLOW_ITEM_TYPE_VOID;
+	CHECK_EQ(dpv_raw_rule_del(&port, 0, 0x20, &old), 0, "the QP's rules removed");
+	CHECK(pmd.destroys == 1 && pmd.live == 0 && port.raw->n == 1, "its PMD rule destroyed");
+	free(old);
+	CHECK_EQ(dpv_raw_rule_del(&port, 0, 0x20, &old), -ENOENT, "removed twice: ENOENT");
+	CHECK_EQ(dpv_raw_rule_del(&port, 0, 0x21, &old), 0, "the DROP rule removed");
+	CHECK(port.raw == NULL && pmd.destroys == 1, "an empty table is none");
+	free(old);
+
+	port_init(DPV_FLOW_AUTO, 1, true);
+	raw_rule(&r, 0x20);
+	r.type = DPV_RAW_SNIFFER;
+	memset(&r.mask, 0, sizeof(r.mask));
+	memset(&r.val, 0, sizeof(r.val));
+	CHECK(dpv_raw_rule_add(&port, &r, &old) == 0 && pmd.creates == 0 && r.hw == 0,
+	      "not isolated: no PMD rule (the port sees every frame), sniffers too");
+	CHECK_EQ(dpv_raw_rule_del(&port, r.handle, 0x20, &old), 0, "removed by handle");
+	free(old);
+}
+
 int main(void)
 {
 	dpv_flow_set_ops(&fake_ops);
@@ -374,6 +455,7 @@ int main(void)
 	test_build();
 	test_auto();
 	test_off_isolate();
+	test_raw_rules();
 	dpv_flow_set_ops(NULL);
 	return dpvt_finish();
 }
