@@ -340,6 +340,8 @@ static int try_rule(struct dpv_port *p, struct dpv_flow_rule *r, struct dpv_flow
 int dpv_flow_raw_add(struct dpv_port *p, const struct dpv_raw_rule *raw, struct rte_flow **flow)
 {
 	*flow = NULL;
+	if (p->conf && p->conf->type == DPV_DEV_AF_XDP)
+		return -EOPNOTSUPP; /* dpverbs' XDP program leaves every frame but RoCEv2 to the kernel */
 	if (!p->flow.isolated || (raw->flags & DPV_RAW_F_DROP))
 		return 0; /* the port sees every frame; a DROP rule brings none */
 	struct dpv_flow_rule *r = calloc(1, sizeof(*r));

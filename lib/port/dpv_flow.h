@@ -133,7 +133,8 @@ int dpv_flow_port_setup(struct dpv_port *p, char *msg, size_t len);
  * rules ask for): ask the PMD to bring its frames to queue 0 (*flow: the
  * rte_flow, NULL when nothing was asked: a port that is not isolated sees
  * every frame anyway; DROP rules). 0, or -EOPNOTSUPP: the PMD refused (the
- * reason logged) or rte_flow cannot say it. */
+ * reason logged) or rte_flow cannot say it; an af_xdp port (its XDP program
+ * hands dpverbs RoCEv2 only). */
 int dpv_flow_raw_add(struct dpv_port *p, const struct dpv_raw_rule *raw, struct rte_flow **flow);
 void dpv_flow_raw_del(struct dpv_port *p, struct rte_flow *flow);
 /* Destroy the port's rules (before it is stopped). */

@@ -445,6 +445,10 @@ static void test_raw_rules(void)
 	      "not isolated: no PMD rule (the port sees every frame), sniffers too");
 	CHECK_EQ(dpv_raw_rule_del(&port, r.handle, 0x20, &old), 0, "removed by handle");
 	free(old);
+	port_conf.type = DPV_DEV_AF_XDP;
+	raw_rule(&r, 0x20);
+	CHECK(dpv_raw_rule_add(&port, &r, &old) == -EOPNOTSUPP && !port.raw,
+	      "an af_xdp port: EOPNOTSUPP (its XDP program passes RoCEv2 only)");
 }
 
 int main(void)
