@@ -132,10 +132,16 @@ static int compile(const struct ibv_flow_attr *attr, struct dpv_raw_rule *r)
 	const uint8_t *p = (const uint8_t *)(attr + 1);
 	unsigned int seen = 0, actions = 0;
 	for (unsigned int i = 0; i < attr->num_of_specs; i++) {
-		const struct ibv_flow_spec *s = (const struct ibv_flow_spec *)p;
-		if (s->hdr.size < sizeof(s->hdr))
+		/* the specs follow each other at any alignment: each is read
+		 * through an aligned copy */
+		struct ibv_flow_spec sb;
+		const struct ibv_flow_spec *s = &sb;
+		memset(&sb, 0, sizeof(sb));
+		memcpy(&sb.hdr, p, sizeof(sb.hdr));
+		if (sb.hdr.size < sizeof(sb.hdr))
 			return EINVAL;
-		p += s->hdr.size;
+		memcpy(&sb, p, RTE_MIN((size_t)sb.hdr.size, sizeof(sb)));
+		p += sb.hdr.size;
 		switch ((uint32_t)s->hdr.type) {
 		case IBV_FLOW_SPEC_ACTION_DROP:
 			if (s->hdr.size != sizeof(s->drop) || (actions & DPV_RAW_F_DROP))

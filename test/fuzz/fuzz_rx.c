@@ -9,7 +9,10 @@
  * not only the ICRC check. dpv1 has a UD QP (QPN 0x11, as in the captures),
  * an RC QP (0x12) and a UC QP (0x13) in RTS with receives posted, and no
  * GSI QP: frames to QP 1 reach the port's own CM (drivers/sw/sw_gsi_fb.c),
- * seeded by the CM MADs of rdma_cm_send.pcap.
+ * seeded by the CM MADs of rdma_cm_send.pcap. A raw packet QP of dpv1 has
+ * steering rules (a sniffer, ALL_DEFAULT, and IPv6/TCP to port 80 with a
+ * tag), so that every input also goes through the classifier
+ * (lib/port/dpv_rawflow.c) and the key extraction.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,7 +27,7 @@
 #include "dpvt_verbs.h"
 
 #define NRECV 64
-static struct ibv_qp *qps[3];
+static struct ibv_qp *qps[4]; /* UD, RC, UC, raw packet */
 static struct ibv_cq *cq;
 static struct ibv_mr *mr;
 static uint8_t *buf;
@@ -59,6 +62,33 @@ static struct ibv_qp *make_qp(struct ibv_pd *pd, enum ibv_qp_type t, const union
 	return qp;
 }
 
+/* A raw packet QP on dpv1 in RTS with NRECV receives and three rules. */
+static struct ibv_qp *make_raw_qp(struct ibv_pd *pd)
+{
+	struct dpvt_qp_caps caps = {.max_send_wr = 4, .max_recv_wr = NRECV, .max_send_sge = 1, .max_recv_sge = 1};
+	struct ibv_qp *qp = dpvt_qp_create(pd, IBV_QPT_RAW_PACKET, cq, cq, NULL, &caps);
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1};
+	if (!qp || ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PORT) || dpvt_qp_set_state(qp, IBV_QPS_RTR) ||
+	    dpvt_qp_set_state(qp, IBV_QPS_RTS))
+		abort();
+	post_recvs(qp, NRECV);
+	struct ibv_flow_attr sn = {.type = IBV_FLOW_ATTR_SNIFFER, .size = sizeof(sn), .port = 1};
+	struct ibv_flow_attr all = {.type = IBV_FLOW_ATTR_ALL_DEFAULT, .size = sizeof(all), .port = 1};
+	struct {
+		struct ibv_flow_attr a;
+		struct ibv_flow_spec_ipv6 ip;
+		struct ibv_flow_spec_tcp_udp tcp;
+		struct ibv_flow_spec_action_tag tag;
+	} n = {.a = {.type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(n), .num_of_specs = 3, .port = 1},
+	       .ip = {.type = IBV_FLOW_SPEC_IPV6, .size = sizeof(n.ip)},
+	       .tcp = {.type = IBV_FLOW_SPEC_TCP, .size = sizeof(n.tcp), .val.dst_port = 0x5000,
+		       .mask.dst_port = 0xffff},
+	       .tag = {.type = IBV_FLOW_SPEC_ACTION_TAG, .size = sizeof(n.tag), .tag_id = 7}};
+	if (!ibv_create_flow(qp, &sn) || !ibv_create_flow(qp, &all) || !ibv_create_flow(qp, &n.a))
+		abort();
+	return qp;
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -82,6 +112,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	qps[0] = make_qp(pd, IBV_QPT_UD, &g0);
 	qps[1] = make_qp(pd, IBV_QPT_RC, &g0);
 	qps[2] = make_qp(pd, IBV_QPT_UC, &g0);
+	qps[3] = make_raw_qp(pd);
 	port = dpv_port_by_name("dpv1"); /* WHITE-BOX */
 	if (!port)
 		abort();
@@ -142,7 +173,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ibv_wc wc[64];
 	int got = ibv_poll_cq(cq, 64, wc);
 	for (int i = 0; i < got; i++)
-		for (int q = 0; q < 3; q++)
+		for (int q = 0; q < 4; q++)
 			if (wc[i].qp_num == qps[q]->qp_num && wc[i].opcode & IBV_WC_RECV)
 				post_recvs(qps[q], 1);
 	/* a QP an input drove into ERR is reset for the next one */
