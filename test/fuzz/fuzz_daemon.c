@@ -1706,6 +1706,11 @@ static const struct field f_qp[] = {
 	FLD(dpv_shm_qp, cap.max_recv_sge, K_SIZE, 0),
 	FLD(dpv_shm_qp, cap.max_inline_data, K_SIZE, 0),
 	FLD(dpv_shm_qp, gsi, K_BOOL, 0),
+	FLD(dpv_shm_qp, has_rss, K_BOOL, 0),
+	FLD(dpv_shm_qp, rss.n, K_SIZE, 0),
+	FLD(dpv_shm_qp, rss.fields, K_ANY64, 0),
+	FLD(dpv_shm_qp, rss.wqn[0], K_NUM, DPV_OBJ_QP),
+	FLD(dpv_shm_qp, rss.wqn[1], K_NUM, DPV_OBJ_QP),
 };
 static const struct field f_qpm[] = {
 	FLD(dpv_shm_qp_modify, qpn, K_NUM, DPV_OBJ_QP),
