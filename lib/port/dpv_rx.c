@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Receive: one frame an engine context took from its RX queue or its
- * loopback ring. Classified (raw packet QPs' steering rules, the kernel's frames on a port with an
- * exception path, ARP/ND to the neighbour table), checked as far as no QP
- * is needed (parse, ICRC unless looped back trusted, destination MAC and
- * GID), counted, and handed to the transport's receive handler
- * (dpv_port_set_rx_handler). A frame that fails a check is dropped and
- * counted by reason (struct dpv_port_stats drop[]).
+ * loopback ring. Classified (raw packet QPs' steering rules, the kernel's
+ * frames on a port with an exception path, ARP/ND to the neighbour table),
+ * checked as far as no QP is needed (parse, ICRC unless looped back
+ * trusted, destination MAC and GID), counted, and handed to the
+ * transport's receive handler (dpv_port_set_rx_handler). A frame that fails
+ * a check is dropped and counted by reason (struct dpv_port_stats drop[]).
  */
 #include <errno.h>
 #include <stdlib.h>
