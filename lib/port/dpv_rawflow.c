@@ -9,7 +9,8 @@
  *      RoCE transport, as on a ConnectX) goes to the NORMAL rules of the
  *      highest priority (lowest value) that has a match: every matching rule
  *      of that priority gets it (DROP: nobody), and it goes no further
- *      unless they all say DONT_TRAP;
+ *      unless they all say DONT_TRAP (then to the next priority's matches,
+ *      and on);
  *   3. a frame nobody else takes (not ARP or IPv6 neighbour discovery, not
  *      for the kernel interface of an exception path) goes to MC_DEFAULT
  *      (multicast destination) or ALL_DEFAULT rules.
@@ -142,23 +143,28 @@ static void deliver(struct dpv_qctx *qc, const uint8_t *frame, uint32_t len, con
 		g_raw_fn(qc, frame, len, r);
 }
 
-/* Step 2: the NORMAL rules. True when the frame was taken. */
+/* Step 2: the NORMAL rules, priority after priority: every matching rule
+ * of a priority gets the frame; it goes no further unless they all said
+ * DONT_TRAP (then the next priorities are looked at). True when taken. */
 static bool normal(struct dpv_qctx *qc, const struct dpv_raw_tab *t, const uint8_t *frame, uint32_t len,
 		   const union dpv_raw_keyw *key)
 {
-	unsigned int end = t->n_sniff + t->n_normal;
-	for (unsigned int i = t->n_sniff; i < end; i++) {
-		const struct dpv_raw_rule *r = &t->r[i];
-		if (!dpv_raw_match(r, key))
+	unsigned int end = t->n_sniff + t->n_normal, i = t->n_sniff;
+	while (i < end) {
+		if (!dpv_raw_match(&t->r[i], key)) {
+			i++;
 			continue;
-		bool trap = false;
-		for (unsigned int j = i; j < end && t->r[j].priority == r->priority; j++) {
-			if (j > i && !dpv_raw_match(&t->r[j], key))
-				continue;
-			trap |= !(t->r[j].flags & DPV_RAW_F_DONT_TRAP);
-			deliver(qc, frame, len, &t->r[j]);
 		}
-		return trap;
+		uint16_t prio = t->r[i].priority;
+		bool trap = false;
+		for (; i < end && t->r[i].priority == prio; i++) {
+			if (!dpv_raw_match(&t->r[i], key))
+				continue;
+			trap |= !(t->r[i].flags & DPV_RAW_F_DONT_TRAP);
+			deliver(qc, frame, len, &t->r[i]);
+		}
+		if (trap)
+			return true;
 	}
 	return false;
 }

@@ -15,6 +15,9 @@
  *     (priority 1), with its flow tag in an extended CQ
  *     (ibv_wc_read_flow_tag); destroyed, R gets it again; a DROP rule at
  *     priority 0 leaves nobody anything; an IPv6 + TCP rule;
+ *   - copies: a DONT_TRAP rule of R2 at priority 0 and R's rule at priority 1
+ *     both get the frame, and a SNIFFER on W (dpv1) a copy from the wire;
+ *     MC_DEFAULT on W takes a multicast frame no NORMAL rule took;
  *   - RoCEv2 is never taken: a rule matching every IPv4 frame on dpv1, and
  *     UD traffic dpv0 -> dpv1 still arrives, W gets none of it;
  *   - ALL_DEFAULT on W: a unicast frame no NORMAL rule takes;
@@ -306,6 +309,62 @@ static void priorities(struct dpvt_ep *s, struct ibv_qp *sqp, struct dpvt_ep *r,
 	make_frame(s->buf, FRAME, MCAST_MAC, 4, 17, DPORT, 1);
 }
 
+/* One frame: each CQ of cqs[] gets one completion of it, the bytes at the
+ * start of bufs[]. */
+static void got_copy(struct dpvt_ep *s, struct ibv_qp *sqp, struct ibv_cq **cqs, uint8_t **bufs, int n,
+		     const char *what)
+{
+	struct ibv_wc wc;
+	CHECK_EQ(dpvt_post_wr(sqp, IBV_WR_SEND, 40, s->buf, FRAME, s->mr->lkey, 0, 0, 0, IBV_SEND_SIGNALED), 0, "post");
+	dpvt_poll_n(s->scq, &wc, 1, 3000);
+	for (int i = 0; i < n; i++)
+		CHECK(dpvt_poll_n(cqs[i], &wc, 1, 3000) == 1 && wc.status == IBV_WC_SUCCESS && wc.byte_len == FRAME &&
+			      !memcmp(bufs[i], s->buf, FRAME),
+		      "%s: receiver %d got the frame", what, i);
+}
+
+/* DONT_TRAP and SNIFFER copies, MC_DEFAULT. */
+static void copies(struct dpvt_ep *s, struct ibv_qp *sqp, struct dpvt_ep *r, struct ibv_qp *rq, struct dpvt_ep *w,
+		   struct ibv_qp *wq)
+{
+	struct ibv_cq *cq2 = ibv_create_cq(r->ctx, 16, NULL, NULL, 0);
+	struct ibv_qp *r2 = cq2 ? raw_qp(r, cq2) : NULL;
+	CHECK(r2 != NULL, "R2 on a CQ of its own");
+	if (!r2)
+		return;
+	dpvt_poll_quiet(r->rcq, 10);
+	dpvt_poll_quiet(w->rcq, 10);
+	struct spec_buf b;
+	rule_v4_udp(&b, 0, false);
+	b.attr.flags = IBV_FLOW_ATTR_FLAGS_DONT_TRAP;
+	struct ibv_flow *fc = ibv_create_flow(r2, &b.attr);
+	struct ibv_flow_attr sa = {.type = IBV_FLOW_ATTR_SNIFFER, .size = sizeof(sa), .port = 1};
+	struct ibv_flow *fs = ibv_create_flow(wq, &sa);
+	CHECK(fc && fs, "a DONT_TRAP rule of R2 at priority 0, a sniffer on W (errno %d)", errno);
+	CHECK_EQ(dpvt_post_recv(rq, r->mr, 41, 0, 4096), 0, "R posts");
+	CHECK_EQ(dpvt_post_recv(r2, r->mr, 42, 4096, 4096), 0, "R2 posts");
+	CHECK_EQ(dpvt_post_recv(wq, w->mr, 43, 0, 4096), 0, "W posts");
+	memset(r->buf, 0, 8192);
+	memset(w->buf, 0, 4096);
+	struct ibv_cq *cqs[] = {cq2, r->rcq, w->rcq};
+	uint8_t *bufs[] = {r->buf + 4096, r->buf, w->buf};
+	got_copy(s, sqp, cqs, bufs, 3, "DONT_TRAP (R2), then priority 1 (R), sniffer (W)");
+	CHECK_EQ(ibv_destroy_flow(fs), 0, "destroy the sniffer");
+	CHECK_EQ(ibv_destroy_flow(fc), 0, "destroy the DONT_TRAP rule");
+	struct ibv_flow_attr ma = {.type = IBV_FLOW_ATTR_MC_DEFAULT, .size = sizeof(ma), .port = 1};
+	struct ibv_flow *fm = ibv_create_flow(wq, &ma);
+	CHECK(fm != NULL, "MC_DEFAULT on W (errno %d)", errno);
+	CHECK_EQ(dpvt_post_recv(wq, w->mr, 44, 0, 4096), 0, "W posts");
+	CHECK_EQ(dpvt_post_recv(rq, r->mr, 45, 0, 4096), 0, "R posts");
+	memset(w->buf, 0, 4096);
+	struct ibv_cq *cqw[] = {w->rcq, r->rcq};
+	uint8_t *bufw[] = {w->buf, r->buf};
+	got_copy(s, sqp, cqw, bufw, 2, "MC_DEFAULT (W, dpv1: no NORMAL rule there), R's rule on dpv0");
+	CHECK_EQ(ibv_destroy_flow(fm), 0, "destroy MC_DEFAULT");
+	CHECK_EQ(ibv_destroy_qp(r2), 0, "destroy R2");
+	ibv_destroy_cq(cq2);
+}
+
 /* RoCEv2 stays the transport's; ALL_DEFAULT on W. */
 static void roce_and_default(struct dpvt_ep *s, struct ibv_qp *sqp, struct dpvt_ep *w, struct ibv_qp *wq)
 {
@@ -334,7 +393,7 @@ static void roce_and_default(struct dpvt_ep *s, struct ibv_qp *sqp, struct dpvt_
 	struct ibv_wc wc;
 	CHECK_EQ(send_frame(s, sqp, FRAME, 6), 0, "post a unicast frame for nobody");
 	dpvt_poll_n(s->scq, &wc, 1, 3000);
-	CHECK(dpvt_poll_n(w->rcq, &wc, 1, 3000) == 1 && wc.wr_id == 31 && wc.byte_len == FRAME &&
+	CHECK(dpvt_poll_n(w->rcq, &wc, 1, 3000) == 1 && wc.byte_len == FRAME &&
 		      !memcmp(w->buf, s->buf, FRAME),
 	      "W's ALL_DEFAULT got the unicast frame no rule took");
 	CHECK_EQ(ibv_destroy_flow(fd), 0, "destroy ALL_DEFAULT");
@@ -396,8 +455,7 @@ int main(void)
 	dpvt_poll_n(s.scq, &wc, 1, 3000);
 	CHECK(dpvt_poll_n(r.rcq, &wc, 1, 3000) == 1 && wc.wr_id == 30, "R takes its pending receive");
 	priorities(&s, sq, &r, rq);
-	/* W still has receive 31 posted (taken by ALL_DEFAULT) and posts 21 */
-	dpvt_poll_quiet(w.rcq, 10);
+	copies(&s, sq, &r, rq, &w, wq);
 	roce_and_default(&s, sq, &w, wq);
 	errors(&r, rq);
 	CHECK_EQ(ibv_destroy_flow(fr), 0, "destroy R's rule");
