@@ -17,7 +17,8 @@
  *     priority 0 leaves nobody anything; an IPv6 + TCP rule;
  *   - copies: a DONT_TRAP rule of R2 at priority 0 and R's rule at priority 1
  *     both get the frame, and a SNIFFER on W (dpv1) a copy from the wire;
- *     MC_DEFAULT on W takes a multicast frame no NORMAL rule took;
+ *     MC_DEFAULT on W takes a multicast frame no NORMAL rule took; a raw QP
+ *     on an SRQ receives through the SRQ;
  *   - RoCEv2 is never taken: a rule matching every IPv4 frame on dpv1, and
  *     UD traffic dpv0 -> dpv1 still arrives, W gets none of it;
  *   - ALL_DEFAULT on W: a unicast frame no NORMAL rule takes;
@@ -362,6 +363,28 @@ static void copies(struct dpvt_ep *s, struct ibv_qp *sqp, struct dpvt_ep *r, str
 	got_copy(s, sqp, cqw, bufw, 2, "MC_DEFAULT (W, dpv1: no NORMAL rule there), R's rule on dpv0");
 	CHECK_EQ(ibv_destroy_flow(fm), 0, "destroy MC_DEFAULT");
 	CHECK_EQ(ibv_destroy_qp(r2), 0, "destroy R2");
+	/* a raw QP on an SRQ */
+	struct ibv_srq *srq = dpvt_srq_new(r->pd, 8);
+	struct ibv_qp_init_attr ia = {.send_cq = cq2, .recv_cq = cq2, .srq = srq, .qp_type = IBV_QPT_RAW_PACKET,
+				      .cap = {.max_send_wr = 1, .max_send_sge = 1}};
+	struct ibv_qp *r3 = srq ? ibv_create_qp(r->pd, &ia) : NULL;
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1};
+	CHECK(r3 && !ibv_modify_qp(r3, &a, IBV_QP_STATE | IBV_QP_PORT) && !dpvt_qp_set_state(r3, IBV_QPS_RTR),
+	      "a raw QP on an SRQ, in RTR (errno %d)", errno);
+	rule_v4_udp(&b, 0, false);
+	b.attr.flags = IBV_FLOW_ATTR_FLAGS_DONT_TRAP;
+	struct ibv_flow *f3 = r3 ? ibv_create_flow(r3, &b.attr) : NULL;
+	CHECK(f3 != NULL, "its DONT_TRAP rule");
+	CHECK_EQ(dpvt_post_srq_recv(srq, r->mr, 46, 4096, 4096), 0, "post to the SRQ");
+	CHECK_EQ(dpvt_post_recv(rq, r->mr, 47, 0, 4096), 0, "R posts");
+	memset(r->buf, 0, 8192);
+	got_copy(s, sqp, cqs, bufs, 2, "through the SRQ (R3), and R");
+	if (f3)
+		ibv_destroy_flow(f3);
+	if (r3)
+		CHECK_EQ(ibv_destroy_qp(r3), 0, "destroy R3");
+	if (srq)
+		ibv_destroy_srq(srq);
 	ibv_destroy_cq(cq2);
 }
 
