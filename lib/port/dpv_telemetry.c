@@ -224,6 +224,16 @@ static int tel_flow(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_string(d, "reason", buf);
 	rte_tel_data_add_dict_int(d, "rules", (int)fs->n_results);
 	rte_tel_data_add_dict_int(d, "flows", (int)fs->n_flows);
+	/* raw packet QPs' steering rules (dpv_rawflow.c): the table is read
+	 * under its writers' lock (it is freed only after a change) */
+	unsigned int n_raw = 0, n_hw = 0;
+	rte_spinlock_lock(&p->raw_lock);
+	const struct dpv_raw_tab *rt_raw = atomic_load(&p->raw);
+	for (unsigned int i = 0; rt_raw && i < rt_raw->n; i++, n_raw++)
+		n_hw += rt_raw->r[i].hw != 0;
+	rte_spinlock_unlock(&p->raw_lock);
+	rte_tel_data_add_dict_int(d, "raw_rules", (int)n_raw);
+	rte_tel_data_add_dict_int(d, "raw_rules_pmd", (int)n_hw);
 	for (unsigned int i = 0; i < fs->n_results; i++) {
 		const struct dpv_flow_result *res = &fs->results[i];
 		struct rte_tel_data *r = rte_tel_data_alloc();
