@@ -26,7 +26,7 @@
 #include "dpv_param.h"
 #include "dpv_rawkey.h"
 
-#define DPV_SHM_VERSION 9
+#define DPV_SHM_VERSION 10
 #define DPV_SHM_MAGIC 0x64707673u /* "dpvs" */
 #define DPV_SHM_MAX_DEVS 8
 #define DPV_SHM_NAME_MAX 64
