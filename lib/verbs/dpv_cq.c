@@ -370,8 +370,7 @@ static uint64_t cqx_completion_wallclock_ns(struct ibv_cq_ex *c) { return dpv_ts
  * and the ibv_wc_read_* accessors. wc_flags may hold the standard fields,
  * the tag matching information (ibv_wc_read_tm_info), the flow tag of a raw
  * packet QP's steering rule (ibv_wc_read_flow_tag, ibv_create_flow) and both
- * completion
- * timestamps: IBV_WC_EX_WITH_COMPLETION_TIMESTAMP in TSC ticks taken by the
+ * completion timestamps: IBV_WC_EX_WITH_COMPLETION_TIMESTAMP in TSC ticks taken by the
  * engine when it writes the CQE (hca_core_clock gives their rate,
  * completion_timestamp_mask their width, ibv_query_rt_values_ex the clock
  * now), IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK the same instant as
