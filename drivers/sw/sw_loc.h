@@ -310,6 +310,12 @@ uint32_t sw_sge_total(const struct dpv_sge *sge, uint32_t n);
  * what the SQ's stride holds). Returns the SGE count. */
 uint32_t sw_wqe_payload(const struct sw_qp *qp, struct dpv_send_wqe *w, const struct dpv_sge **sge,
 			const uint8_t **inl, uint32_t *inl_len);
+/* The payload of a one-packet send WQE (UD, raw) as sw_wqe_payload, its
+ * length in *len (read once) and its SGEs checked against the QP's PD:
+ * IBV_WC_SUCCESS, IBV_WC_LOC_QP_OP_ERR (more SGEs than the QP has) or
+ * IBV_WC_LOC_PROT_ERR. */
+int sw_wqe_payload_checked(const struct sw_qp *qp, struct dpv_send_wqe *w, const struct dpv_sge **sge,
+			   uint32_t *nsge, const uint8_t **inl, uint32_t *len);
 
 /* sw_mem.c */
 /* Copies between the engine and memory of this or another process: 0 or

@@ -165,3 +165,16 @@ uint32_t sw_wqe_payload(const struct sw_qp *qp, struct dpv_send_wqe *w, const st
 	*inl_len = 0;
 	return RTE_MIN((uint32_t)w->num_sge, qp->cap.max_send_sge);
 }
+
+int sw_wqe_payload_checked(const struct sw_qp *qp, struct dpv_send_wqe *w, const struct dpv_sge **sge,
+			   uint32_t *nsge, const uint8_t **inl, uint32_t *len)
+{
+	uint32_t inl_len;
+	*nsge = sw_wqe_payload(qp, w, sge, inl, &inl_len);
+	*len = *inl ? inl_len : w->length; /* read once */
+	if (*inl)
+		return IBV_WC_SUCCESS;
+	if (w->num_sge > *nsge)
+		return IBV_WC_LOC_QP_OP_ERR;
+	return sw_sge_check(qp->pd, *sge, *nsge, 0);
+}

@@ -30,16 +30,10 @@ int sw_raw_send_one(struct sw_qp *qp, struct dpv_send_wqe *w)
 	struct dpv_port *p = qp->port;
 	const struct dpv_sge *sge;
 	const uint8_t *inl;
-	uint32_t inl_len;
-	uint32_t nsge = sw_wqe_payload(qp, w, &sge, &inl, &inl_len);
-	uint32_t len = inl ? inl_len : w->length; /* read once */
-	if (!inl) {
-		if (w->num_sge > nsge)
-			return IBV_WC_LOC_QP_OP_ERR;
-		int st = sw_sge_check(qp->pd, sge, nsge, 0);
-		if (st != IBV_WC_SUCCESS)
-			return st;
-	}
+	uint32_t nsge, len;
+	int st = sw_wqe_payload_checked(qp, w, &sge, &nsge, &inl, &len);
+	if (st != IBV_WC_SUCCESS)
+		return st;
 	if (len < DPV_ETH_HLEN || len > raw_max_frame(p))
 		return IBV_WC_LOC_LEN_ERR; /* not a frame the port can send */
 	struct rte_mbuf *m = dpv_port_alloc_mbuf(p);
