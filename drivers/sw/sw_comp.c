@@ -147,7 +147,6 @@ static void comp_progress(struct sw_qp *qp, uint32_t old)
 	if (c->rnr_deadline && dpv_psn_cmp(c->psn, c->rnr_psn) > 0)
 		c->rnr_deadline = 0; /* the RNR NAK'd PSN got through (an earlier copy): no wait */
 	qp->req.cwnd = RTE_MIN(qp->req.cwnd + acked / 8 + 1, (uint32_t)SW_RC_WINDOW);
-	sw_timer_rtt_ack(qp);
 	if (dpv_psn_cmp(qp->req.psn, c->psn) > 0) {
 		sw_timer_restart(qp);
 		sw_timer_probe_restart(qp, true);

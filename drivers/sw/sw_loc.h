@@ -282,8 +282,6 @@ extern uint64_t sw_us_cycles;     /* TSC ticks per microsecond (set at probe) */
 /* (Re)start the retransmission timer (IBA 9.7.6.1.3) / the tail-loss probe. */
 void sw_timer_restart(struct sw_qp *qp);
 void sw_timer_probe_restart(struct sw_qp *qp, bool reset);
-void sw_timer_rtt_start(struct sw_qp *qp, uint32_t psn);
-void sw_timer_rtt_ack(struct sw_qp *qp);
 /* The QP's timers and deferred work run from its context's (or TD's) scan. */
 int sw_timer_add(struct sw_qp *qp); /* 0 or -ENOMEM */
 void sw_timer_del(struct sw_qp *qp);

@@ -199,10 +199,6 @@ struct sw_comp {
 	uint64_t rnr_deadline;    /* RNR wait (tsc), 0 = off */
 	uint64_t probe_deadline;  /* tail-loss probe (tsc), 0 = off */
 	uint64_t probe_cycles;    /* its current interval */
-	uint64_t rtt_start;       /* tsc when the timed packet went out, 0 = none */
-	uint64_t srtt;            /* smoothed round trip (tsc cycles), 0 = no sample */
-	uint64_t rttvar;          /* its mean deviation (tsc cycles) */
-	uint32_t rtt_psn;         /* the timed packet's PSN */
 	uint32_t rnr_psn;
 	bool rd_wait;             /* after a READ gap retry: ignore responses ... */
 	uint32_t rd_wait_psn;     /* ... until the replay starting here arrives */

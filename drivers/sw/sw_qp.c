@@ -320,9 +320,6 @@ static bool transition(struct sw_qp *qp, int mask, enum ibv_qp_state cur, enum i
 	if (connected && cur == IBV_QPS_RTR && to == IBV_QPS_RTS) {
 		qp->req.psn = qp->attr.sq_psn;
 		qp->comp.psn = qp->attr.sq_psn;
-		qp->comp.rtt_start = 0; /* a new connection: no round trip known */
-		qp->comp.srtt = 0;
-		qp->comp.rttvar = 0;
 		qp->req.cwnd = SW_RC_WINDOW;
 	}
 	if (connected && to == IBV_QPS_RTS) {

@@ -423,8 +423,6 @@ void sw_req_run(struct sw_qp *qp)
 			sw_timer_restart(qp);
 		if (!uc && !qp->comp.probe_deadline)
 			sw_timer_probe_restart(qp, true);
-		if (!uc)
-			sw_timer_rtt_start(qp, dpv_psn_add(qp->req.psn, DPV_PSN_MASK)); /* its last PSN */
 		if (done == WQE_MORE)
 			break;
 		qp->req.sq_cur++;
@@ -467,7 +465,6 @@ void sw_req_retry(struct sw_qp *qp, uint32_t psn, bool force, bool probe)
 	}
 	if (!force && c->retried && c->retry_psn == psn && c->retry_comp_psn == c->psn)
 		return; /* this loss is being recovered already */
-	c->rtt_start = 0; /* Karn: no sample of what is sent again */
 	c->retried = true;
 	c->retry_psn = psn;
 	c->retry_comp_psn = c->psn;

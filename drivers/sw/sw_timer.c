@@ -136,56 +136,20 @@ void sw_timer_restart(struct sw_qp *qp)
 	qp->comp.timer_deadline = c ? rte_get_tsc_cycles() + c : 0;
 }
 
-/* Tail-loss probe: when nothing was acknowledged for probe_cycles (the
- * longest of 1 ms, twice the smoothed round trip and the round trip plus
- * four mean deviations, as TCP's RTO; doubling while nothing moves, reset
- * by progress), go back to the oldest unacknowledged PSN. This
- * recovers a lost last packet or a lost ACK long before the QP's ACK timeout
- * (often tens of ms), and unlike that timeout it does not count against
- * retry_cnt: the IBA timer keeps running on its own. The round trip keeps a
- * peer slower than 1 ms (rxe in an emulated guest) from getting copies of
- * every message. */
+/* Tail-loss probe: when nothing was acknowledged for probe_cycles (1 ms,
+ * doubling while nothing moves, reset by progress), go back to the oldest
+ * unacknowledged PSN. This recovers a lost last packet or a lost ACK long
+ * before the QP's ACK timeout (often tens of ms), and unlike that timeout it
+ * does not count against retry_cnt: the IBA timer keeps running on its own. */
 void sw_timer_probe_restart(struct sw_qp *qp, bool reset)
 {
 	struct sw_comp *c = &qp->comp;
-	uint64_t base = RTE_MAX(rte_get_tsc_hz() / 1000000 * SW_RC_PROBE_US,
-				RTE_MAX(2 * c->srtt, c->srtt + 4 * c->rttvar));
+	uint64_t base = rte_get_tsc_hz() / 1000000 * SW_RC_PROBE_US;
 	if (reset || !c->probe_cycles)
 		c->probe_cycles = base;
 	else if (c->probe_cycles < base << 10)
 		c->probe_cycles <<= 1;
 	c->probe_deadline = rte_get_tsc_cycles() + c->probe_cycles;
-}
-
-/* A round-trip sample (Karn: only of a packet sent once): the requester
- * times one packet at a time, from its send (sw_timer_rtt_start) to the
- * acknowledgement that covers it (sw_timer_rtt_ack); a retransmission
- * discards the sample (sw_req_retry). srtt moves by 1/8 of each sample,
- * rttvar by 1/4 of its deviation (RFC 6298's gains). */
-void sw_timer_rtt_start(struct sw_qp *qp, uint32_t psn)
-{
-	struct sw_comp *c = &qp->comp;
-	if (c->rtt_start)
-		return;
-	c->rtt_start = rte_get_tsc_cycles();
-	c->rtt_psn = psn;
-}
-
-void sw_timer_rtt_ack(struct sw_qp *qp)
-{
-	struct sw_comp *c = &qp->comp;
-	if (!c->rtt_start || dpv_psn_cmp(c->psn, c->rtt_psn) <= 0)
-		return;
-	uint64_t sample = rte_get_tsc_cycles() - c->rtt_start;
-	if (!c->srtt) {
-		c->srtt = sample;
-		c->rttvar = sample / 2;
-	} else {
-		uint64_t dev = sample > c->srtt ? sample - c->srtt : c->srtt - sample;
-		c->rttvar = c->rttvar - c->rttvar / 4 + dev / 4;
-		c->srtt = c->srtt - c->srtt / 8 + sample / 8;
-	}
-	c->rtt_start = 0;
 }
 
 static bool nothing_outstanding(const struct sw_qp *qp)
